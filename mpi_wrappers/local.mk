@@ -1,0 +1,1 @@
+# mpi_wrappers/: the PMPI layer, linked into libomnibatch.la.

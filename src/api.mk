@@ -1,0 +1,1 @@
+# src/api.mk: filled by its owner.

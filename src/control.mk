@@ -1,0 +1,1 @@
+# src/control.mk: filled by its owner.

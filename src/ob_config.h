@@ -1,0 +1,94 @@
+/*
+ * Copyright (c) 2026 The omnibatch authors.
+ *
+ * Every OMNIBATCH_* setting, parsed strictly from the environment: whole-
+ * string numbers, ranges checked, booleans as 1/0, on/off, true/false,
+ * yes/no (any case).  A bad value fails with one line naming the variable,
+ * the value and what is allowed; an unknown OMNIBATCH_* name is a warning.
+ * The defaults below are the documented ones (README's configuration table).
+ */
+#ifndef OB_CONFIG_H
+#define OB_CONFIG_H
+
+#include <stddef.h>
+#include <limits.h>
+
+/* Defaults, one place.  README's configuration table repeats them. */
+#define OB_DEFAULT_GAIN 0.7            /* Kp of the proportional step */
+#define OB_DEFAULT_DEADBAND 0.02       /* least predicted step-time gain worth a change */
+#define OB_DEFAULT_FORGET 0.9          /* estimator forgetting factor */
+#define OB_DEFAULT_PERIOD 2            /* steps between plan exchanges */
+#define OB_DEFAULT_WARMUP 2            /* first steps not measured (cold caches) */
+#define OB_DEFAULT_MIN_BYTES 1024      /* least payload of a gradient allreduce */
+
+/** How the report is written at MPI_Finalize (OMNIBATCH_REPORT). */
+typedef enum ob_report_format {
+    OB_REPORT_OFF = 0,
+    OB_REPORT_TEXT = 1,
+    OB_REPORT_JSON = 2
+} ob_report_format;
+
+/** What the code does with the sum of gradients (OMNIBATCH_CONVENTION). */
+typedef enum ob_convention {
+    OB_CONVENTION_AUTO = -1,     /* not set: the mode decides (API option, or divide-by-p in preload) */
+    OB_CONVENTION_MEAN = 0,      /* the sum is the global mean: scale by b_i / B */
+    OB_CONVENTION_DIVIDE_BY_P = 1/* the code divides the sum by P: scale by P * b_i / B */
+} ob_convention;
+
+/** First plan before any measurement (OMNIBATCH_PRIOR). */
+typedef enum ob_prior {
+    OB_PRIOR_EQUAL = 0,          /* equal shares */
+    OB_PRIOR_CORES = 1,          /* shares proportional to the cores in each rank's cpuset (hwloc) */
+    OB_PRIOR_GPUS = 2            /* proportional to GPUs, falling back to cores where none */
+} ob_prior;
+
+typedef struct ob_config {
+    int enable;                  /* OMNIBATCH_ENABLE, bool, default on: off = pure passthrough, fixed equal plan */
+    double gain;                 /* OMNIBATCH_GAIN, Kp in (0, 1] */
+    double deadband;             /* OMNIBATCH_DEADBAND, fraction in [0, 0.5] */
+    double forget;               /* OMNIBATCH_FORGET, in [0.5, 1] */
+    long period;                 /* OMNIBATCH_PERIOD, steps in [1, 1000000] */
+    long warmup;                 /* OMNIBATCH_WARMUP, steps in [0, 1000000] */
+    long min_batch;              /* OMNIBATCH_MIN_BATCH, >= 1, default 1 */
+    long max_batch;              /* OMNIBATCH_MAX_BATCH, >= 1, or 0 = no limit (default) */
+    long granularity;            /* OMNIBATCH_GRANULARITY, >= 1, default 1 */
+    long global_batch;           /* OMNIBATCH_GLOBAL_BATCH, >= 1, or 0 = unknown (default); preload report */
+    size_t min_bytes;            /* OMNIBATCH_MIN_BYTES, >= 1 */
+    long calls_per_step;         /* OMNIBATCH_CALLS_PER_STEP, >= 1, or 0 = detect (default) */
+    int weight;                  /* OMNIBATCH_WEIGHT, bool, default off */
+    ob_convention convention;    /* OMNIBATCH_CONVENTION: mean | divide-by-p; default auto */
+    ob_report_format report;     /* OMNIBATCH_REPORT: off | text | json; default text */
+    char report_file[PATH_MAX];  /* OMNIBATCH_REPORT_FILE, "" = stderr */
+    char trace_file[PATH_MAX];   /* OMNIBATCH_TRACE, "" = none */
+    ob_prior prior;              /* OMNIBATCH_PRIOR: equal | cores | gpus; default equal */
+    int verify;                  /* OMNIBATCH_VERIFY, bool, default off: check every rank computed the same plan */
+    int debug;                   /* OMNIBATCH_DEBUG, 0..3, default 0 */
+} ob_config;
+
+/** \brief Fill \p cfg with the documented defaults. */
+void ob_config_defaults(ob_config *cfg);
+
+/**
+ * \brief Called once per unknown OMNIBATCH_* name met in the environment.
+ * \param[in] name the variable's name, e.g. "OMNIBATCH_GIAN".
+ * \param[in] suggestion the closest known name, or NULL.
+ */
+typedef void (*ob_config_warn_fn)(void *ctx, const char *name, const char *suggestion);
+
+/**
+ * \brief Parse every OMNIBATCH_* variable of \p envp over the values in \p cfg.
+ *
+ * \param[in,out] cfg  settings, usually from ob_config_defaults().
+ * \param[in] envp     NULL-terminated "NAME=value" array (environ in the library).
+ * \param[in] warn     called for unknown OMNIBATCH_* names; NULL = ob_log_warn_rank0 line
+ *                     "unknown setting OMNIBATCH_X ignored (did you mean OMNIBATCH_Y?)".
+ * \return OMNIBATCH_SUCCESS, or OMNIBATCH_ERR_CONFIG at the first bad value with the detail
+ *         line "OMNIBATCH_GAIN='abc': expected a number in (0, 1]" (ob_last_error()).
+ *         \p cfg is unchanged on failure.
+ */
+int ob_config_from_env(ob_config *cfg, char *const *envp, ob_config_warn_fn warn, void *ctx);
+
+/** \brief The name of a report format ("off", "text", "json"). */
+const char *ob_config_report_name(ob_report_format f);
+
+#endif /* OB_CONFIG_H */

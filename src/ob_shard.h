@@ -1,0 +1,41 @@
+/*
+ * Copyright (c) 2026 The omnibatch authors.
+ *
+ * Where each rank's samples come from.  Each epoch has one permutation of
+ * the N samples, the same on every rank (shared seed).  Global step k of an
+ * epoch covers positions [k*B, min((k+1)*B, N)); rank i takes the slice that
+ * starts after ranks 0..i-1.  On a full step rank i's count is plan_i; the
+ * last, short step of an epoch (r = N - k*B < B samples) is split in
+ * proportion to the same plan by largest remainder, so the counts sum to r.
+ * Whatever sequence of plans is applied, every sample is used exactly once
+ * per epoch.  MPI-free.
+ */
+#ifndef OB_SHARD_H
+#define OB_SHARD_H
+
+#include <stdint.h>
+
+/** \brief Steps in an epoch of N samples with global batch B: ceil(N / B). */
+long ob_shard_steps_per_epoch(long N, long B);
+
+/**
+ * \brief Every rank's count for step \p step (0-based within the epoch).
+ * \param[in]  plan   P integers summing to B.
+ * \param[out] counts P integers summing to the step's size (B, or the short remainder).
+ */
+int ob_shard_counts(long N, long B, long step, int P, const long *plan, long *counts);
+
+/**
+ * \brief Rank \p rank's slice of step \p step: positions [start, start + count) of the epoch's
+ *        permutation.
+ */
+int ob_shard_locate(long N, long B, long step, int P, const long *plan, int rank,
+                    long *start, long *count);
+
+/**
+ * \brief The epoch's permutation of 0..N-1, the same for the same (seed, epoch) on every machine
+ *        (own PRNG, not rand()).
+ */
+int ob_shard_permutation(uint64_t seed, long epoch, long N, long *perm);
+
+#endif /* OB_SHARD_H */

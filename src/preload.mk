@@ -1,0 +1,1 @@
+# src/preload.mk: filled by its owner.

@@ -1,0 +1,1 @@
+# src/support.mk: filled by its owner.

@@ -1,0 +1,1 @@
+# tests/api.mk: filled by its owner.

@@ -1,0 +1,1 @@
+# tests/control.mk: filled by its owner.

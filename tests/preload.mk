@@ -1,0 +1,1 @@
+# tests/preload.mk: filled by its owner.

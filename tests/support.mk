@@ -1,0 +1,1 @@
+# tests/support.mk: filled by its owner.
