@@ -88,6 +88,15 @@ typedef void (*ob_config_warn_fn)(void *ctx, const char *name, const char *sugge
  */
 int ob_config_from_env(ob_config *cfg, char *const *envp, ob_config_warn_fn warn, void *ctx);
 
+/**
+ * \brief The process-wide settings, parsed once from the environment on first use
+ *        (thread-safe); the PMPI layer and the API both read them.
+ * \param[out] cfg the settings; on failure, the defaults.
+ * \return the status of that one parse (the same on every call), with its detail line
+ *         repeated in ob_last_error() for the calling thread.
+ */
+int ob_config_global(const ob_config **cfg);
+
 /** \brief The name of a report format ("off", "text", "json"). */
 const char *ob_config_report_name(ob_report_format f);
 

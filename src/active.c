@@ -1,0 +1,45 @@
+/*
+ * Copyright (c) 2026 The omnibatch authors.
+ *
+ * The running step shared between the API and the PMPI layer (ob_active.h).
+ * A mutex, not a lock-free scheme: it is taken once per step by the API and
+ * once per recognised gradient allreduce by the layer, never on the
+ * passthrough path.
+ */
+#include "config.h"
+
+#include <pthread.h>
+
+#include "ob_active.h"
+
+static pthread_mutex_t ob_active_lock = PTHREAD_MUTEX_INITIALIZER;
+static ob_active_batch ob_active_value;
+static int ob_active_valid = 0;
+
+void ob_active_publish(const ob_active_batch *batch)
+{
+    pthread_mutex_lock(&ob_active_lock);
+    ob_active_value = *batch;
+    ob_active_valid = 1;
+    pthread_mutex_unlock(&ob_active_lock);
+}
+
+void ob_active_clear(void)
+{
+    pthread_mutex_lock(&ob_active_lock);
+    ob_active_valid = 0;
+    pthread_mutex_unlock(&ob_active_lock);
+}
+
+int ob_active_get(ob_active_batch *batch)
+{
+    int valid;
+
+    pthread_mutex_lock(&ob_active_lock);
+    valid = ob_active_valid;
+    if (valid) {
+        *batch = ob_active_value;
+    }
+    pthread_mutex_unlock(&ob_active_lock);
+    return valid;
+}
