@@ -161,6 +161,11 @@ int ob_api_mpi_fail(int mpi_rc, const char *fn, const char *call)
     return ob_fail(OMNIBATCH_ERR_MPI, "%s: %s failed with MPI error %d: %s", fn, call, mpi_rc, text);
 }
 
+int ob_api_no_context(const char *fn)
+{
+    return ob_fail(OMNIBATCH_ERR_ARG, "%s: ctx=NULL: expected a context from omnibatch_create", fn);
+}
+
 static int ob_create_local(long B, long N, const omnibatch_options *opt, struct omnibatch_context *c,
                            ob_create_record *mine)
 {
@@ -369,10 +374,11 @@ OMNIBATCH_EXPORT int omnibatch_create(MPI_Comm comm, long global_batch, long dat
         goto fail;
     }
     if (OMNIBATCH_SUCCESS != worst.status) {
-        rc = worst.status;
-        if (worst.rank != c->rank) {
-            ob_fail(rc, "%s: rank %d failed (%s): see its message", fn, worst.rank,
-                    omnibatch_strerror(rc));
+        /* A failing rank keeps its own code and line; the others are told who. */
+        rc = local_rc;
+        if (OMNIBATCH_SUCCESS == rc) {
+            rc = ob_fail(worst.status, "%s: rank %d failed (%s): see its message", fn, worst.rank,
+                         omnibatch_strerror(worst.status));
         }
         goto fail;
     }
@@ -442,8 +448,7 @@ OMNIBATCH_EXPORT int omnibatch_destroy(omnibatch_t *ctx)
 static int ob_check_plan_args(const char *fn, omnibatch_t ctx, const void *plan, int nranks)
 {
     if (NULL == ctx) {
-        return ob_fail(OMNIBATCH_ERR_ARG, "%s: ctx=NULL: expected a context from omnibatch_create",
-                       fn);
+        return ob_api_no_context(fn);
     }
     if (NULL == plan) {
         return ob_fail(OMNIBATCH_ERR_ARG, "%s: plan=NULL: expected an array of %d batches", fn,
@@ -522,8 +527,7 @@ OMNIBATCH_EXPORT int omnibatch_set_plan(omnibatch_t ctx, const long *plan, int n
     int mpi_rc;
 
     if (NULL == ctx) {
-        return ob_fail(OMNIBATCH_ERR_ARG, "%s: ctx=NULL: expected a context from omnibatch_create",
-                       fn);
+        return ob_api_no_context(fn);
     }
     rc = ob_check_plan_args(fn, ctx, plan, nranks);
     if (OMNIBATCH_SUCCESS == rc) {
@@ -562,8 +566,7 @@ OMNIBATCH_EXPORT int omnibatch_permutation(omnibatch_t ctx, long epoch, long *pe
     const char *fn = "omnibatch_permutation";
 
     if (NULL == ctx) {
-        return ob_fail(OMNIBATCH_ERR_ARG, "%s: ctx=NULL: expected a context from omnibatch_create",
-                       fn);
+        return ob_api_no_context(fn);
     }
     if (epoch < 0) {
         return ob_fail(OMNIBATCH_ERR_ARG, "%s: epoch=%ld: expected >= 0", fn, epoch);
@@ -580,8 +583,7 @@ OMNIBATCH_EXPORT int omnibatch_get_stats(omnibatch_t ctx, omnibatch_stats *stats
     const char *fn = "omnibatch_get_stats";
 
     if (NULL == ctx) {
-        return ob_fail(OMNIBATCH_ERR_ARG, "%s: ctx=NULL: expected a context from omnibatch_create",
-                       fn);
+        return ob_api_no_context(fn);
     }
     if (NULL == stats) {
         return ob_fail(OMNIBATCH_ERR_ARG, "%s: stats=NULL: expected the address of an "

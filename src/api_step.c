@@ -143,8 +143,7 @@ OMNIBATCH_EXPORT int omnibatch_next_step(omnibatch_t ctx, omnibatch_step *step)
     int rc;
 
     if (NULL == c) {
-        return ob_fail(OMNIBATCH_ERR_ARG, "%s: ctx=NULL: expected a context from omnibatch_create",
-                       fn);
+        return ob_api_no_context(fn);
     }
     if (NULL == step) {
         return ob_fail(OMNIBATCH_ERR_ARG, "%s: step=NULL: expected the address of an "
@@ -204,8 +203,7 @@ OMNIBATCH_EXPORT int omnibatch_compute_begin(omnibatch_t ctx)
     const char *fn = "omnibatch_compute_begin";
 
     if (NULL == ctx) {
-        return ob_fail(OMNIBATCH_ERR_ARG, "%s: ctx=NULL: expected a context from omnibatch_create",
-                       fn);
+        return ob_api_no_context(fn);
     }
     if (!ctx->have_step) {
         return ob_fail(OMNIBATCH_ERR_STATE, "%s: no step is running: call omnibatch_next_step "
@@ -226,8 +224,7 @@ OMNIBATCH_EXPORT int omnibatch_compute_end(omnibatch_t ctx)
     uint64_t now = ob_now_ns();
 
     if (NULL == ctx) {
-        return ob_fail(OMNIBATCH_ERR_ARG, "%s: ctx=NULL: expected a context from omnibatch_create",
-                       fn);
+        return ob_api_no_context(fn);
     }
     if (!ctx->in_mark) {
         return ob_fail(OMNIBATCH_ERR_STATE, "%s: no omnibatch_compute_begin to end", fn);

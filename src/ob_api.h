@@ -63,6 +63,9 @@ struct omnibatch_context {
 /** \brief ob_fail(OMNIBATCH_ERR_MPI, ...) with MPI's own text for \p mpi_rc. */
 int ob_api_mpi_fail(int mpi_rc, const char *fn, const char *call);
 
+/** \brief The failure of a call given a NULL context, for function \p fn. */
+int ob_api_no_context(const char *fn);
+
 /** \brief Close the running step: feed its compute time to the estimator (after warmup). */
 void ob_api_step_close(struct omnibatch_context *c);
 

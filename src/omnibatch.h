@@ -159,7 +159,9 @@ OMNIBATCH_EXPORT int omnibatch_options_init(omnibatch_options *opt);
  *         ranks); OMNIBATCH_ERR_CONFIG for a bad OMNIBATCH_* setting when \p opt is NULL;
  *         OMNIBATCH_ERR_INFEASIBLE when the ranks' bounds cannot hold the global batch
  *         (P * min_batch > B, the max_batch sum to less than B, granularity);
- *         OMNIBATCH_ERR_NOMEM; OMNIBATCH_ERR_MPI.  Every rank gets the same code.
+ *         OMNIBATCH_ERR_NOMEM; OMNIBATCH_ERR_MPI.  When one rank fails, all do: a rank with
+ *         a bad argument gets its own code and line, the others the code of the
+ *         worst failure (the highest code) and a line naming the rank.
  */
 OMNIBATCH_EXPORT int omnibatch_create(MPI_Comm comm, long global_batch, long dataset_size,
                                       const omnibatch_options *opt, omnibatch_t *ctx);

@@ -14,7 +14,7 @@ check_line() {
     echo "$line"
     echo "$line" | awk -v B="$2" '{
         for (i = 1; i <= NF; i++) {
-            if ($i == "loss") { a = $(i + 1); b = $(i + 3) }
+            if ($i == "loss") { a = $(i + 1) + 0; b = $(i + 3); sub(/,$/, "", b); b += 0 }
             if ($i == "plan") { for (j = i + 1; j <= NF; j++) sum += $j }
         }
         if (!(b < a / 100)) { print "example_lsq: the loss did not fall a hundredfold"; exit 1 }

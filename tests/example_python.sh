@@ -26,7 +26,7 @@ cat "$out"
 grep -q "omnibatch_ctypes: omnibatch found: loss" "$out"
 awk '/omnibatch_ctypes: omnibatch found/ {
     for (i = 1; i <= NF; i++) {
-        if ($i == "loss") { a = $(i + 1); b = $(i + 3) }
+        if ($i == "loss") { a = $(i + 1) + 0; b = $(i + 3); sub(/,$/, "", b); b += 0 }
         if ($i == "plan") { for (j = i + 1; j <= NF; j++) sum += $j }
     }
     if (!(b < a / 100) || sum != 128) { print "example_python: bad result"; exit 1 }

@@ -249,10 +249,11 @@ static void sleep_ns(long ns)
     }
 }
 
-/* The last rank takes twice as long per sample as the others. */
+/* The last rank takes twice as long per sample as the others: long enough
+ * that a late wake-up on a loaded machine is small beside it. */
 static long per_sample_ns(void)
 {
-    return mpi_rank() == mpi_size() - 1 ? 300000L : 150000L;
+    return mpi_rank() == mpi_size() - 1 ? 800000L : 400000L;
 }
 
 typedef enum timing_mode {
@@ -261,8 +262,9 @@ typedef enum timing_mode {
 } timing_mode;
 
 /* Run \p steps steps where each rank sleeps its per-sample time for each
- * of its samples; check every step; return the last plan. */
-static void run_heterogeneous(timing_mode mode, long warmup, long steps, long *final_plan,
+ * of its samples; check every step; return the mean plan of the second
+ * half of the run (one noisy decision does not decide the test). */
+static void run_heterogeneous(timing_mode mode, long warmup, long steps, double *mean_plan,
                               omnibatch_stats *stats)
 {
     const int P = mpi_size();
@@ -273,7 +275,12 @@ static void run_heterogeneous(timing_mode mode, long warmup, long steps, long *f
     omnibatch_step s;
     coverage cv;
     double grad[4];
+    long plan[64];
 
+    ck_assert_int_le(P, 64);
+    for (int i = 0; i < P; i++) {
+        mean_plan[i] = 0.0;
+    }
     OB_CK_OK(omnibatch_options_init(&opt));
     opt.adaptive = 1;
     opt.verify = 1;
@@ -300,32 +307,35 @@ static void run_heterogeneous(timing_mode mode, long warmup, long steps, long *f
             OB_CK_OK(omnibatch_allreduce_gradient(ctx, MPI_IN_PLACE, grad, 4, MPI_DOUBLE));
             coverage_step(&cv, ctx, &s);
         }
+        if (t >= steps / 2) {
+            OB_CK_OK(omnibatch_get_plan(ctx, plan, P));
+            for (int i = 0; i < P; i++) {
+                mean_plan[i] += (double) plan[i] / (double) (steps - steps / 2);
+            }
+        }
     }
-    OB_CK_OK(omnibatch_get_plan(ctx, final_plan, P));
     OB_CK_OK(omnibatch_get_stats(ctx, stats));
     ck_assert_int_eq(stats->steps, steps);
     OB_CK_OK(omnibatch_destroy(&ctx));
     coverage_free(&cv);
 }
 
-static void assert_slow_rank_gets_less(const long *plan, const omnibatch_stats *st)
+static void assert_slow_rank_gets_less(const double *plan, const omnibatch_stats *st)
 {
     const int P = mpi_size();
-    const long B = 24L * P;
 
     ck_assert_int_gt(st->changes, 0);
-    ck_assert_int_lt(plan[P - 1], B / P);
+    ck_assert_double_lt(plan[P - 1], 24.0);
     for (int i = 0; i < P - 1; i++) {
-        ck_assert_int_lt(plan[P - 1], plan[i]);
+        ck_assert_double_lt(plan[P - 1], plan[i]);
     }
 }
 
 START_TEST(test_slow_rank_gets_a_smaller_batch)
 {
-    long plan[64];
+    double plan[64];
     omnibatch_stats st;
 
-    ck_assert_int_le(mpi_size(), 64);
     run_heterogeneous(TIME_BY_ALLREDUCE, 1, 30, plan, &st);
     assert_slow_rank_gets_less(plan, &st);
     ck_assert_double_gt(st.blocked_total_s, 0.0);
@@ -336,7 +346,7 @@ END_TEST
 
 START_TEST(test_markers_time_the_step)
 {
-    long plan[64];
+    double plan[64];
     omnibatch_stats st;
 
     run_heterogeneous(TIME_BY_MARKERS, 1, 30, plan, &st);
@@ -350,7 +360,7 @@ END_TEST
 START_TEST(test_no_measurement_during_warmup)
 {
     const int P = mpi_size();
-    long plan[64];
+    double plan[64];
     omnibatch_stats st;
 
     run_heterogeneous(TIME_BY_ALLREDUCE, 1000, 8, plan, &st);
@@ -359,7 +369,7 @@ START_TEST(test_no_measurement_during_warmup)
     ck_assert_double_eq(st.compute_s, -1.0);
     /* Still the equal first plan. */
     for (int i = 0; i < P; i++) {
-        ck_assert_int_eq(plan[i], 24);
+        ck_assert_double_eq(plan[i], 24.0);
     }
 }
 END_TEST
