@@ -166,8 +166,10 @@ int ob_api_no_context(const char *fn)
     return ob_fail(OMNIBATCH_ERR_ARG, "%s: ctx=NULL: expected a context from omnibatch_create", fn);
 }
 
+/* Everything this rank can check alone, and every allocation: a failure
+ * here is agreed on before the ranks depend on each other. */
 static int ob_create_local(long B, long N, const omnibatch_options *opt, struct omnibatch_context *c,
-                           ob_create_record *mine)
+                           ob_create_record *mine, ob_create_record **all)
 {
     int rc;
 
@@ -210,7 +212,8 @@ static int ob_create_local(long B, long N, const omnibatch_options *opt, struct 
     c->records = calloc((size_t) c->nranks, sizeof *c->records);
     c->lo = calloc((size_t) c->nranks, sizeof *c->lo);
     c->hi = calloc((size_t) c->nranks, sizeof *c->hi);
-    if (NULL == c->records || NULL == c->lo || NULL == c->hi) {
+    *all = calloc((size_t) c->nranks, sizeof **all);
+    if (NULL == c->records || NULL == c->lo || NULL == c->hi || NULL == *all) {
         return ob_fail(OMNIBATCH_ERR_NOMEM, "omnibatch_create: no memory for %d ranks' records",
                        c->nranks);
     }
@@ -310,7 +313,7 @@ OMNIBATCH_EXPORT int omnibatch_create(MPI_Comm comm, long global_batch, long dat
     const char *fn = "omnibatch_create";
     struct omnibatch_context *c;
     ob_create_record mine;
-    ob_create_record *all;
+    ob_create_record *all = NULL;
     int initialized = 0;
     int finalized = 0;
     int inter = 0;
@@ -355,7 +358,7 @@ OMNIBATCH_EXPORT int omnibatch_create(MPI_Comm comm, long global_batch, long dat
     c->dataset_size = dataset_size;
     PMPI_Comm_rank(comm, &c->rank);
     PMPI_Comm_size(comm, &c->nranks);
-    local_rc = ob_create_local(global_batch, dataset_size, opt, c, &mine);
+    local_rc = ob_create_local(global_batch, dataset_size, opt, c, &mine, &all);
 
     /* Collective from here on. */
     mpi_rc = PMPI_Comm_dup(comm, &c->comm);
@@ -383,17 +386,9 @@ OMNIBATCH_EXPORT int omnibatch_create(MPI_Comm comm, long global_batch, long dat
         goto fail;
     }
 
-    all = malloc((size_t) c->nranks * sizeof *all);
-    /* The only failure left that one rank could meet alone; a plain abort
-     * is better than a hang here. */
-    if (NULL == all) {
-        ob_log_error("%s: no memory to gather %d ranks' settings", fn, c->nranks);
-        PMPI_Abort(c->comm, 1);
-    }
     mpi_rc = PMPI_Allgather(&mine, (int) sizeof mine, MPI_BYTE, all, (int) sizeof mine, MPI_BYTE,
                             c->comm);
     if (MPI_SUCCESS != mpi_rc) {
-        free(all);
         rc = ob_api_mpi_fail(mpi_rc, fn, "MPI_Allgather");
         goto fail;
     }
@@ -402,10 +397,10 @@ OMNIBATCH_EXPORT int omnibatch_create(MPI_Comm comm, long global_batch, long dat
     if (OMNIBATCH_SUCCESS == rc) {
         rc = ob_create_plan(c, all);
     }
-    free(all);
     if (OMNIBATCH_SUCCESS != rc) {
         goto fail;
     }
+    free(all);
 
     c->steps_per_epoch = ob_shard_steps_per_epoch(dataset_size, global_batch);
     ob_estimator_init(&c->est, c->opt.forget);
@@ -414,6 +409,7 @@ OMNIBATCH_EXPORT int omnibatch_create(MPI_Comm comm, long global_batch, long dat
     return OMNIBATCH_SUCCESS;
 
 fail:
+    free(all);
     PMPI_Comm_free(&c->comm);
     ob_context_free(c);
     return rc;
