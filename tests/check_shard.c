@@ -227,7 +227,7 @@ END_TEST
 START_TEST(test_short_step_with_huge_batches)
 {
 #ifdef __SIZEOF_INT128__
-    const long B = 4000000000L + 7;
+    const long B = 10000000019L;
     const long r = B - 12345;
     const long N = 3 * B + r;
     long plan[3] = { B / 3, B / 3 + 1, B - B / 3 - (B / 3 + 1) };

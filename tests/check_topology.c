@@ -190,9 +190,10 @@ START_TEST(test_xml_gpus_counted_once_per_device)
 }
 END_TEST
 
-/* The same node built through hwloc's API: a synthetic machine exported to
- * XML, with a GPU whose only OS device is a coprocessor one (CUDA) spliced
- * in as the XML importer reads it. */
+/* A node built through hwloc's API: a synthetic machine exported to XML,
+ * with two GPUs spliced in as the XML importer reads them: a display device
+ * whose only OS device is a coprocessor one (CUDA), and a 3D controller
+ * without any OS device (hwloc without the vendor's plugin). */
 START_TEST(test_xml_exported_by_hwloc_with_a_gpu_added)
 {
     static const char gpu[] =
@@ -200,7 +201,10 @@ START_TEST(test_xml_exported_by_hwloc_with_a_gpu_added)
         "<object type=\"PCIDev\" gp_index=\"901\" pci_busid=\"0000:01:00.0\" pci_type=\"0300 [10de:1db4] "
         "[10de:1212] a1\" pci_link_speed=\"15.7\">"
         "<object type=\"OSDev\" gp_index=\"902\" name=\"cuda0\" subtype=\"CUDA\" osdev_type=\"5\"/>"
-        "</object></object>";
+        "</object>"
+        "<object type=\"PCIDev\" gp_index=\"903\" pci_busid=\"0000:01:00.1\" pci_type=\"0302 [10de:2330] "
+        "[10de:16c1] a1\" pci_link_speed=\"31.5\"/>"
+        "</object>";
     hwloc_topology_t topo;
     char *exported;
     int len;
@@ -229,8 +233,8 @@ START_TEST(test_xml_exported_by_hwloc_with_a_gpu_added)
     ck_assert_msg(OMNIBATCH_SUCCESS == ob_topology_query(spliced, NULL, &info), "%s", ob_last_error());
     ck_assert_int_eq(info.pus, 2);
     ck_assert_int_eq(info.cores, 2);
-    /* A display-class device is a GPU even when only a CUDA (coprocessor) device shows it. */
-    ck_assert_int_eq(info.gpus, 1);
+    ck_assert_int_eq(info.gpus, 2);
+    ck_assert_int_eq(info.local_gpus, 2);
     ck_assert_int_eq(info.coprocessors, 0);
     free(spliced);
 }
