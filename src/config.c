@@ -80,7 +80,8 @@ static const ob_choice ob_prior_choices[] = {
 /* README order: what most users touch first. */
 static const ob_var ob_vars[] = {
     { { "OMNIBATCH_ENABLE", OB_BOOL_ALLOWED, "on",
-        "off: every call passes through and the plan stays the equal split." },
+        "On: the plan follows the measured speeds; off: every call passes through and the plan "
+        "stays the equal split." },
       OB_VAR_BOOL, OB_OFF(enable), 0, 0, 0, 0, 0, 0, NULL },
     { { "OMNIBATCH_GAIN", "a number in (0, 1]", OB_STR(OB_DEFAULT_GAIN),
         "Proportional gain: the fraction of the way to the best split taken at each decision." },
@@ -92,7 +93,7 @@ static const ob_var ob_vars[] = {
         "Forgetting factor of the per-rank speed estimate (1: never forget)." },
       OB_VAR_REAL, OB_OFF(forget), 0.5, 1.0, 0, 0, 0, 0, NULL },
     { { "OMNIBATCH_PERIOD", "an integer in [1, " OB_STR(OB_CONFIG_STEPS_LIMIT) "]",
-        OB_STR(OB_DEFAULT_PERIOD), "Steps between two plan exchanges between the ranks." },
+        OB_STR(OB_DEFAULT_PERIOD), "Steps between two exchanges of measurements (and a new plan) among the ranks." },
       OB_VAR_LONG, OB_OFF(period), 0, 0, 0, 1, OB_CONFIG_STEPS_LIMIT, 0, NULL },
     { { "OMNIBATCH_WARMUP", "an integer in [0, " OB_STR(OB_CONFIG_STEPS_LIMIT) "]",
         OB_STR(OB_DEFAULT_WARMUP), "First steps not measured (cold caches, lazy initialisation)." },
@@ -106,7 +107,8 @@ static const ob_var ob_vars[] = {
         "OMNIBATCH_GRANULARITY; 0: no limit." },
       OB_VAR_LONG, OB_OFF(max_batch), 0, 0, 0, 1, OB_CONFIG_BATCH_LIMIT, 1, NULL },
     { { "OMNIBATCH_GRANULARITY", "an integer in [1, " OB_STR(OB_CONFIG_BATCH_LIMIT) "]", "1",
-        "Local batches are multiples of this (8 suits GPUs)." },
+        "Local batches are multiples of this (8 suits GPUs); one rank also carries what is left "
+        "of the global batch." },
       OB_VAR_LONG, OB_OFF(granularity), 0, 0, 0, 1, OB_CONFIG_BATCH_LIMIT, 0, NULL },
     { { "OMNIBATCH_GLOBAL_BATCH",
         "0 (unknown) or an integer in [1, " OB_STR(OB_CONFIG_BATCH_LIMIT) "]", "0",
@@ -116,7 +118,7 @@ static const ob_var ob_vars[] = {
     { { "OMNIBATCH_MIN_BYTES",
         "a byte count in [1, 1G], with an optional suffix K, M or G (KiB, MiB, GiB)",
         OB_STR(OB_DEFAULT_MIN_BYTES),
-        "Preload mode: least payload of an allreduce taken for a gradient allreduce." },
+        "Preload mode: least payload, in bytes, of an allreduce taken for a gradient allreduce." },
       OB_VAR_BYTES, OB_OFF(min_bytes), 0, 0, 0, 1, (long) OB_CONFIG_BYTES_LIMIT, 0, NULL },
     { { "OMNIBATCH_CALLS_PER_STEP",
         "0 (detect) or an integer in [1, " OB_STR(OB_CONFIG_CALLS_LIMIT) "]", "0",
@@ -128,19 +130,19 @@ static const ob_var ob_vars[] = {
         "global batch." },
       OB_VAR_BOOL, OB_OFF(weight), 0, 0, 0, 0, 0, 0, NULL },
     { { "OMNIBATCH_CONVENTION", "auto, mean or divide-by-p", "auto",
-        "What the code does with the summed gradient: mean (the sum is the mean: scale by `b_i/B`) "
-        "or divide-by-p (the code divides by P: scale by `P*b_i/B`); auto: the API option, "
-        "divide-by-p in preload mode." },
+        "What the code does with the summed gradient. mean: uses it as the gradient (each rank "
+        "scales by `b_i/B`); divide-by-p: divides it by P (each rank scales by `P*b_i/B`); auto: "
+        "the API's option, divide-by-p in preload mode." },
       OB_VAR_CHOICE, OB_OFF(convention), 0, 0, 0, 0, 0, 0, ob_convention_choices },
     { { "OMNIBATCH_REPORT", "off, text or json", "text",
-        "The report written at MPI_Finalize by rank 0." },
+        "Format of the report rank 0 writes at MPI_Finalize." },
       OB_VAR_CHOICE, OB_OFF(report), 0, 0, 0, 0, 0, 0, ob_report_choices },
     { { "OMNIBATCH_REPORT_FILE", OB_PATH_ALLOWED, NULL,
         "Where the report goes; unset: standard error." },
       OB_VAR_PATH, OB_OFF(report_file), 0, 0, 0, 0, 0, 0, NULL },
     { { "OMNIBATCH_TRACE", OB_PATH_ALLOWED, NULL,
         "CSV file with one row per step and rank (step, rank, batch, compute_s, blocked_s); "
-        "unset: no trace.  Must differ from OMNIBATCH_REPORT_FILE." },
+        "unset: no trace. Must differ from OMNIBATCH_REPORT_FILE." },
       OB_VAR_PATH, OB_OFF(trace_file), 0, 0, 0, 0, 0, 0, NULL },
     { { "OMNIBATCH_PRIOR", "equal, cores or gpus", "equal",
         "First plan, before anything is measured: equal shares, or in proportion to the cores "
@@ -150,7 +152,7 @@ static const ob_var ob_vars[] = {
         "Check at every exchange that all ranks computed the same plan." },
       OB_VAR_BOOL, OB_OFF(verify), 0, 0, 0, 0, 0, 0, NULL },
     { { "OMNIBATCH_DEBUG", "an integer in [0, " OB_STR(OB_CONFIG_DEBUG_LIMIT) "]", "0",
-        "Debug messages on standard error (0: none, 3: every decision)." },
+        "Debug messages on standard error, more at each level (0: none)." },
       OB_VAR_LEVEL, OB_OFF(debug), 0, 0, 0, 0, OB_CONFIG_DEBUG_LIMIT, 0, NULL },
 };
 

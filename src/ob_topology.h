@@ -22,9 +22,9 @@ typedef struct ob_topology_info {
     int numa_nodes;              /* NUMA nodes the cpuset touches */
     int packages;                /* packages (sockets) the cpuset touches (0 if none shown) */
     int gpus;                    /* GPUs of the machine (CUDA, OpenCL, NVML, RSMI, ... of distinct PCI devices) */
-    int local_gpus;              /* those of them attached near the cpuset (same package or NUMA node) */
     int coprocessors;            /* coprocessors of the machine (Xeon Phi, vector engines, ...) */
     char hostname[64];           /* this host's name; for a source, its XML "HostName" or "" */
+    int local_gpus;              /* GPUs attached near the cpuset (under a package or node it touches) */
 } ob_topology_info;
 
 /**
