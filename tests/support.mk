@@ -2,6 +2,8 @@
 
 check_PROGRAMS += %reldir%/check_config
 %canon_reldir%_check_config_SOURCES = %reldir%/check_config.c
+%canon_reldir%_check_config_CPPFLAGS = $(AM_CPPFLAGS) \
+	-DOB_TEST_README='"$(abs_top_srcdir)/README.md"'
 %canon_reldir%_check_config_CFLAGS = $(OB_CORE_TEST_CFLAGS)
 %canon_reldir%_check_config_LDADD = $(OB_CORE_TEST_LDADD)
 TESTS += %reldir%/check_config
