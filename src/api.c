@@ -23,9 +23,6 @@
 #include "ob_shard.h"
 #include "ob_topology.h"
 
-/* The same limits as the OMNIBATCH_PERIOD / OMNIBATCH_WARMUP settings. */
-#define OB_API_MAX_STEPS 1000000L
-
 OMNIBATCH_EXPORT int omnibatch_options_init(omnibatch_options *opt)
 {
     const ob_config *cfg = NULL;
@@ -72,8 +69,11 @@ static int ob_options_check(long B, long N, const omnibatch_options *o)
 {
     const char *fn = "omnibatch_create";
 
-    if (B < 1) {
-        return ob_fail(OMNIBATCH_ERR_ARG, "%s: global_batch=%ld: expected >= 1", fn, B);
+    /* The settings' limit keeps the planner's and the shard's sums and
+     * products inside a long. */
+    if (B < 1 || B > OB_CONFIG_BATCH_LIMIT) {
+        return ob_fail(OMNIBATCH_ERR_ARG, "%s: global_batch=%ld: expected 1..%ld", fn, B,
+                       (long) OB_CONFIG_BATCH_LIMIT);
     }
     if (N < 1) {
         return ob_fail(OMNIBATCH_ERR_ARG, "%s: dataset_size=%ld: expected >= 1", fn, N);
@@ -105,13 +105,13 @@ static int ob_options_check(long B, long N, const omnibatch_options *o)
         return ob_fail(OMNIBATCH_ERR_ARG, "%s: forget=%g: expected a number in [0.5, 1]", fn,
                        o->forget);
     }
-    if (o->period < 1 || o->period > OB_API_MAX_STEPS) {
+    if (o->period < 1 || o->period > OB_CONFIG_STEPS_LIMIT) {
         return ob_fail(OMNIBATCH_ERR_ARG, "%s: period=%ld: expected 1..%ld steps", fn, o->period,
-                       OB_API_MAX_STEPS);
+                       (long) OB_CONFIG_STEPS_LIMIT);
     }
-    if (o->warmup < 0 || o->warmup > OB_API_MAX_STEPS) {
+    if (o->warmup < 0 || o->warmup > OB_CONFIG_STEPS_LIMIT) {
         return ob_fail(OMNIBATCH_ERR_ARG, "%s: warmup=%ld: expected 0..%ld steps", fn, o->warmup,
-                       OB_API_MAX_STEPS);
+                       (long) OB_CONFIG_STEPS_LIMIT);
     }
     if (OMNIBATCH_GRAD_MEAN != o->convention && OMNIBATCH_GRAD_DIVIDE_BY_P != o->convention) {
         return ob_fail(OMNIBATCH_ERR_ARG, "%s: convention=%d: expected OMNIBATCH_GRAD_MEAN (0) or "

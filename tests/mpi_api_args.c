@@ -48,7 +48,8 @@ START_TEST(test_create_rejects_each_bad_option)
     omnibatch_options o;
 
     OB_CK_OK(omnibatch_options_init(&o));
-    expect_create_fails(&o, 0, N, OMNIBATCH_ERR_ARG, "global_batch=0: expected >= 1");
+    expect_create_fails(&o, 0, N, OMNIBATCH_ERR_ARG, "global_batch=0: expected 1..1000000000");
+    expect_create_fails(&o, 1000000001L, N, OMNIBATCH_ERR_ARG, "global_batch=1000000001: expected");
     expect_create_fails(&o, B, 0, OMNIBATCH_ERR_ARG, "dataset_size=0: expected >= 1");
     expect_create_fails(&o, -5, N, OMNIBATCH_ERR_ARG, "global_batch=-5");
     BAD(o.min_batch = 0, OMNIBATCH_ERR_ARG, "min_batch=0: expected >= 1");
