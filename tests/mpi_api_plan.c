@@ -374,6 +374,30 @@ START_TEST(test_no_measurement_during_warmup)
 }
 END_TEST
 
+/* Priors from hwloc: the ranks of this test share one unbound machine, so
+ * they weigh the same (no GPU here: cores), and the first plan is equal. */
+START_TEST(test_priors_weigh_alike_ranks_alike)
+{
+    const int P = mpi_size();
+    const omnibatch_prior priors[2] = {OMNIBATCH_PRIOR_CORES, OMNIBATCH_PRIOR_GPUS};
+    omnibatch_options opt;
+    omnibatch_t ctx = NULL;
+    long plan[64];
+
+    ck_assert_int_le(P, 64);
+    for (int k = 0; k < 2; k++) {
+        OB_CK_OK(omnibatch_options_init(&opt));
+        opt.prior = priors[k];
+        OB_CK_OK(omnibatch_create(MPI_COMM_WORLD, 10L * P, 1000, &opt, &ctx));
+        OB_CK_OK(omnibatch_get_plan(ctx, plan, P));
+        for (int i = 0; i < P; i++) {
+            ck_assert_int_eq(plan[i], 10);
+        }
+        OB_CK_OK(omnibatch_destroy(&ctx));
+    }
+}
+END_TEST
+
 static Suite *make_mpi_api_plan_suite(void)
 {
     Suite *s = suite_create("mpi_api_plan");
@@ -383,6 +407,7 @@ static Suite *make_mpi_api_plan_suite(void)
     tcase_add_test(tc, test_slow_rank_gets_a_smaller_batch);
     tcase_add_test(tc, test_markers_time_the_step);
     tcase_add_test(tc, test_no_measurement_during_warmup);
+    tcase_add_test(tc, test_priors_weigh_alike_ranks_alike);
     suite_add_tcase(s, tc);
     return s;
 }
