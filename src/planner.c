@@ -33,19 +33,15 @@ typedef struct ob_wf_rank {
     double hi;
 } ob_wf_rank;
 
-/* A fractional part and its rank, for the largest-remainder order. */
-typedef struct ob_remainder {
-    double frac;
-    int rank;
-} ob_remainder;
-
 /* Scratch of one call, one allocation. */
 typedef struct ob_work {
     ob_wf_rank *wf;              /* P */
-    double *bp;                  /* 2P breakpoints */
+    uint64_t *key;               /* 2P sort keys (breakpoints, then remainders) */
+    uint64_t *key2;              /* 2P, the radix sort's other buffer */
     double *x;                   /* P */
-    ob_remainder *order;         /* P */
     long *cand;                  /* P */
+    uint32_t *tag;               /* 2P: what each key stands for */
+    uint32_t *tag2;              /* 2P */
 } ob_work;
 
 /* Granularity g applied to B: B = Q * g + r; every rank holds a multiple of
@@ -65,19 +61,22 @@ typedef struct ob_granules {
 static int ob_work_alloc(ob_work *w, int P)
 {
     size_t n = (size_t) P;
-    size_t bytes = n * (sizeof(ob_wf_rank) + 3 * sizeof(double) + sizeof(ob_remainder) + sizeof(long));
+    size_t bytes = n * (sizeof(ob_wf_rank) + 4 * sizeof(uint64_t) + sizeof(double) + sizeof(long)
+                        + 4 * sizeof(uint32_t));
     char *p;
 
     memset(w, 0, sizeof *w);
-    if (n > SIZE_MAX / 128 || NULL == (p = malloc(bytes))) {
+    if (n > SIZE_MAX / 256 || NULL == (p = malloc(bytes))) {
         return ob_fail(OMNIBATCH_ERR_NOMEM, "planner: no memory for the scratch of %d ranks", P);
     }
     /* Largest alignment first. */
     w->wf = (ob_wf_rank *) (void *) p;
-    w->bp = (double *) (void *) (p + n * sizeof(ob_wf_rank));
-    w->x = w->bp + 2 * n;
-    w->order = (ob_remainder *) (void *) (w->x + n);
-    w->cand = (long *) (void *) (w->order + n);
+    w->key = (uint64_t *) (void *) (w->wf + n);
+    w->key2 = w->key + 2 * n;
+    w->x = (double *) (void *) (w->key2 + 2 * n);
+    w->cand = (long *) (void *) (w->x + n);
+    w->tag = (uint32_t *) (void *) (w->cand + n);
+    w->tag2 = w->tag + 2 * n;
     return OMNIBATCH_SUCCESS;
 }
 
@@ -114,56 +113,153 @@ static double ob_wf_sum(const ob_wf_rank *r, int P, double level)
     return s + c;
 }
 
-static int ob_cmp_double(const void *pa, const void *pb)
+/* An unsigned key in the order of the doubles (IEEE 754: flip the sign
+ * bit of positives, every bit of negatives), and back. */
+static uint64_t ob_key(double v)
 {
-    double a = *(const double *) pa;
-    double b = *(const double *) pb;
+    uint64_t u;
 
-    return (a > b) - (a < b);
+    memcpy(&u, &v, sizeof u);
+    return (u >> 63) ? ~u : u | (UINT64_C(1) << 63);
+}
+
+static double ob_unkey(uint64_t k)
+{
+    uint64_t u = (k >> 63) ? k & ~(UINT64_C(1) << 63) : ~k;
+    double v;
+
+    memcpy(&v, &u, sizeof v);
+    return v;
+}
+
+/* Stable LSD radix sort of n keys with their tags, a byte at a time,
+ * skipping the bytes all keys share: O(n), and the order of equal keys is
+ * their order on entry (deterministic). */
+static void ob_radix_sort(uint64_t *key, uint32_t *tag, uint64_t *key2, uint32_t *tag2, size_t n)
+{
+    uint64_t *src = key, *dst = key2;
+    uint32_t *tsrc = tag, *tdst = tag2;
+
+    for (int shift = 0; shift < 64; shift += 8) {
+        size_t count[257] = { 0 };
+        int same = 0;
+
+        for (size_t k = 0; k < n; k++) {
+            count[((src[k] >> shift) & 0xffu) + 1]++;
+        }
+        for (int d = 1; d <= 256; d++) {
+            same = same || count[d] == n;
+            count[d] += count[d - 1];
+        }
+        if (same) {
+            continue;
+        }
+        for (size_t k = 0; k < n; k++) {
+            size_t at = count[(src[k] >> shift) & 0xffu]++;
+
+            dst[at] = src[k];
+            tdst[at] = tsrc[k];
+        }
+        {
+            uint64_t *t = src;
+            uint32_t *tt = tsrc;
+
+            src = dst;
+            dst = t;
+            tsrc = tdst;
+            tdst = tt;
+        }
+    }
+    if (src != key) {
+        memcpy(key, src, n * sizeof *key);
+        memcpy(tag, tsrc, n * sizeof *tag);
+    }
 }
 
 /*
  * The least level at which sum_i x_i(level) = total (the caller guarantees
  * sum lo <= total <= sum hi), and x at that level.  The sum is piecewise
- * linear with kinks only at the 2P breakpoints a + b * lo and a + b * hi:
- * sort them, find by bisection the segment where the sum crosses total
- * (each sum evaluated afresh, so no error accumulates along a sweep), and
- * interpolate on it, where the sum is exactly linear.  O(P log P).
+ * linear with kinks only at the 2P breakpoints a + b * lo (rank i joins,
+ * the slope grows by 1 / b) and a + b * hi (it leaves): sort them, sweep
+ * them with the running slope to find the segment where the sum crosses
+ * total, confirm that segment with two sums evaluated afresh (compensated,
+ * so no error accumulated along the sweep matters; bisection on fresh sums
+ * if the sweep erred), and interpolate on it, where the sum is exactly
+ * linear.  O(P) after an O(P) radix sort.
  */
-static double ob_wf_solve(const ob_wf_rank *r, int P, double total, double *x, double *bp)
+static double ob_wf_solve(const ob_wf_rank *r, int P, double total, double *x, ob_work *w)
 {
     int n = 2 * P;
-    int lo = 0;
-    int hi = n - 1;
+    int lo, hi;
     double f_lo, f_hi, level;
 
     for (int i = 0; i < P; i++) {
-        bp[2 * i] = r[i].a + r[i].b * r[i].lo;
-        bp[2 * i + 1] = r[i].a + r[i].b * r[i].hi;
+        w->key[2 * i] = ob_key(r[i].a + r[i].b * r[i].lo);
+        w->key[2 * i + 1] = ob_key(r[i].a + r[i].b * r[i].hi);
+        w->tag[2 * i] = (uint32_t) (2 * i);
+        w->tag[2 * i + 1] = (uint32_t) (2 * i + 1);
     }
-    qsort(bp, (size_t) n, sizeof *bp, ob_cmp_double);
-    f_lo = ob_wf_sum(r, P, bp[lo]);
-    f_hi = ob_wf_sum(r, P, bp[hi]);
+    ob_radix_sort(w->key, w->tag, w->key2, w->tag2, (size_t) n);
+    f_lo = ob_wf_sum(r, P, ob_unkey(w->key[0]));
     if (total <= f_lo) {
-        level = bp[lo];
-    } else if (total >= f_hi) {
-        level = bp[hi];
+        level = ob_unkey(w->key[0]);
     } else {
-        while (hi - lo > 1) {
-            int mid = lo + (hi - lo) / 2;
-            double f = ob_wf_sum(r, P, bp[mid]);
+        double f = f_lo, slope = 0.0;
+        int k;
 
-            if (f < total) {
-                lo = mid;
-                f_lo = f;
+        for (k = 0; k < n; k++) {
+            const ob_wf_rank *ri = &r[w->tag[k] >> 1];
+
+            if (k > 0) {
+                f += slope * (ob_unkey(w->key[k]) - ob_unkey(w->key[k - 1]));
+                if (f >= total) {
+                    break;
+                }
+            }
+            slope += (w->tag[k] & 1u) ? -1.0 / ri->b : 1.0 / ri->b;
+        }
+        hi = k < n ? k : n - 1;
+        lo = hi - 1;
+        f_hi = ob_wf_sum(r, P, ob_unkey(w->key[hi]));
+        if (f_hi < total) {
+            lo = hi;
+            f_lo = f_hi;
+            hi = n - 1;
+            f_hi = ob_wf_sum(r, P, ob_unkey(w->key[hi]));
+        } else {
+            double f_below = ob_wf_sum(r, P, ob_unkey(w->key[lo]));
+
+            if (f_below >= total) {
+                hi = lo;
+                f_hi = f_below;
+                lo = 0;
             } else {
-                hi = mid;
-                f_hi = f;
+                f_lo = f_below;
             }
         }
-        /* f_lo < total <= f_hi, hence bp[lo] < bp[hi]. */
-        level = bp[lo] + (total - f_lo) * ((bp[hi] - bp[lo]) / (f_hi - f_lo));
-        level = level < bp[lo] ? bp[lo] : (level > bp[hi] ? bp[hi] : level);
+        if (f_hi < total) {
+            level = ob_unkey(w->key[n - 1]);
+        } else {
+            while (hi - lo > 1) {
+                int mid = lo + (hi - lo) / 2;
+                double fm = ob_wf_sum(r, P, ob_unkey(w->key[mid]));
+
+                if (fm < total) {
+                    lo = mid;
+                    f_lo = fm;
+                } else {
+                    hi = mid;
+                    f_hi = fm;
+                }
+            }
+            /* f_lo < total <= f_hi, hence key[lo] < key[hi]. */
+            {
+                double t_lo = ob_unkey(w->key[lo]), t_hi = ob_unkey(w->key[hi]);
+
+                level = t_lo + (total - f_lo) * ((t_hi - t_lo) / (f_hi - f_lo));
+                level = level < t_lo ? t_lo : (level > t_hi ? t_hi : level);
+            }
+        }
     }
     if (NULL != x) {
         for (int i = 0; i < P; i++) {
@@ -412,19 +508,6 @@ static int ob_pick_carrier(const ob_rank_model *m, int P, long B, const ob_granu
 /* ------------------------------------------------------------------ */
 /* Rounding                                                             */
 
-/* Larger fraction first, then lower rank: a total order, so the plan does
- * not depend on qsort's algorithm. */
-static int ob_cmp_remainder_desc(const void *pa, const void *pb)
-{
-    const ob_remainder *a = pa;
-    const ob_remainder *b = pb;
-
-    if (a->frac != b->frac) {
-        return a->frac > b->frac ? -1 : 1;
-    }
-    return (a->rank > b->rank) - (a->rank < b->rank);
-}
-
 /*
  * The integer plan nearest \p target with carrier j: in granules, shift
  * every target by one common amount so that they fit the granule bounds
@@ -457,7 +540,7 @@ static int ob_round_carrier(const ob_rank_model *m, int P, long B, const ob_gran
             w->x[i] = -w->wf[i].a;
         }
     } else {
-        ob_wf_solve(w->wf, P, (double) gr->Q, w->x, w->bp);
+        ob_wf_solve(w->wf, P, (double) gr->Q, w->x, w);
     }
     for (int i = 0; i < P; i++) {
         double k = floor(w->x[i]);
@@ -465,17 +548,19 @@ static int ob_round_carrier(const ob_rank_model *m, int P, long B, const ob_gran
         k = k < w->wf[i].lo ? w->wf[i].lo : (k > w->wf[i].hi ? w->wf[i].hi : k);
         plan[i] = (long) k;
         deficit -= plan[i];
-        w->order[i].frac = w->x[i] - k;
-        w->order[i].rank = i;
+        /* Larger fraction first; equal ones in rank order (the sort is
+         * stable), so the plan does not depend on anything but the input. */
+        w->key[i] = ~ob_key(w->x[i] - k);
+        w->tag[i] = (uint32_t) i;
     }
-    qsort(w->order, (size_t) P, sizeof *w->order, ob_cmp_remainder_desc);
+    ob_radix_sort(w->key, w->tag, w->key2, w->tag2, (size_t) P);
     /* One pass suffices when the shifted targets sum to Q exactly; the
      * loops absorb the last ulp of a sum that is a hair off. */
     while (deficit > 0) {
         long long before = deficit;
 
         for (int n = 0; n < P && deficit > 0; n++) {
-            int i = w->order[n].rank;
+            int i = (int) w->tag[n];
 
             if ((double) plan[i] < w->wf[i].hi) {
                 plan[i]++;
@@ -490,7 +575,7 @@ static int ob_round_carrier(const ob_rank_model *m, int P, long B, const ob_gran
         long long before = deficit;
 
         for (int n = P - 1; n >= 0 && deficit < 0; n--) {
-            int i = w->order[n].rank;
+            int i = (int) w->tag[n];
 
             if ((double) plan[i] > w->wf[i].lo) {
                 plan[i]--;
@@ -575,7 +660,7 @@ int ob_plan_optimum(const ob_rank_model *m, int P, long B, double *b, double *T)
         return rc;
     }
     ob_wf_from_models(m, P, B, w.wf);
-    ob_wf_solve(w.wf, P, (double) B, w.x, w.bp);
+    ob_wf_solve(w.wf, P, (double) B, w.x, &w);
     if (NULL != T) {
         *T = ob_wf_step_time(w.wf, P, w.x);
     }
@@ -692,7 +777,7 @@ static int ob_plan_weighted(const ob_rank_model *m, int P, long B, long granular
         w.wf[i].lo = (double) m[i].lo;
         w.wf[i].hi = (double) ob_bound_high(&m[i], B);
     }
-    ob_wf_solve(w.wf, P, (double) B, w.x, w.bp);
+    ob_wf_solve(w.wf, P, (double) B, w.x, &w);
     rc = ob_round_targets(m, P, B, &gr, w.x, plan, &w);
     ob_work_free(&w);
     return rc;
@@ -743,7 +828,7 @@ int ob_plan_decide(const ob_planner_params *p, const ob_rank_model *m, int P, lo
     }
     /* The oracle, on the bounds as given. */
     ob_wf_from_models(m, P, B, w.wf);
-    ob_wf_solve(w.wf, P, (double) B, w.x, w.bp);
+    ob_wf_solve(w.wf, P, (double) B, w.x, &w);
     t_opt = ob_wf_step_time(w.wf, P, w.x);
     /* The target, on the bounds the granularity leaves: each rank's range
      * rounded inward, the carrier's to values congruent to r. */
@@ -755,7 +840,7 @@ int ob_plan_decide(const ob_planner_params *p, const ob_rank_model *m, int P, lo
         w.wf[i].lo = (double) (L * gr.g + shift);
         w.wf[i].hi = (double) (H * gr.g + shift);
     }
-    ob_wf_solve(w.wf, P, (double) B, w.x, w.bp);
+    ob_wf_solve(w.wf, P, (double) B, w.x, &w);
     /* The proportional step toward it. */
     for (int i = 0; i < P; i++) {
         w.x[i] = (double) current[i] + p->gain * (w.x[i] - (double) current[i]);
