@@ -212,8 +212,9 @@ static int ob_create_local(long B, long N, const omnibatch_options *opt, struct 
     c->records = calloc((size_t) c->nranks, sizeof *c->records);
     c->lo = calloc((size_t) c->nranks, sizeof *c->lo);
     c->hi = calloc((size_t) c->nranks, sizeof *c->hi);
+    c->agree = calloc(2 * (1 + 2 * (size_t) c->nranks), sizeof *c->agree);
     *all = calloc((size_t) c->nranks, sizeof **all);
-    if (NULL == c->records || NULL == c->lo || NULL == c->hi || NULL == *all) {
+    if (NULL == c->records || NULL == c->lo || NULL == c->hi || NULL == c->agree || NULL == *all) {
         return ob_fail(OMNIBATCH_ERR_NOMEM, "omnibatch_create: no memory for %d ranks' records",
                        c->nranks);
     }
@@ -303,6 +304,7 @@ static void ob_context_free(struct omnibatch_context *c)
     free(c->records);
     free(c->lo);
     free(c->hi);
+    free(c->agree);
     free(c->scratch);
     free(c);
 }
@@ -498,27 +500,11 @@ static int ob_check_plan_values(const struct omnibatch_context *c, const long *p
     return OMNIBATCH_SUCCESS;
 }
 
-/* FNV-1a over the values: equal plans give equal hashes on every rank. */
-static uint64_t ob_plan_fnv(const long *plan, int n)
-{
-    uint64_t h = UINT64_C(14695981039346656037);
-
-    for (int i = 0; i < n; i++) {
-        uint64_t v = (uint64_t) (int64_t) plan[i];
-
-        for (int k = 0; k < 8; k++) {
-            h ^= (v >> (8 * k)) & 0xffu;
-            h *= UINT64_C(1099511628211);
-        }
-    }
-    return h;
-}
-
 OMNIBATCH_EXPORT int omnibatch_set_plan(omnibatch_t ctx, const long *plan, int nranks)
 {
     const char *fn = "omnibatch_set_plan";
-    uint64_t mine[3];
-    uint64_t most[3];
+    int64_t *mine;
+    int64_t *most;
     int rc;
     int mpi_rc;
 
@@ -529,19 +515,23 @@ OMNIBATCH_EXPORT int omnibatch_set_plan(omnibatch_t ctx, const long *plan, int n
     if (OMNIBATCH_SUCCESS == rc) {
         rc = ob_check_plan_values(ctx, plan);
     }
-    /* One MAX allreduce decides for all: the highest failing rank's code
-     * (first key), and whether every rank passed the same plan (the maxima
-     * of h and ~h are both a rank's own only when all hashes are equal). */
-    mine[0] = OMNIBATCH_SUCCESS == rc ? 0 : ((uint64_t) rc << 32) | (uint64_t) (uint32_t) ctx->rank;
-    mine[1] = OMNIBATCH_SUCCESS == rc ? ob_plan_fnv(plan, nranks) : 0;
-    mine[2] = ~mine[1];
-    mpi_rc = PMPI_Allreduce(mine, most, 3, MPI_UINT64_T, MPI_MAX, ctx->comm);
+    /* One MAX allreduce decides for all.  First key: the highest code of a
+     * failing rank (and that rank).  Then the plan and its negation: both
+     * maxima are this rank's own values only if every rank passed the same. */
+    mine = ctx->agree;
+    most = ctx->agree + 1 + 2 * ctx->nranks;
+    mine[0] = OMNIBATCH_SUCCESS == rc ? 0 : (int64_t) rc << 32 | (int64_t) (uint32_t) ctx->rank;
+    for (int i = 0; i < ctx->nranks; i++) {
+        mine[1 + i] = OMNIBATCH_SUCCESS == rc ? plan[i] : 0;
+        mine[1 + ctx->nranks + i] = -mine[1 + i];
+    }
+    mpi_rc = PMPI_Allreduce(mine, most, 1 + 2 * ctx->nranks, MPI_INT64_T, MPI_MAX, ctx->comm);
     if (MPI_SUCCESS != mpi_rc) {
         return ob_api_mpi_fail(mpi_rc, fn, "MPI_Allreduce");
     }
     if (0 != most[0]) {
         int code = (int) (most[0] >> 32);
-        int who = (int) (most[0] & 0xffffffffu);
+        int who = (int) (most[0] & 0xffffffff);
 
         if (OMNIBATCH_SUCCESS == rc) {
             ob_fail(code, "%s: rank %d rejected the plan (%s): see its message", fn, who,
@@ -549,12 +539,12 @@ OMNIBATCH_EXPORT int omnibatch_set_plan(omnibatch_t ctx, const long *plan, int n
         }
         return code;
     }
-    if (most[1] != mine[1] || most[2] != mine[2]) {
+    if (0 != memcmp(mine + 1, most + 1, 2 * (size_t) ctx->nranks * sizeof *mine)) {
         return ob_fail(OMNIBATCH_ERR_DISAGREE, "%s: the ranks passed different plans: every rank "
                        "must pass the same", fn);
     }
-    memcpy(ctx->ctl.plan, plan, (size_t) nranks * sizeof *plan);
-    return OMNIBATCH_SUCCESS;
+    /* Validated above, the same on every rank: the controller accepts it. */
+    return ob_controller_set_plan(&ctx->ctl, plan);
 }
 
 OMNIBATCH_EXPORT int omnibatch_permutation(omnibatch_t ctx, long epoch, long *perm)

@@ -8,6 +8,7 @@
  */
 #include "config.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "ob_active.h"
@@ -49,18 +50,6 @@ void ob_api_step_close(struct omnibatch_context *c)
     c->have_step = 0;
 }
 
-/* The record this rank brings to an exchange. */
-static void ob_fill_record(const struct omnibatch_context *c, ob_rank_record *r)
-{
-    memset(r, 0, sizeof *r);
-    ob_estimator_model(&c->est, &r->alpha, &r->beta);
-    r->samples = (int64_t) ob_estimator_count(&c->est);
-    r->lo = c->lo[c->rank];
-    r->hi = c->hi[c->rank];
-    r->compute_mean = c->compute_n > 0 ? c->compute_sum / (double) c->compute_n : 0.0;
-    r->plan_hash = ob_controller_plan_hash(&c->ctl);
-}
-
 /* Under OMNIBATCH_VERIFY: does every rank hold the plan this rank holds?
  * The maxima of h and ~h are both this rank's own only if all are equal. */
 static int ob_verify_plan(struct omnibatch_context *c)
@@ -92,7 +81,8 @@ static int ob_exchange(struct omnibatch_context *c)
     int rc;
 
     memset(&d, 0, sizeof d);
-    ob_fill_record(c, &mine);
+    ob_controller_record(&c->ctl, c->rank, &c->est,
+                         c->compute_n > 0 ? c->compute_sum / (double) c->compute_n : 0.0, &mine);
     mpi_rc = PMPI_Allgather(&mine, (int) sizeof mine, MPI_BYTE, c->records, (int) sizeof mine,
                             MPI_BYTE, c->comm);
     if (MPI_SUCCESS != mpi_rc) {
@@ -102,14 +92,12 @@ static int ob_exchange(struct omnibatch_context *c)
     c->compute_sum = 0.0;
     c->compute_n = 0;
     if (c->opt.verify) {
-        for (int i = 1; i < c->nranks; i++) {
-            if (c->records[i].plan_hash != c->records[0].plan_hash) {
-                return ob_fail(OMNIBATCH_ERR_DISAGREE, "%s: step %ld: rank %d holds a plan "
-                               "(hash %016llx) other than rank 0's (%016llx) (OMNIBATCH_VERIFY)",
-                               fn, c->next_global_step, i,
-                               (unsigned long long) c->records[i].plan_hash,
-                               (unsigned long long) c->records[0].plan_hash);
-            }
+        rc = ob_controller_verify(&c->ctl, c->records);
+        if (OMNIBATCH_SUCCESS != rc) {
+            char why[256];
+
+            snprintf(why, sizeof why, "%s", ob_last_error());
+            return ob_fail(rc, "%s: step %ld: %s (OMNIBATCH_VERIFY)", fn, c->next_global_step, why);
         }
     }
     if (!c->opt.adaptive) {

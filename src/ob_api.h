@@ -30,6 +30,7 @@ struct omnibatch_context {
     ob_controller ctl;           /* the plan, identical on every rank */
     ob_estimator est;            /* this rank's speed model */
     ob_rank_record *records;     /* nranks: the records of the last exchange */
+    int64_t *agree;              /* 2 * (1 + 2 * nranks): omnibatch_set_plan()'s agreement */
 
     /* The step handed out last. */
     long next_global_step;

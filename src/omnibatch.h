@@ -118,11 +118,11 @@ typedef struct omnibatch_options {
     long granularity;               /**< local batches are multiples of this (8 suits GPUs), in
                                          [1, global batch]; one rank may also carry B mod granularity
                                          (OMNIBATCH_GRANULARITY, 1) */
-    double gain;                    /**< proportional gain Kp in (0, 1] (OMNIBATCH_GAIN, 0.7) */
+    double gain;                    /**< proportional gain Kp in (0, 1] (OMNIBATCH_GAIN, 1) */
     double deadband;                /**< least predicted step-time gain worth a change, in [0, 0.5]
                                          (OMNIBATCH_DEADBAND, 0.02) */
-    double forget;                  /**< estimator forgetting factor in [0.5, 1] (OMNIBATCH_FORGET, 0.9) */
-    long period;                    /**< steps between plan exchanges, in [1, 1000000] (OMNIBATCH_PERIOD, 2) */
+    double forget;                  /**< estimator forgetting factor in [0.5, 1] (OMNIBATCH_FORGET, 0.998) */
+    long period;                    /**< steps between plan exchanges, in [1, 1000000] (OMNIBATCH_PERIOD, 4) */
     long warmup;                    /**< first steps not measured, in [0, 1000000] (OMNIBATCH_WARMUP, 2) */
     omnibatch_convention convention;/**< see omnibatch_allreduce_gradient() (OMNIBATCH_CONVENTION, mean) */
     omnibatch_prior prior;          /**< first plan (OMNIBATCH_PRIOR, equal) */
