@@ -105,7 +105,11 @@ static int ob_exchange(struct omnibatch_context *c)
     }
     rc = ob_controller_update(&c->ctl, c->records, &d);
     if (OMNIBATCH_SUCCESS != rc) {
-        return rc;
+        /* Every rank met the same records and kept the same plan: training
+         * goes on with it rather than stop over one unusable decision. */
+        ob_log_warn_rank0("step %ld: the plan stays as it is: %s", c->next_global_step,
+                          ob_last_error());
+        return OMNIBATCH_SUCCESS;
     }
     if (d.t_optimum > 0.0) {
         c->stats.predicted_step_s = d.t_next;

@@ -97,7 +97,7 @@ typedef enum omnibatch_convention {
 typedef enum omnibatch_prior {
     OMNIBATCH_PRIOR_EQUAL = 0,      /**< equal shares */
     OMNIBATCH_PRIOR_CORES = 1,      /**< proportional to the cores of each rank's cpuset */
-    OMNIBATCH_PRIOR_GPUS = 2        /**< proportional to GPUs (cores where a rank has none) */
+    OMNIBATCH_PRIOR_GPUS = 2        /**< proportional to GPUs if every rank sees one, else to cores */
 } omnibatch_prior;
 
 /** \brief The seed of the epochs' permutation unless set (any value is allowed). */
@@ -187,8 +187,8 @@ typedef struct omnibatch_step {
  * \brief Begin the next step: the local batch and its slice.
  *
  * Collective.  Ends the previous step: its compute time (from this call's
- * return to the start of the step's first omnibatch_allreduce_gradient(), not
- * counting the time inside earlier ones of the same step; or the time between
+ * return to the start of the step's last omnibatch_allreduce_gradient(), less
+ * the time spent inside the earlier ones of the same step; or the time between
  * the markers when omnibatch_compute_begin()/end() were used) is fed to this
  * rank's model once the \p warmup steps are over.  A step without markers
  * and without omnibatch_allreduce_gradient() is not measured.
@@ -280,8 +280,10 @@ typedef struct omnibatch_stats {
     double blocked_total_s;         /**< all time blocked in omnibatch_allreduce_gradient() */
     double alpha;                   /**< this rank's model t = alpha + beta * b (0 before any) */
     double beta;
-    double predicted_step_s;        /**< last decision: predicted step time of the plan adopted */
-    double optimum_step_s;          /**< last decision: the best step time these models allow */
+    double predicted_step_s;        /**< last decision: predicted step time of the plan adopted
+                                         (0 before the first decision) */
+    double optimum_step_s;          /**< last decision: the best step time these models allow
+                                         (the oracle; 0 before the first decision) */
 } omnibatch_stats;
 
 /** \brief This rank's view of the run so far (local). */
