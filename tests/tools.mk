@@ -1,0 +1,13 @@
+# tests/tools.mk: the benchmarks' own arithmetic (Check) and smoke runs of
+# bench/overhead and bench/simulate (output format only, never timings).
+
+check_PROGRAMS += %reldir%/check_bench_stats
+%canon_reldir%_check_bench_stats_SOURCES = %reldir%/check_bench_stats.c \
+	bench/overhead/stats.h bench/overhead/stats.c
+%canon_reldir%_check_bench_stats_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/bench/overhead
+%canon_reldir%_check_bench_stats_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+%canon_reldir%_check_bench_stats_LDADD = $(CHECK_LIBS) -lm
+TESTS += %reldir%/check_bench_stats
+
+TESTS += %reldir%/overhead_smoke.sh
+EXTRA_DIST += %reldir%/overhead_smoke.sh
