@@ -19,6 +19,9 @@
 #   --lib PATH       the library to preload (default: DIR/.libs/libomnibatch.so)
 #   --np N           ranks of the latency runs (default 2)
 #   --rounds R       plain/preload pairs (default 8: each order 4 times)
+#   --max-seconds S  start no new round after S seconds of latency runs, once
+#                    2 rounds are done (default 45: a loaded machine stretches
+#                    every run, and the ratios need pairs, not many of them)
 #   --scale S        multiply the timed samples per size (default 1; 0.1 for a quick look)
 #   --max-bytes N    largest message (default 4194304); --factor F (2 or 4, default 4)
 #   --cg-calls N     N of the callgrind loops (default 2000); --cg-bytes N (default 4096)
@@ -36,6 +39,7 @@ builddir=${top_builddir:-.}
 lib=
 np=2
 rounds=8
+max_seconds=45
 scale=1
 max_bytes=4194304
 factor=4
@@ -56,6 +60,7 @@ while [ "$#" -gt 0 ]; do
     --lib) need_value "$@"; lib=$2; shift 2 ;;
     --np) need_value "$@"; np=$2; shift 2 ;;
     --rounds) need_value "$@"; rounds=$2; shift 2 ;;
+    --max-seconds) need_value "$@"; max_seconds=$2; shift 2 ;;
     --scale) need_value "$@"; scale=$2; shift 2 ;;
     --max-bytes) need_value "$@"; max_bytes=$2; shift 2 ;;
     --factor) need_value "$@"; factor=$2; shift 2 ;;
@@ -69,7 +74,7 @@ while [ "$#" -gt 0 ]; do
     *) die "unknown option $1 (see --help)" ;;
     esac
 done
-for v in np rounds max_bytes factor cg_calls cg_bytes; do
+for v in np rounds max_seconds max_bytes factor cg_calls cg_bytes; do
     eval "val=\$$v"
     is_uint "$val" && [ "$val" -ge 1 ] || die "--$(echo $v | tr _ -)='$val': expected a positive integer"
 done
@@ -117,7 +122,7 @@ run_one() {
     fi
 }
 
-echo "overhead: $np ranks, $rounds rounds of plain/preload (interleaved), samples per size x$scale"
+echo "overhead: $np ranks, up to $rounds rounds of plain/preload (interleaved), samples per size x$scale"
 echo "overhead: library $lib (interposes MPI_Allreduce: $interposing)"
 r=1
 while [ "$r" -le "$rounds" ]; do
@@ -125,6 +130,10 @@ while [ "$r" -le "$rounds" ]; do
         run_one plain "$r"; run_one preload "$r"
     else
         run_one preload "$r"; run_one plain "$r"
+    fi
+    if [ "$r" -ge 2 ] && [ "$r" -lt "$rounds" ] && [ $(($(date +%s) - start)) -ge "$max_seconds" ]; then
+        echo "overhead: stopping after $r rounds: --max-seconds $max_seconds reached (a loaded machine?)"
+        rounds=$r
     fi
     r=$((r + 1))
 done
@@ -138,7 +147,7 @@ latency=$work/latency.txt
 for f in "$work"/plain.* "$work"/preload.*; do
     case $f in *.err) continue ;; esac
     mode=${f##*/}; round=${mode#*.}; mode=${mode%%.*}
-    awk -v mode="$mode" -v round="$round" '!/^#/ && NF >= 9 { print mode, round, $1, $2, $3, $5, $7, $8 }' "$f"
+    awk -v mode="$mode" -v round="$round" '$1 ~ /^i?allreduce$/ && NF >= 9 { print mode, round, $1, $2, $3, $5, $7, $8 }' "$f"
 done | awk -v min_bytes="$min_bytes" '
 function median(a, n,    i, j, t) {
     for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
