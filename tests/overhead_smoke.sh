@@ -34,7 +34,7 @@ n=$(grep -c '"ratio": [0-9]' "$s" || true)
 if [ "--no-callgrind" != "$cg" ]; then
     n=$(grep -c '"interposition": -\{0,1\}[0-9]' "$s" || true)
     [ "$n" -eq 4 ] || fail "summary has $n instruction entries, expected 4"
-    grep -q '^iallreduce  *int  *passthrough  *[0-9.]*  *[0-9.]*  *-\{0,1\}[0-9.]*$' "$work/out" \
+    grep -q '^iallreduce  *int  *passthrough  *[0-9.]*  *[0-9.]*  *-\{0,1\}[0-9.]*  *\(yes\|no\)$' "$work/out" \
         || fail "no instruction row for iallreduce int"
 fi
 echo "overhead_smoke: ok"

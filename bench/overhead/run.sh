@@ -215,28 +215,44 @@ if [ yes = "$callgrind" ]; then
             END {
                 for (k in v) if (k ~ /_x1$/) {
                     base = k; sub(/_x1$/, "", base)
-                    if ((base "_x2") in v) { split(base, f, "_"); printf "%s %s %s %.2f\n", mode, f[1], f[2], (v[base "_x2"] - v[k]) / n }
+                    if ((base "_x2") in v) {
+                        split(base, f, "_")
+                        printf "%s %s %s %.2f %.2f\n", mode, f[1], f[2], (v[base "_x2"] - v[k]) / n, v[k] / n
+                    }
                 }
             }'
     }
-    { cg_one plain; cg_one preload; } | sort -k2,3 -k1,1 >"$instr"
+    # One row per kind: op type class plain preload (preload - plain) steady.
+    # The count is exact only if every call of the N and 2N loops costs the
+    # same; a layer that does periodic work (learning a pattern, a report)
+    # makes the first loop's mean differ from the second's: steady = no
+    # then, and a larger --cg-calls averages the work in.
+    { cg_one plain; cg_one preload; } | awk -v min_bytes="$min_bytes" -v bytes="$cg_bytes" '
+    function off(a, b) { d = a - b; if (d < 0) d = -d; return d > 1 + 0.01 * b }
+    {
+        key = $2 " " $3; if (!(key in seen)) { seen[key] = 1; order[++n] = key }
+        v[$1, key] = $4; if (off($5, $4)) unsteady[key] = 1
+    }
+    END {
+        for (k = 1; k <= n; k++) {
+            key = order[k]; split(key, f, " ")
+            cls = (f[2] == "float" && bytes + 0 >= min_bytes + 0) ? "gradient" : "passthrough"
+            printf "%s %s %s %.2f %.2f %.2f %s\n", f[1], f[2], cls, v["plain", key], v["preload", key],
+                   v["preload", key] - v["plain", key], (key in unsteady) ? "no" : "yes"
+        }
+    }' | sort -k1,2 >"$instr"
 fi
 end=$(date +%s)
 
 if [ -s "$instr" ]; then
     echo
     echo "Instructions per call (callgrind, 1 rank, $cg_bytes bytes, ($cg_calls x2 - $cg_calls x1 calls) / $cg_calls):"
-    printf '%-10s %-5s %-11s %10s %10s %10s\n' op type class plain preload interposition
-    awk -v min_bytes="$min_bytes" -v bytes="$cg_bytes" '
-    { key = $2 " " $3; if (!(key in seen)) { seen[key] = 1; order[++n] = key }; v[$1, key] = $4 }
-    END {
-        for (k = 1; k <= n; k++) {
-            key = order[k]; split(key, f, " ")
-            cls = (f[2] == "float" && bytes + 0 >= min_bytes + 0) ? "gradient" : "passthrough"
-            printf "%-10s %-5s %-11s %10.1f %10.1f %10.1f\n", f[1], f[2], cls, v["plain", key], v["preload", key],
-                   v["preload", key] - v["plain", key]
-        }
-    }' "$instr"
+    printf '%-10s %-5s %-11s %10s %10s %13s %7s\n' op type class plain preload interposition steady
+    awk '{ printf "%-10s %-5s %-11s %10.1f %10.1f %13.1f %7s\n", $1, $2, $3, $4, $5, $6, $7 }' "$instr"
+    if awk '$7 == "no" { f = 1 } END { exit !f }' "$instr"; then
+        echo "note: steady = no: the N and 2N loops cost differently per call (periodic work in a layer);"
+        echo "      the figure is the mean over the 2N loop's extra N calls; --cg-calls larger averages more"
+    fi
 elif [ -n "$cg_note" ]; then
     echo "note: $cg_note"
 fi
@@ -251,17 +267,7 @@ if [ -n "$summary" ]; then
         printf '  "latency_us": [\n'
         awk '{ printf "%s    {\"op\": \"%s\", \"type\": \"%s\", \"bytes\": %d, \"class\": \"%s\", \"plain\": %.4f, \"preload\": %.4f, \"ratio\": %.4f, \"ratio_min\": %.4f, \"ratio_max\": %.4f, \"plain_p90\": %.4f, \"preload_p90\": %.4f, \"plain_p99\": %.4f, \"preload_p99\": %.4f}", (NR > 1 ? ",\n" : ""), $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13 } END { if (NR) print "" }' "$latency"
         printf '  ],\n  "instructions_per_call": [\n'
-        awk -v min_bytes="$min_bytes" -v bytes="$cg_bytes" '
-        { key = $2 " " $3; if (!(key in seen)) { seen[key] = 1; order[++n] = key }; v[$1, key] = $4 }
-        END {
-            for (k = 1; k <= n; k++) {
-                key = order[k]; split(key, f, " ")
-                cls = (f[2] == "float" && bytes + 0 >= min_bytes + 0) ? "gradient" : "passthrough"
-                printf "%s    {\"op\": \"%s\", \"type\": \"%s\", \"bytes\": %d, \"class\": \"%s\", \"plain\": %.2f, \"preload\": %.2f, \"interposition\": %.2f}",
-                       (k > 1 ? ",\n" : ""), f[1], f[2], bytes, cls, v["plain", key], v["preload", key], v["preload", key] - v["plain", key]
-            }
-            if (n) print ""
-        }' "$instr"
+        awk -v bytes="$cg_bytes" '{ printf "%s    {\"op\": \"%s\", \"type\": \"%s\", \"bytes\": %d, \"class\": \"%s\", \"plain\": %.2f, \"preload\": %.2f, \"interposition\": %.2f, \"steady\": %s}", (NR > 1 ? ",\n" : ""), $1, $2, bytes, $3, $4, $5, $6, ($7 == "yes" ? "true" : "false") } END { if (NR) print "" }' "$instr"
         printf '  ],\n  "seconds": {"latency": %s, "callgrind": %s}\n}\n' "$((lat_end - start))" "$((end - lat_end))"
     } >"$summary"
     echo "overhead: summary written to $summary"
