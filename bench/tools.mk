@@ -9,3 +9,15 @@ noinst_PROGRAMS += %reldir%/overhead/overhead
 	%reldir%/overhead/stats.h %reldir%/overhead/stats.c
 %canon_reldir%_overhead_overhead_LDADD = -lm
 EXTRA_DIST += %reldir%/overhead/run.sh
+
+# simulate drives the MPI-free controller core directly at up to 65,536
+# simulated ranks.
+noinst_PROGRAMS += %reldir%/simulate/simulate
+%canon_reldir%_simulate_simulate_SOURCES = \
+	%reldir%/simulate/simulate.c \
+	%reldir%/simulate/sim_random.h %reldir%/simulate/sim_random.c \
+	%reldir%/simulate/sim_speeds.h %reldir%/simulate/sim_speeds.c \
+	%reldir%/simulate/sim_omnilearn.h %reldir%/simulate/sim_omnilearn.c \
+	%reldir%/simulate/sim_oracle.h %reldir%/simulate/sim_oracle.c \
+	%reldir%/simulate/sim_metrics.h %reldir%/simulate/sim_metrics.c
+%canon_reldir%_simulate_simulate_LDADD = libobcore.la $(HWLOC_LIBS) -lm

@@ -23,3 +23,6 @@ check_PROGRAMS += %reldir%/check_sim
 %canon_reldir%_check_sim_CFLAGS = $(OB_CORE_TEST_CFLAGS)
 %canon_reldir%_check_sim_LDADD = $(OB_CORE_TEST_LDADD)
 TESTS += %reldir%/check_sim
+
+TESTS += %reldir%/simulate_smoke.sh
+EXTRA_DIST += %reldir%/simulate_smoke.sh
