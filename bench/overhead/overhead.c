@@ -45,6 +45,7 @@ typedef struct ob_overhead_opts {
     long min_iters;
     long warmup;                 /* -1: a tenth of each size's iterations */
     long batch;                  /* calls per timed sample up to 4 KiB */
+    int presweep;                /* warm every size once before measuring any */
     int ops;                     /* OB_OP_* bits */
     int types;                   /* OB_TYPE_* bits */
     long callgrind;              /* > 0: callgrind mode with this N */
@@ -70,6 +71,8 @@ static void ob_usage(FILE *f)
           "  --batch N       calls per sample up to 4 KiB, so the clock's own cost\n"
           "                  does not dilute a small call's (default 8; larger: 1)\n"
           "  --warmup N      untimed calls before each size (default a tenth of its calls)\n"
+          "  --presweep 0|1  first make every size's warm-up calls once over, so that\n"
+          "                  every size is measured in the same state (default 1)\n"
           "  --ops LIST      allreduce,iallreduce (default both)\n"
           "  --types LIST    float,int (default both)\n"
           "  --callgrind N   count instructions instead: N then 2N calls of each kind\n"
@@ -119,7 +122,7 @@ static int ob_parse_list(const char *name, const char *s, const char *a, int abi
 
 static void ob_parse_args(int argc, char **argv, ob_overhead_opts *o)
 {
-    *o = (ob_overhead_opts) { 8, 4194304, 4, 1000, 20, -1, 8,
+    *o = (ob_overhead_opts) { 8, 4194304, 4, 1000, 20, -1, 8, 1,
                               OB_OP_ALLREDUCE | OB_OP_IALLREDUCE, OB_TYPE_FLOAT | OB_TYPE_INT,
                               0, 4096 };
     for (int i = 1; i < argc; i++) {
@@ -150,6 +153,8 @@ static void ob_parse_args(int argc, char **argv, ob_overhead_opts *o)
             o->min_iters = ob_parse_long(a, v, 1, 100000000);
         } else if (0 == strcmp(a, "--batch")) {
             o->batch = ob_parse_long(a, v, 1, 1000000);
+        } else if (0 == strcmp(a, "--presweep")) {
+            o->presweep = (int) ob_parse_long(a, v, 0, 1);
         } else if (0 == strcmp(a, "--warmup")) {
             o->warmup = ob_parse_long(a, v, 0, 100000000);
         } else if (0 == strcmp(a, "--ops")) {
@@ -195,22 +200,15 @@ static long ob_iters_for(const ob_overhead_opts *o, long bytes)
     return n < o->min_iters ? o->min_iters : n;
 }
 
-static void ob_time_all(const ob_overhead_opts *o, int rank, int nranks, void *send, void *recv)
+/* One pass over every operation, type and size.  measure = 0 only warms:
+ * it makes the calls, untimed, so that every size is measured in the same
+ * state of MPI and of any preloaded tool (some state changes only once
+ * large messages have been seen; without this the first sizes measured
+ * would differ for that reason alone). */
+static void ob_sweep(const ob_overhead_opts *o, int rank, void *send, void *recv, double *lat, int measure)
 {
     static const int ops[] = { OB_OP_ALLREDUCE, OB_OP_IALLREDUCE };
     static const int types[] = { OB_TYPE_FLOAT, OB_TYPE_INT };
-    const long most = ob_iters_for(o, o->min_bytes);
-    double *lat = malloc((size_t) most * sizeof *lat);
-    if (NULL == lat) {
-        fprintf(stderr, "overhead: out of memory for %ld samples\n", most);
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
-    if (0 == rank) {
-        printf("# overhead: ranks=%d sizes=%ld..%ld factor=%ld iters=%ld min_iters=%ld batch=%ld\n",
-               nranks, o->min_bytes, o->max_bytes, o->factor, o->iters, o->min_iters, o->batch);
-        printf("# per call, over samples of 'batch' calls up to 4 KiB and of one call above\n");
-        printf("# op type bytes samples median_us p10_us p90_us p99_us mean_us\n");
-    }
     for (size_t oi = 0; oi < sizeof ops / sizeof ops[0]; oi++) {
         if (0 == (o->ops & ops[oi])) {
             continue;
@@ -231,14 +229,14 @@ static void ob_time_all(const ob_overhead_opts *o, int rank, int nranks, void *s
                     ob_one_call(ops[oi], send, recv, count, type);
                 }
                 MPI_Barrier(MPI_COMM_WORLD);
-                for (long k = 0; k < n; k++) {
+                for (long k = 0; k < n && measure; k++) {
                     const double t0 = ob_now_us();
                     for (long c = 0; c < per; c++) {
                         ob_one_call(ops[oi], send, recv, count, type);
                     }
                     lat[k] = (ob_now_us() - t0) / (double) per;
                 }
-                if (0 == rank) {
+                if (0 == rank && measure) {
                     const double mean = ob_bench_mean(lat, (size_t) n);
                     ob_bench_sort(lat, (size_t) n);
                     printf("%s %s %ld %ld %.4f %.4f %.4f %.4f %.4f\n",
@@ -257,6 +255,26 @@ static void ob_time_all(const ob_overhead_opts *o, int rank, int nranks, void *s
             }
         }
     }
+}
+
+static void ob_time_all(const ob_overhead_opts *o, int rank, int nranks, void *send, void *recv)
+{
+    const long most = ob_iters_for(o, o->min_bytes);
+    double *lat = malloc((size_t) most * sizeof *lat);
+    if (NULL == lat) {
+        fprintf(stderr, "overhead: out of memory for %ld samples\n", most);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    if (0 == rank) {
+        printf("# overhead: ranks=%d sizes=%ld..%ld factor=%ld iters=%ld min_iters=%ld batch=%ld presweep=%d\n",
+               nranks, o->min_bytes, o->max_bytes, o->factor, o->iters, o->min_iters, o->batch, o->presweep);
+        printf("# per call, over samples of 'batch' calls up to 4 KiB and of one call above\n");
+        printf("# op type bytes samples median_us p10_us p90_us p99_us mean_us\n");
+    }
+    if (o->presweep) {
+        ob_sweep(o, rank, send, recv, lat, 0);
+    }
+    ob_sweep(o, rank, send, recv, lat, 1);
     free(lat);
 }
 

@@ -223,22 +223,23 @@ if [ yes = "$callgrind" ]; then
             }'
     }
     # One row per kind: op type class plain preload (preload - plain) steady.
-    # The count is exact only if every call of the N and 2N loops costs the
-    # same; a layer that does periodic work (learning a pattern, a report)
-    # makes the first loop's mean differ from the second's: steady = no
-    # then, and a larger --cg-calls averages the work in.
+    # The interposition cost is exact when each call of the layer costs the
+    # same in the N loop as in the extra N calls of the 2N loop; a layer
+    # that does periodic work (learning a pattern, a report) makes the two
+    # differ: steady = no then, and a larger --cg-calls averages the work in.
     { cg_one plain; cg_one preload; } | awk -v min_bytes="$min_bytes" -v bytes="$cg_bytes" '
-    function off(a, b) { d = a - b; if (d < 0) d = -d; return d > 1 + 0.01 * b }
     {
         key = $2 " " $3; if (!(key in seen)) { seen[key] = 1; order[++n] = key }
-        v[$1, key] = $4; if (off($5, $4)) unsteady[key] = 1
+        v[$1, key] = $4; w[$1, key] = $5
     }
     END {
         for (k = 1; k <= n; k++) {
             key = order[k]; split(key, f, " ")
             cls = (f[2] == "float" && bytes + 0 >= min_bytes + 0) ? "gradient" : "passthrough"
+            d = v["preload", key] - v["plain", key]
+            e = d - (w["preload", key] - w["plain", key]); if (e < 0) e = -e
             printf "%s %s %s %.2f %.2f %.2f %s\n", f[1], f[2], cls, v["plain", key], v["preload", key],
-                   v["preload", key] - v["plain", key], (key in unsteady) ? "no" : "yes"
+                   d, (e > 1 + 0.02 * (d < 0 ? -d : d)) ? "no" : "yes"
         }
     }' | sort -k1,2 >"$instr"
 fi
@@ -250,7 +251,7 @@ if [ -s "$instr" ]; then
     printf '%-10s %-5s %-11s %10s %10s %13s %7s\n' op type class plain preload interposition steady
     awk '{ printf "%-10s %-5s %-11s %10.1f %10.1f %13.1f %7s\n", $1, $2, $3, $4, $5, $6, $7 }' "$instr"
     if awk '$7 == "no" { f = 1 } END { exit !f }' "$instr"; then
-        echo "note: steady = no: the N and 2N loops cost differently per call (periodic work in a layer);"
+        echo "note: steady = no: the layer costs differently per call in the N and the 2N loop (periodic work);"
         echo "      the figure is the mean over the 2N loop's extra N calls; --cg-calls larger averages more"
     fi
 elif [ -n "$cg_note" ]; then
