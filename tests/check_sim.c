@@ -81,6 +81,27 @@ START_TEST(test_noise_has_mean_one_spread_sigma_and_is_clipped)
 }
 END_TEST
 
+START_TEST(test_uniform_noise_fills_its_interval)
+{
+    ob_sim_rng r;
+    ob_sim_rng_seed(&r, 13);
+    const int n = 200000;
+    double sum = 0.0, sum2 = 0.0, lo = 2.0, hi = 0.0;
+    for (int i = 0; i < n; i++) {
+        const double f = ob_sim_noise_uniform(&r, 0.1);
+        sum += f;
+        sum2 += f * f;
+        lo = f < lo ? f : lo;
+        hi = f > hi ? f : hi;
+    }
+    const double mean = sum / n;
+    ck_assert_double_eq_tol(mean, 1.0, 0.001);
+    ck_assert_double_eq_tol(sqrt(sum2 / n - mean * mean), 0.1 / sqrt(3.0), 0.001);
+    ck_assert(lo >= 0.9 && lo < 0.901);
+    ck_assert(hi <= 1.1 && hi > 1.099);
+}
+END_TEST
+
 static Suite *make_sim_random_suite(void)
 {
     Suite *s = suite_create("sim_random");
@@ -88,6 +109,7 @@ static Suite *make_sim_random_suite(void)
     tcase_add_test(tc, test_same_seed_same_stream);
     tcase_add_test(tc, test_uniform_and_below_stay_in_range);
     tcase_add_test(tc, test_noise_has_mean_one_spread_sigma_and_is_clipped);
+    tcase_add_test(tc, test_uniform_noise_fills_its_interval);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -80,3 +80,8 @@ double ob_sim_noise(ob_sim_rng *r, double sigma)
     }
     return 1.0 + sigma * z;
 }
+
+double ob_sim_noise_uniform(ob_sim_rng *r, double width)
+{
+    return 1.0 + width * (2.0 * ob_sim_rng_uniform(r) - 1.0);
+}

@@ -36,4 +36,10 @@ double ob_sim_rng_normal(ob_sim_rng *r);
  */
 double ob_sim_noise(ob_sim_rng *r, double sigma);
 
+/**
+ * \brief A uniform multiplicative noise factor in [1 - width, 1 + width]
+ *        (mean 1, spread width / sqrt(3)): "10% noise" as some tests read it.
+ */
+double ob_sim_noise_uniform(ob_sim_rng *r, double width);
+
 #endif /* OB_SIM_RANDOM_H */

@@ -78,6 +78,7 @@ typedef struct ob_sim_opts {
     long epoch;                  /* OmniLearn's adjustment interval, steps */
     double change_at;            /* fraction of the run at which the change happens */
     double noise;
+    int noise_uniform;           /* 1: uniform in [1 - noise, 1 + noise]; 0: normal, spread noise */
     double alpha;                /* fixed seconds per step of a speed-1 rank */
     double beta;                 /* seconds per sample of a speed-1 rank */
     uint64_t seed;
@@ -135,6 +136,8 @@ static void ob_sim_usage(FILE *f)
           "  --epoch N           OmniLearn adjusts every N steps (default 40)\n"
           "  --change-at F       the change happens after this fraction of the run (default 0.55)\n"
           "  --noise F           relative spread of the timing noise (default 0.1)\n"
+          "  --noise-law L       normal (spread F, clipped at 3 F; default) or uniform\n"
+          "                      (in [1 - F, 1 + F], spread F / sqrt(3))\n"
           "  --alpha S --beta S  fixed seconds per step and per sample of a speed-1 rank\n"
           "                      (default 0.01 and 0.001)\n"
           "  --seed N            random seed (default 1)\n"
@@ -264,6 +267,14 @@ static void ob_sim_parse_args(int argc, char **argv, ob_sim_opts *o)
             o->change_at = ob_sim_parse_double(a, v, 0.0, 1.0);
         } else if (0 == strcmp(a, "--noise")) {
             o->noise = ob_sim_parse_double(a, v, 0.0, 0.3);
+        } else if (0 == strcmp(a, "--noise-law")) {
+            if (0 == strcmp(v, "normal")) {
+                o->noise_uniform = 0;
+            } else if (0 == strcmp(v, "uniform")) {
+                o->noise_uniform = 1;
+            } else {
+                ob_sim_die(a, v, "normal or uniform");
+            }
         } else if (0 == strcmp(a, "--alpha")) {
             o->alpha = ob_sim_parse_double(a, v, 0.0, 1e3);
         } else if (0 == strcmp(a, "--beta")) {
@@ -298,6 +309,11 @@ static void ob_sim_models(const ob_sim_opts *o, int P, long B, const double *spe
         m[i].lo = 1;
         m[i].hi = B;
     }
+}
+
+static double ob_sim_noise_of(const ob_sim_opts *o, ob_sim_rng *r)
+{
+    return o->noise_uniform ? ob_sim_noise_uniform(r, o->noise) : ob_sim_noise(r, o->noise);
 }
 
 static double ob_sim_step_time(const ob_rank_model *m, int P, const long *b)
@@ -471,13 +487,13 @@ static int ob_sim_run(const ob_sim_opts *o, const ob_sim_scenario *sc, int P, ob
         double t_ol = 0.0;
         for (int i = 0; i < P; i++) {
             const double ti = truth[i].alpha + truth[i].beta * (double) ctl.plan[i];
-            const double measured = ti * ob_sim_noise(&rng_ob, o->noise);
+            const double measured = ti * ob_sim_noise_of(o, &rng_ob);
             ob_estimator_add(&est[i], (double) ctl.plan[i], measured);
             acc[i] += measured;
             t_ob = ti > t_ob ? ti : t_ob;
 
             const double tl = truth[i].alpha + truth[i].beta * (double) ol_b[i];
-            ol_acc[i] += tl * ob_sim_noise(&rng_ol, o->noise);
+            ol_acc[i] += tl * ob_sim_noise_of(o, &rng_ol);
             t_ol = tl > t_ol ? tl : t_ol;
         }
         since_exchange++;
@@ -592,11 +608,12 @@ static const char *ob_sim_count_text(long v, char *buf, size_t size)
 static void ob_sim_print_header(const ob_sim_opts *o)
 {
     printf("simulate: the controller alone (no MPI); rank i takes (alpha + beta*b) / s_i seconds for b samples,\n"
-           "  alpha = %g s, beta = %g s/sample at speed 1; noise %.0f%% on every timing (seed %llu);\n"
+           "  alpha = %g s, beta = %g s/sample at speed 1; noise %s %g on every timing (seed %llu);\n"
            "  B = %ld * P; decisions every %ld steps (gain %g, dead-band %g, forget %g);\n"
            "  OmniLearn's rule side by side on the same ranks, adjusting every %ld steps (an \"epoch\").\n",
-           o->alpha, o->beta, 100.0 * o->noise, (unsigned long long) o->seed, o->batch_per_rank, o->period,
-           o->gain, o->deadband, o->forget, o->epoch);
+           o->alpha, o->beta, o->noise_uniform ? "uniform within +-" : "normal, spread", o->noise,
+           (unsigned long long) o->seed, o->batch_per_rank, o->period, o->gain, o->deadband, o->forget,
+           o->epoch);
     printf("  oracle = the planner's optimum T on the true models (continuous); floor = best integer plan / oracle;\n"
            "  settle / conv = decisions until the plan is within %.2fx of the best integer plan for good / and\n"
            "  no longer changes (before any change event); steady = mean true step time of the plan / oracle\n"
@@ -643,11 +660,13 @@ static int ob_sim_write_summary(const ob_sim_opts *o, const ob_sim_result *r, in
         return 1;
     }
     fprintf(f, "{\n  \"benchmark\": \"simulate\",\n");
-    fprintf(f, "  \"settings\": {\"alpha\": %g, \"beta\": %g, \"noise\": %g, \"seed\": %llu, "
+    fprintf(f, "  \"settings\": {\"alpha\": %g, \"beta\": %g, \"noise\": %g, \"noise_law\": \"%s\", "
+               "\"seed\": %llu, "
                "\"batch_per_rank\": %ld, \"period\": %ld, \"gain\": %g, \"deadband\": %g, \"forget\": %g, "
                "\"omnilearn_epoch\": %ld, \"steps\": %ld, \"big_steps\": %ld, \"change_at\": %g, "
                "\"converged\": %g, \"recovered\": %g},\n",
-            o->alpha, o->beta, o->noise, (unsigned long long) o->seed, o->batch_per_rank, o->period, o->gain,
+            o->alpha, o->beta, o->noise, o->noise_uniform ? "uniform" : "normal", (unsigned long long) o->seed,
+            o->batch_per_rank, o->period, o->gain,
             o->deadband, o->forget, o->epoch, o->steps, o->big_steps, o->change_at, OB_SIM_CONVERGED,
             OB_SIM_RECOVERED);
     fprintf(f, "  \"runs\": [\n");
