@@ -1,1 +1,3 @@
 # bench/: the benchmarks.
+
+include %reldir%/hetsgd.mk

@@ -1,0 +1,19 @@
+# bench/hetsgd: data-parallel training on Fashion-MNIST under mpirun, with
+# emulated or real heterogeneity and four batch policies side by side.
+#
+# libhetsgd.la holds the pieces that need neither MPI nor the API (data,
+# model, OmniLearn's rule, schedules, options) so the Check suites in
+# tests/hetsgd.mk test them directly.
+
+noinst_LTLIBRARIES += %reldir%/hetsgd/libhetsgd.la
+%canon_reldir%_hetsgd_libhetsgd_la_SOURCES = \
+	%reldir%/hetsgd/idx.h %reldir%/hetsgd/idx.c \
+	%reldir%/hetsgd/mlp.h %reldir%/hetsgd/mlp.c \
+	%reldir%/hetsgd/omnilearn.h %reldir%/hetsgd/omnilearn.c \
+	%reldir%/hetsgd/schedule.h %reldir%/hetsgd/schedule.c \
+	%reldir%/hetsgd/emulate.h %reldir%/hetsgd/emulate.c \
+	%reldir%/hetsgd/options.h %reldir%/hetsgd/options.c \
+	%reldir%/hetsgd/rng.h
+%canon_reldir%_hetsgd_libhetsgd_la_CFLAGS = $(AM_CFLAGS) $(OPENBLAS_CFLAGS) $(ZLIB_CFLAGS)
+%canon_reldir%_hetsgd_libhetsgd_la_LIBADD = $(OPENBLAS_LIBS) $(ZLIB_LIBS) -lm
+

@@ -1,0 +1,50 @@
+/*
+ * Copyright (c) 2026 The omnibatch authors.
+ *
+ * Emulated heterogeneity (see emulate.h).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <time.h>
+
+#include "emulate.h"
+#include "ob_timing.h"
+
+double hetsgd_thread_cpu_seconds(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double) ts.tv_sec + (double) ts.tv_nsec * 1e-9;
+}
+
+void hetsgd_sleep_until(double deadline)
+{
+    struct timespec ts;
+
+    if (deadline <= ob_now()) {
+        return;
+    }
+    ts.tv_sec = (time_t) deadline;
+    ts.tv_nsec = (long) ((deadline - (double) ts.tv_sec) * 1e9);
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    /* Absolute deadline: a signal that interrupts the sleep does not stretch it. */
+    while (EINTR == clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL)) {
+    }
+}
+
+double hetsgd_emulated_seconds(double cpu, double speed, double slowdown, double alpha)
+{
+    return cpu * slowdown / speed + alpha;
+}
+
+double hetsgd_auto_slowdown(double node_demand, int node_cores)
+{
+    double s = node_cores > 0 ? node_demand / node_cores : 1.0;
+
+    return s > 1.0 ? s : 1.0;
+}

@@ -1,0 +1,35 @@
+/*
+ * Copyright (c) 2026 The omnibatch authors.
+ *
+ * Emulated heterogeneity on a small machine.  A rank of relative speed s
+ * runs its step for real, measures the compute with its thread's CPU time
+ * (which does not grow while the thread waits for a core that other ranks
+ * share), and then sleeps until
+ *
+ *     wall start + cpu * slowdown / s + alpha
+ *
+ * so the step lasts what it would on a machine s times as fast, and the
+ * sleeping rank leaves the cores to the others instead of burning them.
+ * slowdown >= 1 slows every rank alike so that the sum of the ranks' demand
+ * fits the cores (see hetsgd_auto_slowdown()); alpha is a fixed per-step
+ * cost (launch latency, a data loader), slept like the rest.
+ */
+#ifndef HETSGD_EMULATE_H
+#define HETSGD_EMULATE_H
+
+/** \brief CPU seconds consumed by the calling thread (CLOCK_THREAD_CPUTIME_ID). */
+double hetsgd_thread_cpu_seconds(void);
+
+/** \brief Sleep until the monotonic clock (ob_now()) reads \p deadline seconds; return at once if past. */
+void hetsgd_sleep_until(double deadline);
+
+/** \brief The emulated length of a step: cpu * slowdown / speed + alpha. */
+double hetsgd_emulated_seconds(double cpu, double speed, double slowdown, double alpha);
+
+/**
+ * \brief The least slowdown that keeps a node's demand within its cores: the sum of the
+ *        speeds of the ranks sharing the node, divided by its cores, and at least 1.
+ */
+double hetsgd_auto_slowdown(double node_demand, int node_cores);
+
+#endif /* HETSGD_EMULATE_H */
