@@ -13,7 +13,10 @@ noinst_LTLIBRARIES += %reldir%/hetsgd/libhetsgd.la
 	%reldir%/hetsgd/schedule.h %reldir%/hetsgd/schedule.c \
 	%reldir%/hetsgd/emulate.h %reldir%/hetsgd/emulate.c \
 	%reldir%/hetsgd/options.h %reldir%/hetsgd/options.c \
+	%reldir%/hetsgd/report.h %reldir%/hetsgd/report.c \
 	%reldir%/hetsgd/rng.h
 %canon_reldir%_hetsgd_libhetsgd_la_CFLAGS = $(AM_CFLAGS) $(OPENBLAS_CFLAGS) $(ZLIB_CFLAGS)
 %canon_reldir%_hetsgd_libhetsgd_la_LIBADD = $(OPENBLAS_LIBS) $(ZLIB_LIBS) -lm
 
+
+EXTRA_DIST += %reldir%/hetsgd/plot.gp %reldir%/hetsgd/README.md

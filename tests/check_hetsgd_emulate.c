@@ -61,6 +61,25 @@ START_TEST(test_thread_cpu_time_counts_work_not_sleep)
 }
 END_TEST
 
+START_TEST(test_true_models_of_emulated_ranks)
+{
+    const double speeds[2] = { 1.0, 0.25 };
+    const double alpha0[2] = { 0.001, 0.001 };
+    const double beta0[2] = { 1e-5, 0.0 };
+    ob_rank_model m[2];
+
+    hetsgd_emulated_models(2, speeds, alpha0, beta0, 2.0, 0.003, 1, 64, m);
+    /* t_0(b) = 2 (0.001 + 1e-5 b) / 1 + 0.003 */
+    ck_assert_double_eq_tol(m[0].alpha, 0.005, 1e-15);
+    ck_assert_double_eq_tol(m[0].beta, 2e-5, 1e-18);
+    /* A quarter speed: four times both costs; a zero beta stays positive. */
+    ck_assert_double_eq_tol(m[1].alpha, 0.011, 1e-15);
+    ck_assert_double_gt(m[1].beta, 0.0);
+    ck_assert_int_eq(m[1].lo, 1);
+    ck_assert_int_eq(m[1].hi, 64);
+}
+END_TEST
+
 static Suite *make_hetsgd_emulate_suite(void)
 {
     Suite *s = suite_create("hetsgd_emulate");
@@ -70,6 +89,7 @@ static Suite *make_hetsgd_emulate_suite(void)
     tcase_add_test(tc, test_auto_slowdown_fits_demand_to_cores);
     tcase_add_test(tc, test_sleep_until_never_returns_early);
     tcase_add_test(tc, test_thread_cpu_time_counts_work_not_sleep);
+    tcase_add_test(tc, test_true_models_of_emulated_ranks);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -6,10 +6,12 @@ HETSGD_TEST_LDADD = bench/hetsgd/libhetsgd.la $(OB_CORE_TEST_LDADD) $(ZLIB_LIBS)
 
 check_PROGRAMS += %reldir%/check_hetsgd_idx %reldir%/check_hetsgd_mlp \
 	%reldir%/check_hetsgd_omnilearn %reldir%/check_hetsgd_schedule \
-	%reldir%/check_hetsgd_options %reldir%/check_hetsgd_emulate
+	%reldir%/check_hetsgd_options %reldir%/check_hetsgd_emulate \
+	%reldir%/check_hetsgd_report
 TESTS += %reldir%/check_hetsgd_idx %reldir%/check_hetsgd_mlp \
 	%reldir%/check_hetsgd_omnilearn %reldir%/check_hetsgd_schedule \
-	%reldir%/check_hetsgd_options %reldir%/check_hetsgd_emulate
+	%reldir%/check_hetsgd_options %reldir%/check_hetsgd_emulate \
+	%reldir%/check_hetsgd_report
 
 %canon_reldir%_check_hetsgd_idx_SOURCES = %reldir%/check_hetsgd_idx.c
 %canon_reldir%_check_hetsgd_idx_CFLAGS = $(HETSGD_TEST_CFLAGS) $(ZLIB_CFLAGS)
@@ -34,3 +36,7 @@ TESTS += %reldir%/check_hetsgd_idx %reldir%/check_hetsgd_mlp \
 %canon_reldir%_check_hetsgd_emulate_SOURCES = %reldir%/check_hetsgd_emulate.c
 %canon_reldir%_check_hetsgd_emulate_CFLAGS = $(HETSGD_TEST_CFLAGS)
 %canon_reldir%_check_hetsgd_emulate_LDADD = $(HETSGD_TEST_LDADD)
+
+%canon_reldir%_check_hetsgd_report_SOURCES = %reldir%/check_hetsgd_report.c
+%canon_reldir%_check_hetsgd_report_CFLAGS = $(HETSGD_TEST_CFLAGS)
+%canon_reldir%_check_hetsgd_report_LDADD = $(HETSGD_TEST_LDADD)

@@ -48,3 +48,17 @@ double hetsgd_auto_slowdown(double node_demand, int node_cores)
 
     return s > 1.0 ? s : 1.0;
 }
+
+void hetsgd_emulated_models(int P, const double *speeds, const double *alpha0, const double *beta0,
+                            double slowdown, double alpha, long lo, long hi, ob_rank_model *m)
+{
+    for (int i = 0; i < P; i++) {
+        double a = alpha0[i] > 0.0 ? alpha0[i] : 0.0;
+        double b = beta0[i] > 1e-12 ? beta0[i] : 1e-12;
+
+        m[i].alpha = slowdown * a / speeds[i] + alpha;
+        m[i].beta = slowdown * b / speeds[i];
+        m[i].lo = lo;
+        m[i].hi = hi;
+    }
+}

@@ -17,6 +17,8 @@
 #ifndef HETSGD_EMULATE_H
 #define HETSGD_EMULATE_H
 
+#include "ob_planner.h"
+
 /** \brief CPU seconds consumed by the calling thread (CLOCK_THREAD_CPUTIME_ID). */
 double hetsgd_thread_cpu_seconds(void);
 
@@ -31,5 +33,14 @@ double hetsgd_emulated_seconds(double cpu, double speed, double slowdown, double
  *        speeds of the ranks sharing the node, divided by its cores, and at least 1.
  */
 double hetsgd_auto_slowdown(double node_demand, int node_cores);
+
+/**
+ * \brief The true step-time models of the emulated ranks, for the oracle and the predicted
+ *        figures: t_i(b) = slowdown * (alpha0_i + beta0_i * b) / speed_i + alpha, bounds [lo, hi].
+ * \param[in] alpha0, beta0 P measured costs of the real compute (seconds per step, per sample);
+ *                          beta0 is raised to 1e-12 so every model stays valid for the planner.
+ */
+void hetsgd_emulated_models(int P, const double *speeds, const double *alpha0, const double *beta0,
+                            double slowdown, double alpha, long lo, long hi, ob_rank_model *m);
 
 #endif /* HETSGD_EMULATE_H */
