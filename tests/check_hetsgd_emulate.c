@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include <check.h>
+#include <math.h>
 
 #include "emulate.h"
 #include "ob_timing.h"
@@ -21,11 +22,20 @@ END_TEST
 
 START_TEST(test_auto_slowdown_fits_demand_to_cores)
 {
-    /* Speeds 1, 1, 0.5, 0.25 on 2 cores demand 2.75 cores: slow all by 1.375. */
-    ck_assert_double_eq_tol(hetsgd_auto_slowdown(2.75, 2), 1.375, 1e-12);
-    /* Demand below the cores needs no slowdown, and none is ever below 1. */
-    ck_assert_double_eq(hetsgd_auto_slowdown(1.5, 2), 1.0);
-    ck_assert_double_eq(hetsgd_auto_slowdown(4.0, 0), 1.0);
+    /* Speeds 1, 1, 0.5, 0.25 on 2 cores demand 2.75 cores: 1.375, with headroom. */
+    ck_assert_double_eq_tol(hetsgd_auto_slowdown(2.75, 2), 1.375 * HETSGD_SLOWDOWN_HEADROOM, 1e-12);
+    /* Nothing to fit: never below 1. */
+    ck_assert_double_eq(hetsgd_auto_slowdown(0.5, 2), 1.0);
+    ck_assert_double_eq_tol(hetsgd_auto_slowdown(4.0, 0), HETSGD_SLOWDOWN_HEADROOM, 1e-12);
+}
+END_TEST
+
+START_TEST(test_crowded_slowdown_is_a_whole_number_above_contention)
+{
+    /* Ranks that ran 3 times slower than their CPU time when all computed at once. */
+    ck_assert_double_eq(hetsgd_crowded_slowdown(3.0), ceil(3.0 * HETSGD_SLOWDOWN_HEADROOM));
+    ck_assert_double_ge(hetsgd_crowded_slowdown(3.0), 3.0 * HETSGD_SLOWDOWN_HEADROOM);
+    ck_assert_double_eq(hetsgd_crowded_slowdown(0.2), 1.0);
 }
 END_TEST
 
@@ -87,6 +97,7 @@ static Suite *make_hetsgd_emulate_suite(void)
 
     tcase_add_test(tc, test_emulated_length);
     tcase_add_test(tc, test_auto_slowdown_fits_demand_to_cores);
+    tcase_add_test(tc, test_crowded_slowdown_is_a_whole_number_above_contention);
     tcase_add_test(tc, test_sleep_until_never_returns_early);
     tcase_add_test(tc, test_thread_cpu_time_counts_work_not_sleep);
     tcase_add_test(tc, test_true_models_of_emulated_ranks);

@@ -113,6 +113,30 @@ START_TEST(test_trace_rows_per_step_and_rank)
 }
 END_TEST
 
+START_TEST(test_overruns_judge_the_step_not_each_rank)
+{
+    /* Two ranks, slowdown 2, no alpha.  Rank 0 at speed 1 with 10 ms of CPU
+     * should take 20 ms; rank 1 at speed 0.25 with 5 ms should take 40 ms. */
+    double rec[2 * 3 * HETSGD_TRACE_FIELDS];
+    const double compute[2][3] = {
+        { 0.030, 0.020, 0.020 },   /* step 0: rank 0 overran, but rank 1 still set the step */
+        { 0.040, 0.040, 0.050 }    /* step 2: rank 1 overran its 40 ms by 25% */
+    };
+
+    for (int r = 0; r < 2; r++) {
+        for (int k = 0; k < 3; k++) {
+            double *x = rec + (r * 3 + k) * HETSGD_TRACE_FIELDS;
+            x[HETSGD_TRACE_CPU] = 0 == r ? 0.010 : 0.005;
+            x[HETSGD_TRACE_SPEED] = 0 == r ? 1.0 : 0.25;
+            x[HETSGD_TRACE_COMPUTE] = compute[r][k];
+        }
+    }
+    ck_assert_int_eq(hetsgd_overrun_steps(rec, 3, 2, 2.0, 0.0), 1);
+    /* With 15 ms of alpha the longest emulated step is 55 ms: no overrun. */
+    ck_assert_int_eq(hetsgd_overrun_steps(rec, 3, 2, 2.0, 0.015), 0);
+}
+END_TEST
+
 static Suite *make_hetsgd_report_suite(void)
 {
     Suite *s = suite_create("hetsgd_report");
@@ -122,6 +146,7 @@ static Suite *make_hetsgd_report_suite(void)
     tcase_add_test(tc, test_recovery_stops_at_the_next_change);
     tcase_add_test(tc, test_mean_skips_unjudged_steps);
     tcase_add_test(tc, test_trace_rows_per_step_and_rank);
+    tcase_add_test(tc, test_overruns_judge_the_step_not_each_rank);
     suite_add_tcase(s, tc);
     return s;
 }

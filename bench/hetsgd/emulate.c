@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <math.h>
 #include <time.h>
 
 #include "emulate.h"
@@ -44,7 +45,14 @@ double hetsgd_emulated_seconds(double cpu, double speed, double slowdown, double
 
 double hetsgd_auto_slowdown(double node_demand, int node_cores)
 {
-    double s = node_cores > 0 ? node_demand / node_cores : 1.0;
+    double s = HETSGD_SLOWDOWN_HEADROOM * (node_cores > 0 ? node_demand / node_cores : 1.0);
+
+    return s > 1.0 ? s : 1.0;
+}
+
+double hetsgd_crowded_slowdown(double contention)
+{
+    double s = ceil(HETSGD_SLOWDOWN_HEADROOM * contention);
 
     return s > 1.0 ? s : 1.0;
 }

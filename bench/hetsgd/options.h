@@ -25,9 +25,9 @@ typedef enum hetsgd_policy {
 
 /* Defaults, one place; --help and the README repeat them. */
 #define HETSGD_DEFAULT_DATA "/usr/share/datasets/fashion-mnist"
-#define HETSGD_DEFAULT_EPOCHS 4
-#define HETSGD_DEFAULT_BATCH 256
-#define HETSGD_DEFAULT_LR 0.05
+#define HETSGD_DEFAULT_EPOCHS 8
+#define HETSGD_DEFAULT_BATCH 1024
+#define HETSGD_DEFAULT_LR 0.1
 #define HETSGD_DEFAULT_MOMENTUM 0.9
 #define HETSGD_DEFAULT_SEED 1
 #define HETSGD_DEFAULT_TARGET 0.85

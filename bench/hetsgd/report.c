@@ -73,6 +73,26 @@ void hetsgd_recovery(const double *ratio, const unsigned char *change, long step
     out->mean = recovered > 0 ? (double) recovered_sum / recovered : 0.0;
 }
 
+long hetsgd_overrun_steps(const double *record, long steps, int P, double slowdown, double alpha)
+{
+    long overruns = 0;
+
+    for (long k = 0; k < steps; k++) {
+        double longest = 0.0;
+        double emulated = 0.0;
+
+        for (int r = 0; r < P; r++) {
+            const double *x = record + ((long) r * steps + k) * HETSGD_TRACE_FIELDS;
+            double length = x[HETSGD_TRACE_CPU] * slowdown / x[HETSGD_TRACE_SPEED] + alpha;
+
+            longest = x[HETSGD_TRACE_COMPUTE] > longest ? x[HETSGD_TRACE_COMPUTE] : longest;
+            emulated = length > emulated ? length : emulated;
+        }
+        overruns += longest > 1.1 * emulated + 1e-3;
+    }
+    return overruns;
+}
+
 double hetsgd_mean_judged(const double *x, long first, long last)
 {
     double sum = 0.0;

@@ -45,6 +45,13 @@ typedef struct hetsgd_recovery_stats {
 void hetsgd_recovery(const double *ratio, const unsigned char *change, long steps, double tol,
                      hetsgd_recovery_stats *out);
 
+/**
+ * \brief Steps the emulation did not control: those whose longest compute (the one the step
+ *        waited for) outlasted the longest emulated length, cpu * slowdown / speed + alpha, by
+ *        more than 10% and 1 ms.  A crowded machine, not the policy, set their length.
+ */
+long hetsgd_overrun_steps(const double *record, long steps, int P, double slowdown, double alpha);
+
 /** \brief Mean of x[first..last) skipping negative entries (0 if none). */
 double hetsgd_mean_judged(const double *x, long first, long last);
 
