@@ -106,7 +106,8 @@ static const struct {
     { { "--lr", "nan" }, "--lr 'nan': expected a number in (0, 100]" },
     { { "--policy", "fast" }, "--policy 'fast': expected static, omnibatch, oracle or omnilearn" },
     { { "--schedule", "sine" }, "--schedule 'sine': expected none, ramp, transient or vanish" },
-    { { "--speeds", "1,,2" }, "--speeds '1,,2': expected up to 4096 comma-separated numbers > 0, e.g. 1,1,0.5,0.25" },
+    { { "--speeds", "1,,2" },
+      "--speeds '1,,2': expected up to 4096 comma-separated numbers > 0, e.g. 1,1,0.5,0.25" },
     { { "--speeds", "1,-1" }, "--speeds '1,-1': entry '-1' is not a number > 0 (e.g. 1,1,0.5,0.25)" },
     { { "--slowdown", "0.5" }, "--slowdown '0.5': expected auto or a number in [1, 1000]" },
     { { "--warmup", "-3" }, "--warmup '-3': expected auto or an integer >= 0" },
@@ -115,7 +116,8 @@ static const struct {
     { { "batch", "3" }, "unexpected argument 'batch': options start with -- (see --help)" },
     { { "--bind=yes" }, "--bind takes no value, got 'yes'" },
     { { "--data", "" }, "--data: empty value" },
-    { { "--schedule", "ramp", "--speeds=1,2" }, "--schedule ramp sets every rank's speed itself: leave out --speeds" },
+    { { "--schedule", "ramp", "--speeds=1,2" },
+      "--schedule ramp sets every rank's speed itself: leave out --speeds" },
 };
 
 START_TEST(test_mistakes_name_option_value_and_range)

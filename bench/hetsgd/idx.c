@@ -214,9 +214,9 @@ int hetsgd_dataset_load(const char *dir, hetsgd_dataset *ds)
     }
     if (OMNIBATCH_SUCCESS == rc && (ds->train_images.rows != ds->test_images.rows ||
                                     ds->train_images.cols != ds->test_images.cols)) {
-        rc = ob_fail(OMNIBATCH_ERR_ARG, "%s: training images are %dx%d but test images %dx%d: expected the same",
-                     dir, ds->train_images.rows, ds->train_images.cols,
-                     ds->test_images.rows, ds->test_images.cols);
+        rc = ob_fail(OMNIBATCH_ERR_ARG,
+                     "%s: training images are %dx%d but test images %dx%d: expected the same", dir,
+                     ds->train_images.rows, ds->train_images.cols, ds->test_images.rows, ds->test_images.cols);
     }
     if (OMNIBATCH_SUCCESS != rc) {
         hetsgd_dataset_free(ds);

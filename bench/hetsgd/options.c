@@ -21,8 +21,9 @@ static const char usage_text[] =
     "                   cores per rank\n"
     "  --schedule S     none | ramp | transient | vanish (default none)\n"
     "  --alpha S        fixed per-step cost in seconds, slept by every rank (default 0)\n"
-    "  --slowdown X     slow every emulated rank X times, X >= 1, or auto: just enough that the\n"
-    "                   ranks' demand fits the cores (default auto)\n"
+    "  --slowdown X     slow every emulated rank X times, X >= 1, or auto: 1.25 x the speeds of\n"
+    "                   the ranks sharing a node / its processors (default auto); give every\n"
+    "                   policy of a comparison the same value\n"
     "  --bind           bind rank i to speeds_i cores (hwloc) with as many OpenBLAS threads;\n"
     "                   no emulation\n"
     "  --epochs N       epochs (default 8)\n"
@@ -127,8 +128,8 @@ static int parse_speeds(const char *text, hetsgd_options *o)
         item[len] = '\0';
         rc = parse_double("--speeds", item, 0.0, 1, 1e6, 0, &v);
         if (OMNIBATCH_SUCCESS != rc) {
-            return ob_fail(OMNIBATCH_ERR_ARG, "--speeds '%s': entry '%s' is not a number > 0 (e.g. 1,1,0.5,0.25)",
-                           text, item);
+            return ob_fail(OMNIBATCH_ERR_ARG,
+                           "--speeds '%s': entry '%s' is not a number > 0 (e.g. 1,1,0.5,0.25)", text, item);
         }
         o->speeds[o->nspeeds++] = v;
         if ('\0' == p[len]) {
@@ -190,7 +191,8 @@ int hetsgd_options_parse(int argc, const char *const *argv, hetsgd_options *o)
         int rc = OMNIBATCH_SUCCESS;
 
         if (0 != strncmp(arg, "--", 2) || len >= sizeof name) {
-            return ob_fail(OMNIBATCH_ERR_ARG, "unexpected argument '%s': options start with -- (see --help)", arg);
+            return ob_fail(OMNIBATCH_ERR_ARG, "unexpected argument '%s': options start with -- (see --help)",
+                           arg);
         }
         memcpy(name, arg, len);
         name[len] = '\0';
@@ -237,7 +239,8 @@ int hetsgd_options_parse(int argc, const char *const *argv, hetsgd_options *o)
             if (0 == strcmp(value, "auto")) {
                 o->slowdown = 0.0;
             } else if (OMNIBATCH_SUCCESS != parse_double(name, value, 1.0, 0, 1000.0, 0, &o->slowdown)) {
-                rc = ob_fail(OMNIBATCH_ERR_ARG, "--slowdown '%s': expected auto or a number in [1, 1000]", value);
+                rc = ob_fail(OMNIBATCH_ERR_ARG, "--slowdown '%s': expected auto or a number in [1, 1000]",
+                             value);
             }
         } else if (0 == strcmp(name, "--warmup")) {
             if (0 == strcmp(value, "auto")) {
