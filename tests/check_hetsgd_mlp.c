@@ -164,18 +164,11 @@ START_TEST(test_bad_dimensions_are_refused)
 }
 END_TEST
 
-/* Three well separated blobs: SGD must drive the loss down and classify them. */
-START_TEST(test_training_decreases_loss_on_a_tiny_problem)
+/* n samples of 8 features in three well separated blobs: sample r is of
+ * class r % 3, its features c with c % 3 == class near 0.9, the rest near 0.1. */
+static void make_blobs(float *x, uint8_t *y, long n, uint64_t seed)
 {
-    const int dims[4] = { 8, 16, 16, 3 };
-    const long n = 60;
-    float x[60 * 8];
-    uint8_t y[60];
-    uint64_t state = 5;
-    hetsgd_mlp *m;
-    float *grad;
-    double first, last = 0.0, eval_loss;
-    long correct;
+    uint64_t state = seed;
 
     for (long r = 0; r < n; r++) {
         y[r] = (uint8_t) (r % 3);
@@ -184,6 +177,22 @@ START_TEST(test_training_decreases_loss_on_a_tiny_problem)
             x[r * 8 + c] = (float) (centre + 0.2 * (hetsgd_rng_uniform(&state) - 0.5));
         }
     }
+}
+
+/* SGD must drive the loss down on the blobs and classify them. */
+START_TEST(test_training_decreases_loss_on_a_tiny_problem)
+{
+    const int dims[4] = { 8, 16, 16, 3 };
+    const long n = 60;
+    float x[60 * 8];
+    uint8_t y[60];
+    const uint64_t seed = 5;
+    hetsgd_mlp *m;
+    float *grad;
+    double first, last = 0.0, eval_loss;
+    long correct;
+
+    make_blobs(x, y, n, seed);
     ck_assert_int_eq(hetsgd_mlp_create(dims, n, 11, &m), OMNIBATCH_SUCCESS);
     grad = malloc((size_t) hetsgd_mlp_nparams(m) * sizeof(float));
     ck_assert_ptr_nonnull(grad);
@@ -210,18 +219,12 @@ START_TEST(test_trained_network_classifies_tiny_problem)
     const long n = 60;
     float x[60 * 8];
     uint8_t y[60];
-    uint64_t state = 17;
+    const uint64_t seed = 17;
     hetsgd_mlp *m;
     float *grad;
     long correct = 0;
 
-    for (long r = 0; r < n; r++) {
-        y[r] = (uint8_t) (r % 3);
-        for (int c = 0; c < 8; c++) {
-            double centre = c % 3 == y[r] ? 0.9 : 0.1;
-            x[r * 8 + c] = (float) (centre + 0.2 * (hetsgd_rng_uniform(&state) - 0.5));
-        }
-    }
+    make_blobs(x, y, n, seed);
     ck_assert_int_eq(hetsgd_mlp_create(dims, 16, 3, &m), OMNIBATCH_SUCCESS);
     grad = malloc((size_t) hetsgd_mlp_nparams(m) * sizeof(float));
     ck_assert_ptr_nonnull(grad);
