@@ -22,4 +22,5 @@ include %reldir%/control.mk
 include %reldir%/support.mk
 include %reldir%/preload.mk
 include %reldir%/api.mk
+include %reldir%/tools.mk
 include %reldir%/hetsgd.mk
