@@ -1,8 +1,8 @@
 /*
  * Copyright (c) 2026 The omnibatch authors.
  *
- * OmniLearn's published rule, worked by hand on small cases, and its
- * mapping onto a fixed global batch.
+ * OmniLearn's published rule as the training benchmark applies it, worked
+ * by hand on small cases, and its mapping onto a fixed global batch.
  */
 #include "config.h"
 
@@ -55,28 +55,32 @@ END_TEST
 
 START_TEST(test_deadband_is_per_rank_and_ceil_overfills)
 {
-    /* mean 1.075: ranks 0-2 deviate 7% (kept at 64); rank 3 deviates 20.9%
-     * and becomes 64 * 1.075 / 1.3 = 52.92.  Share (256 - 244.92) / 4 = 2.77;
-     * ceil(66.77) = 67 three times and ceil(55.69) = 56: the sum is 257 > B. */
+    /* mean 1.1: ranks 0-2 deviate 9% (kept at 64); rank 3 deviates 27% and
+     * becomes floor(64 * 1.1 / 1.4) = floor(50.29) = 50.  Sum 242; the share
+     * ceil(14 / 4) = ceil(3.5) = 4 goes to every rank: 68, 68, 68, 54, which
+     * sum to 258 > B. */
     const long b[4] = { 64, 64, 64, 64 };
-    const double t[4] = { 1.0, 1.0, 1.0, 1.3 };
+    const double t[4] = { 1.0, 1.0, 1.0, 1.4 };
     long out[4];
 
     ck_assert_int_eq(hetsgd_omnilearn_published(b, t, 4, 256, HETSGD_OMNILEARN_DEADBAND, 1, 256, out),
                      OMNIBATCH_SUCCESS);
-    ck_assert_int_eq(out[0], 67);
-    ck_assert_int_eq(out[1], 67);
-    ck_assert_int_eq(out[2], 67);
-    ck_assert_int_eq(out[3], 56);
-    ck_assert_int_eq(sum_of(out, 4), 257);
+    ck_assert_int_eq(out[0], 68);
+    ck_assert_int_eq(out[1], 68);
+    ck_assert_int_eq(out[2], 68);
+    ck_assert_int_eq(out[3], 54);
+    ck_assert_int_eq(sum_of(out, 4), 258);
+    /* The input plan is left alone. */
+    ck_assert_int_eq(b[3], 64);
 }
 END_TEST
 
 START_TEST(test_share_after_bounds_can_break_them)
 {
-    /* As in the proportional case, but with bounds [60, 100]: 128, 128, 64, 32
-     * are clamped to 100, 100, 64, 60 (sum 324); the share -17 then takes
-     * ranks 2 and 3 to 47 and 43, below the lower bound of 60. */
+    /* As in the proportional case, but with bounds [60, 100]: the moved ranks
+     * 128, 128 and 32 are clamped to 100, 100 and 60 (rank 2, at the mean,
+     * keeps 64; sum 324); the share ceil(-68 / 4) = -17 then takes ranks 2
+     * and 3 to 47 and 43, below the lower bound of 60. */
     const long b[4] = { 64, 64, 64, 64 };
     const double t[4] = { 1.0, 1.0, 2.0, 4.0 };
     const long expected[4] = { 83, 83, 47, 43 };
@@ -97,8 +101,8 @@ START_TEST(test_a_custom_deadband_is_honoured)
     const double t[2] = { 1.0, 1.1 };
     long out[2];
 
-    /* mean 1.05: 50 * 1.05 = 52.5 and 50 * 1.05 / 1.1 = 47.73; sum 100.23,
-     * share -0.11: ceil(52.39) = 53, ceil(47.61) = 48. */
+    /* mean 1.05: floor(50 * 1.05) = 52 and floor(50 * 1.05 / 1.1) = 47; sum
+     * 99, share ceil(1 / 2) = 1: 53 and 48. */
     ck_assert_int_eq(hetsgd_omnilearn_published(b, t, 2, 100, 0.0, 1, 100, out), OMNIBATCH_SUCCESS);
     ck_assert_int_eq(out[0], 53);
     ck_assert_int_eq(out[1], 48);
@@ -161,6 +165,9 @@ START_TEST(test_fit_refuses_infeasible_bounds)
     ck_assert_int_eq(hetsgd_omnilearn_fit(published, 2, 10, 6, 10, plan), OMNIBATCH_ERR_INFEASIBLE);
     ck_assert_int_eq(hetsgd_omnilearn_fit(published, 2, 10, 1, 4, plan), OMNIBATCH_ERR_INFEASIBLE);
     ck_assert_int_eq(hetsgd_omnilearn_published(published, (const double[]) { 1, 1 }, 2, 10, 0.2, 5, 4, plan),
+                     OMNIBATCH_ERR_ARG);
+    /* A rank without a measured time cannot be judged. */
+    ck_assert_int_eq(hetsgd_omnilearn_published(published, (const double[]) { 1, 0 }, 2, 10, 0.2, 1, 10, plan),
                      OMNIBATCH_ERR_ARG);
 }
 END_TEST

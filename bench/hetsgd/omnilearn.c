@@ -1,60 +1,25 @@
 /*
  * Copyright (c) 2026 The omnibatch authors.
  *
- * OmniLearn's published batch rule and its mapping onto a fixed global
- * batch (see omnilearn.h).
+ * OmniLearn's published batch rule, shared with the simulator, and its
+ * mapping onto a fixed global batch (see omnilearn.h).
  */
 #include "config.h"
 
-#include <math.h>
-#include <stdlib.h>
+#include <string.h>
 
 #include "ob_error.h"
 #include "omnilearn.h"
+#include "sim_omnilearn.h"
 
 int hetsgd_omnilearn_published(const long *b, const double *t, int P, long B, double deadband,
                                long lo, long hi, long *published)
 {
-    double *next;
-    double mean_t = 0.0;
-    double sum = 0.0;
-    double share;
-
-    if (P < 1 || B < 1) {
-        return ob_fail(OMNIBATCH_ERR_ARG, "P=%d, B=%ld: expected both >= 1", P, B);
+    if (P < 1) {
+        return ob_fail(OMNIBATCH_ERR_ARG, "omnilearn: P=%d: expected >= 1", P);
     }
-    if (lo < 0 || hi < lo) {
-        return ob_fail(OMNIBATCH_ERR_ARG, "bounds [%ld, %ld]: expected 0 <= lo <= hi", lo, hi);
-    }
-    if (!(deadband >= 0.0)) {
-        return ob_fail(OMNIBATCH_ERR_ARG, "deadband=%g: expected >= 0", deadband);
-    }
-    next = malloc((size_t) P * sizeof *next);
-    if (NULL == next) {
-        return ob_fail(OMNIBATCH_ERR_NOMEM, "cannot allocate %d batches", P);
-    }
-    for (int i = 0; i < P; i++) {
-        mean_t += t[i];
-    }
-    mean_t /= P;
-    for (int i = 0; i < P; i++) {
-        double x = (double) b[i];
-
-        if (t[i] > 0.0 && mean_t > 0.0 && fabs(t[i] - mean_t) / mean_t > deadband) {
-            x *= mean_t / t[i];
-        }
-        next[i] = x < (double) lo ? (double) lo : x > (double) hi ? (double) hi : x;
-        sum += next[i];
-    }
-    share = ((double) B - sum) / P;
-    for (int i = 0; i < P; i++) {
-        double x = ceil(next[i] + share);
-
-        /* A batch cannot be negative, whatever the share; nothing else is corrected. */
-        published[i] = x > 0.0 ? (long) x : 0;
-    }
-    free(next);
-    return OMNIBATCH_SUCCESS;
+    memcpy(published, b, (size_t) P * sizeof *published);
+    return ob_sim_omnilearn_adjust(P, B, t, deadband, lo, hi, published, NULL, NULL);
 }
 
 int hetsgd_omnilearn_fit(const long *published, int P, long B, long lo, long hi, long *plan)
