@@ -40,3 +40,11 @@ TESTS += %reldir%/check_hetsgd_idx %reldir%/check_hetsgd_mlp \
 %canon_reldir%_check_hetsgd_report_SOURCES = %reldir%/check_hetsgd_report.c
 %canon_reldir%_check_hetsgd_report_CFLAGS = $(HETSGD_TEST_CFLAGS)
 %canon_reldir%_check_hetsgd_report_LDADD = $(HETSGD_TEST_LDADD)
+
+# A short run of the benchmark itself: 4 ranks, every policy, generated data.
+check_PROGRAMS += %reldir%/hetsgd_mkdata
+%canon_reldir%_hetsgd_mkdata_SOURCES = %reldir%/hetsgd_mkdata.c
+%canon_reldir%_hetsgd_mkdata_CFLAGS = $(HETSGD_TEST_CFLAGS)
+%canon_reldir%_hetsgd_mkdata_LDADD = $(HETSGD_TEST_LDADD)
+TESTS += %reldir%/hetsgd_np4.sh
+EXTRA_DIST += %reldir%/hetsgd_np4.sh
