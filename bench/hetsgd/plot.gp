@@ -20,7 +20,7 @@ ranks = int(STATS_max) + 1
 stats trace using 1 every ::1 nooutput
 last_step = int(STATS_max)
 
-set terminal pngcairo size 1200,900 font ",10"
+set terminal pngcairo size 1200,900 font ",10" noenhanced
 set output out
 set multiplot layout 3,1 title sprintf("hetsgd: %s, %d ranks", trace, ranks)
 set key outside right top
