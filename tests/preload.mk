@@ -1,1 +1,7 @@
-# tests/preload.mk: filled by its owner.
+# tests/preload.mk: preload mode.  Check suites for its MPI-free modules.
+
+check_PROGRAMS += %reldir%/check_stepdetect
+%canon_reldir%_check_stepdetect_SOURCES = %reldir%/check_stepdetect.c
+%canon_reldir%_check_stepdetect_CFLAGS = $(OB_CORE_TEST_CFLAGS)
+%canon_reldir%_check_stepdetect_LDADD = $(OB_CORE_TEST_LDADD)
+TESTS += %reldir%/check_stepdetect
