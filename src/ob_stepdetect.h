@@ -32,10 +32,12 @@
 
 #include <stdint.h>
 
-/** Events held while learning; the pattern is fixed by then at the latest. */
-#define OB_STEPDETECT_HISTORY 1024
-/** Largest number of gradient allreduces per step the detector can find. */
-#define OB_STEPDETECT_MAX_PERIOD 128
+/** Events held while learning (56 bytes each); the pattern is fixed by then at the latest. */
+#define OB_STEPDETECT_HISTORY 4096
+/** Largest number of gradient allreduces per step the detector can find by itself (a code
+ *  that reduces every tensor on its own has one per parameter tensor); a larger count can
+ *  be given. */
+#define OB_STEPDETECT_MAX_PERIOD 1024
 
 /** What identifies a gradient allreduce from step to step. */
 typedef struct ob_call_sig {
@@ -68,7 +70,8 @@ typedef struct ob_stepdetect ob_stepdetect;
 
 /**
  * \brief Create a detector.
- * \param[in] calls_per_step  gradient allreduces per step if known (OMNIBATCH_CALLS_PER_STEP), 0 = find it.
+ * \param[in] calls_per_step  gradient allreduces per step if known (OMNIBATCH_CALLS_PER_STEP, any
+ *                            count >= 1), 0 = find it.
  * \param[in] on_step         called for each finished step (not NULL).
  * \param[in] ctx             passed to \p on_step.
  * \param[out] det            the detector.

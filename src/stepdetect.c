@@ -86,12 +86,51 @@ static int ob_sig_eq(const ob_call_sig *a, const ob_call_sig *b)
     return a->comm == b->comm && a->count == b->count && a->elem == b->elem;
 }
 
-static int ob_cmp_double(const void *a, const void *b)
+/* The median of v[0..m), m >= 1, reordering v: quickselect, linear on
+ * average, since the gap analysis takes many medians of the history. */
+static double ob_median(double *v, int m)
 {
-    double x = *(const double *) a;
-    double y = *(const double *) b;
+    int k = m / 2, lo = 0, hi = m - 1;
+    double upper, lower;
 
-    return (x > y) - (x < y);
+    while (lo < hi) {
+        double pivot = v[lo + (hi - lo) / 2];
+        int i = lo, j = hi;
+
+        while (i <= j) {
+            while (v[i] < pivot) {
+                i++;
+            }
+            while (v[j] > pivot) {
+                j--;
+            }
+            if (i <= j) {
+                double t = v[i];
+
+                v[i++] = v[j];
+                v[j--] = t;
+            }
+        }
+        if (k <= j) {
+            hi = j;
+        } else if (k >= i) {
+            lo = i;
+        } else {
+            break;
+        }
+    }
+    upper = v[k];
+    if (1 == m % 2) {
+        return upper;
+    }
+    /* Even count: the lower middle is the largest of v[0..k). */
+    lower = v[0];
+    for (int q = 1; q < k; q++) {
+        if (v[q] > lower) {
+            lower = v[q];
+        }
+    }
+    return 0.5 * (lower + upper);
 }
 
 /* ---------------------------------------------------------------- tracker */
@@ -167,7 +206,8 @@ static void ob_sd_track_call(ob_stepdetect *d, const ob_call_sig *sig, double t0
     if (d->in_step) {
         d->blocked += t1 - t0;
         d->calls++;
-        if (ob_sig_eq(sig, &d->cycle[d->pos % d->period])) {
+        if (d->period > OB_STEPDETECT_MAX_PERIOD
+            || ob_sig_eq(sig, &d->cycle[d->pos % d->period])) {
             d->pos++;
         }
         if (batch >= 0) {
@@ -297,8 +337,7 @@ static int ob_sd_gap_candidate(const double *gaps, int n, int w, long N, double 
         if (m < 2) {
             return 0;
         }
-        qsort(scratch, (size_t) m, sizeof *scratch, ob_cmp_double);
-        med = 0 == m % 2 ? 0.5 * (scratch[m / 2 - 1] + scratch[m / 2]) : scratch[m / 2];
+        med = ob_median(scratch, m);
         if (med > med_best) {
             med_second = med_best;
             med_best = med;
@@ -450,13 +489,17 @@ static int ob_sd_learn(ob_stepdetect *d, int force)
         period = best.period;
         phase = best.phase;
         threshold = best.threshold;
+    } else if (d->given > 0) {
+        period = N;
     } else {
         period = N > n - w ? (n - w > 0 ? n - w : 1) : N;
     }
     d->period = period;
     d->threshold = threshold;
-    for (long k = 0; k < period; k++) {
-        d->cycle[k] = x[w + (phase + k) % period];
+    for (long k = 0; k < period && k < OB_STEPDETECT_MAX_PERIOD; k++) {
+        long j = w + (phase + k) % period;
+
+        d->cycle[k] = x[j < n ? j : n - 1];
     }
     if (d->given > 0) {
         d->rule = OB_STEP_RULE_COUNT;
@@ -495,9 +538,9 @@ int ob_stepdetect_create(long calls_per_step, ob_step_fn on_step, void *ctx, ob_
     if (NULL == det || NULL == on_step) {
         return ob_fail(OMNIBATCH_ERR_ARG, "ob_stepdetect_create: det and on_step must not be NULL");
     }
-    if (calls_per_step < 0 || calls_per_step > OB_STEPDETECT_MAX_PERIOD) {
-        return ob_fail(OMNIBATCH_ERR_ARG, "calls_per_step=%ld: expected 0 (detect) to %d",
-                       calls_per_step, OB_STEPDETECT_MAX_PERIOD);
+    if (calls_per_step < 0) {
+        return ob_fail(OMNIBATCH_ERR_ARG, "calls_per_step=%ld: expected 0 (detect) or a count >= 1",
+                       calls_per_step);
     }
     d = calloc(1, sizeof *d);
     if (NULL == d) {
