@@ -5,7 +5,19 @@
  * string numbers, ranges checked, booleans as 1/0, on/off, true/false,
  * yes/no (any case).  A bad value fails with one line naming the variable,
  * the value and what is allowed; an unknown OMNIBATCH_* name is a warning.
- * The defaults below are the documented ones (README's configuration table).
+ * The defaults below are the documented ones: README's configuration table
+ * is written by ob_config_markdown() from the same table that parses.
+ *
+ * Spellings accepted (the table says which applies to which variable):
+ * - numbers: the whole value, C locale, no spaces, no hex, no inf/nan;
+ * - counts: decimal integers ("010" is ten, never octal; "0x10" is refused);
+ * - byte counts: a decimal integer with an optional suffix K, M or G (either
+ *   case) meaning KiB, MiB, GiB: "64K" is 65536;
+ * - booleans: 1/0, on/off, true/false, yes/no, in any case;
+ * - choices: one of the listed names, in any case;
+ * - paths: non-empty, shorter than PATH_MAX.
+ * When a name appears twice in the environment, the first wins, as with
+ * getenv().
  */
 #ifndef OB_CONFIG_H
 #define OB_CONFIG_H
@@ -20,6 +32,15 @@
 #define OB_DEFAULT_PERIOD 2            /* steps between plan exchanges */
 #define OB_DEFAULT_WARMUP 2            /* first steps not measured (cold caches) */
 #define OB_DEFAULT_MIN_BYTES 1024      /* least payload of a gradient allreduce */
+
+/* Upper limits of the counts: far above any real run, low enough that sums
+ * and products of them in the planner and the shard arithmetic cannot
+ * overflow a long.  Plain digits: the configuration table quotes them. */
+#define OB_CONFIG_BATCH_LIMIT 1000000000         /* MIN/MAX/GLOBAL_BATCH, GRANULARITY */
+#define OB_CONFIG_STEPS_LIMIT 1000000            /* PERIOD, WARMUP */
+#define OB_CONFIG_CALLS_LIMIT 100000             /* CALLS_PER_STEP */
+#define OB_CONFIG_BYTES_LIMIT ((size_t) 1 << 30) /* MIN_BYTES: 1G */
+#define OB_CONFIG_DEBUG_LIMIT 3                  /* DEBUG */
 
 /** How the report is written at MPI_Finalize (OMNIBATCH_REPORT). */
 typedef enum ob_report_format {
@@ -49,12 +70,12 @@ typedef struct ob_config {
     double forget;               /* OMNIBATCH_FORGET, in [0.5, 1] */
     long period;                 /* OMNIBATCH_PERIOD, steps in [1, 1000000] */
     long warmup;                 /* OMNIBATCH_WARMUP, steps in [0, 1000000] */
-    long min_batch;              /* OMNIBATCH_MIN_BATCH, >= 1, default 1 */
-    long max_batch;              /* OMNIBATCH_MAX_BATCH, >= 1, or 0 = no limit (default) */
-    long granularity;            /* OMNIBATCH_GRANULARITY, >= 1, default 1 */
-    long global_batch;           /* OMNIBATCH_GLOBAL_BATCH, >= 1, or 0 = unknown (default); preload report */
-    size_t min_bytes;            /* OMNIBATCH_MIN_BYTES, >= 1 */
-    long calls_per_step;         /* OMNIBATCH_CALLS_PER_STEP, >= 1, or 0 = detect (default) */
+    long min_batch;              /* OMNIBATCH_MIN_BATCH, in [1, OB_CONFIG_BATCH_LIMIT], default 1 */
+    long max_batch;              /* OMNIBATCH_MAX_BATCH, in [min_batch, limit], or 0 = no limit (default) */
+    long granularity;            /* OMNIBATCH_GRANULARITY, in [1, limit], default 1; <= max_batch if set */
+    long global_batch;           /* OMNIBATCH_GLOBAL_BATCH, in [min_batch, limit], or 0 = unknown (default) */
+    size_t min_bytes;            /* OMNIBATCH_MIN_BYTES, in [1, 1G] */
+    long calls_per_step;         /* OMNIBATCH_CALLS_PER_STEP, in [1, 100000], or 0 = detect (default) */
     int weight;                  /* OMNIBATCH_WEIGHT, bool, default off */
     ob_convention convention;    /* OMNIBATCH_CONVENTION: mean | divide-by-p; default auto */
     ob_report_format report;     /* OMNIBATCH_REPORT: off | text | json; default text */
@@ -99,5 +120,34 @@ int ob_config_global(const ob_config **cfg);
 
 /** \brief The name of a report format ("off", "text", "json"). */
 const char *ob_config_report_name(ob_report_format f);
+
+/** \brief The name of a gradient convention ("auto", "mean", "divide-by-p"). */
+const char *ob_config_convention_name(ob_convention c);
+
+/** \brief The name of a first-plan prior ("equal", "cores", "gpus"). */
+const char *ob_config_prior_name(ob_prior p);
+
+/** One row of the configuration table (README), as the parser knows it. */
+typedef struct ob_config_doc {
+    const char *name;            /* "OMNIBATCH_GAIN" */
+    const char *allowed;         /* "a number in (0, 1]": also the end of every error line */
+    const char *default_value;   /* a value that parses to the default, or NULL: unset */
+    const char *meaning;         /* one sentence */
+} ob_config_doc;
+
+/**
+ * \brief Row \p i of the configuration table, in the order the README lists them.
+ * \return the row, or NULL when \p i is past the last one.
+ */
+const ob_config_doc *ob_config_doc_at(size_t i);
+
+/**
+ * \brief Write the configuration table as Markdown (header and one row per variable).
+ *
+ * Like snprintf: writes at most \p size bytes including the terminating NUL
+ * (nothing when \p size is 0) and returns the length the whole table needs,
+ * without the NUL; call with (NULL, 0) to size a buffer.
+ */
+size_t ob_config_markdown(char *buf, size_t size);
 
 #endif /* OB_CONFIG_H */

@@ -1,0 +1,745 @@
+/*
+ * Copyright (c) 2026 The omnibatch authors.
+ *
+ * The OMNIBATCH_* settings (ob_config.h).  One table drives everything: the
+ * parser, the error lines and README's configuration table, so the three
+ * cannot drift apart.
+ */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <locale.h>
+#include <math.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "ob_config.h"
+#include "ob_error.h"
+#include "ob_log.h"
+
+extern char **environ;
+
+#define OB_STR_(x) #x
+#define OB_STR(x) OB_STR_(x)
+
+#define OB_PREFIX "OMNIBATCH_"
+#define OB_PREFIX_LEN (sizeof OB_PREFIX - 1)
+
+/* A value is shown in an error line at most this long, so that the line
+ * stays readable and the "expected ..." part is never cut off. */
+#define OB_SHOWN_VALUE_MAX 64
+
+typedef enum ob_var_kind {
+    OB_VAR_BOOL,                 /* int: 1/0, on/off, true/false, yes/no */
+    OB_VAR_REAL,                 /* double in [lo, hi], lo excluded when lo_open */
+    OB_VAR_LONG,                 /* long in [min, max], or 0 when zero_ok */
+    OB_VAR_LEVEL,                /* int in [min, max] */
+    OB_VAR_BYTES,                /* size_t in [min, max], suffix K/M/G */
+    OB_VAR_CHOICE,               /* an enum, by name */
+    OB_VAR_PATH                  /* char[PATH_MAX], non-empty */
+} ob_var_kind;
+
+typedef struct ob_choice {
+    const char *name;
+    int value;
+} ob_choice;
+
+typedef struct ob_var {
+    ob_config_doc doc;           /* first: ob_config_doc_at() hands out its address */
+    ob_var_kind kind;
+    size_t offset;               /* of the field in ob_config */
+    double lo, hi;               /* REAL */
+    int lo_open;                 /* REAL */
+    long min, max;               /* LONG, LEVEL, BYTES */
+    int zero_ok;                 /* LONG: 0 is allowed and means "unset" */
+    const ob_choice *choices;    /* CHOICE: NULL-terminated */
+} ob_var;
+
+static const ob_choice ob_report_choices[] = {
+    { "off", OB_REPORT_OFF }, { "text", OB_REPORT_TEXT }, { "json", OB_REPORT_JSON }, { NULL, 0 }
+};
+
+static const ob_choice ob_convention_choices[] = {
+    { "auto", OB_CONVENTION_AUTO }, { "mean", OB_CONVENTION_MEAN },
+    { "divide-by-p", OB_CONVENTION_DIVIDE_BY_P }, { NULL, 0 }
+};
+
+static const ob_choice ob_prior_choices[] = {
+    { "equal", OB_PRIOR_EQUAL }, { "cores", OB_PRIOR_CORES }, { "gpus", OB_PRIOR_GPUS }, { NULL, 0 }
+};
+
+#define OB_BOOL_ALLOWED "a boolean: 1/0, on/off, true/false or yes/no"
+#define OB_PATH_ALLOWED "a non-empty path shorter than " OB_STR(PATH_MAX) " bytes"
+#define OB_OFF(field) offsetof(ob_config, field)
+
+/* README order: what most users touch first. */
+static const ob_var ob_vars[] = {
+    { { "OMNIBATCH_ENABLE", OB_BOOL_ALLOWED, "on",
+        "On: the plan follows the measured speeds; off: every call passes through and the plan "
+        "stays the equal split." },
+      OB_VAR_BOOL, OB_OFF(enable), 0, 0, 0, 0, 0, 0, NULL },
+    { { "OMNIBATCH_GAIN", "a number in (0, 1]", OB_STR(OB_DEFAULT_GAIN),
+        "Proportional gain: the fraction of the way to the best split taken at each decision." },
+      OB_VAR_REAL, OB_OFF(gain), 0.0, 1.0, 1, 0, 0, 0, NULL },
+    { { "OMNIBATCH_DEADBAND", "a number in [0, 0.5]", OB_STR(OB_DEFAULT_DEADBAND),
+        "The plan changes only when the predicted step time falls by more than this fraction." },
+      OB_VAR_REAL, OB_OFF(deadband), 0.0, 0.5, 0, 0, 0, 0, NULL },
+    { { "OMNIBATCH_FORGET", "a number in [0.5, 1]", OB_STR(OB_DEFAULT_FORGET),
+        "Forgetting factor of the per-rank speed estimate (1: never forget)." },
+      OB_VAR_REAL, OB_OFF(forget), 0.5, 1.0, 0, 0, 0, 0, NULL },
+    { { "OMNIBATCH_PERIOD", "an integer in [1, " OB_STR(OB_CONFIG_STEPS_LIMIT) "]",
+        OB_STR(OB_DEFAULT_PERIOD), "Steps between two exchanges of measurements (and a new plan) among the ranks." },
+      OB_VAR_LONG, OB_OFF(period), 0, 0, 0, 1, OB_CONFIG_STEPS_LIMIT, 0, NULL },
+    { { "OMNIBATCH_WARMUP", "an integer in [0, " OB_STR(OB_CONFIG_STEPS_LIMIT) "]",
+        OB_STR(OB_DEFAULT_WARMUP), "First steps not measured (cold caches, lazy initialisation)." },
+      OB_VAR_LONG, OB_OFF(warmup), 0, 0, 0, 0, OB_CONFIG_STEPS_LIMIT, 0, NULL },
+    { { "OMNIBATCH_MIN_BATCH", "an integer in [1, " OB_STR(OB_CONFIG_BATCH_LIMIT) "]", "1",
+        "Least local batch of every rank." },
+      OB_VAR_LONG, OB_OFF(min_batch), 0, 0, 0, 1, OB_CONFIG_BATCH_LIMIT, 0, NULL },
+    { { "OMNIBATCH_MAX_BATCH",
+        "0 (no limit) or an integer in [1, " OB_STR(OB_CONFIG_BATCH_LIMIT) "]", "0",
+        "Largest local batch of every rank (memory limit); at least OMNIBATCH_MIN_BATCH and "
+        "OMNIBATCH_GRANULARITY; 0: no limit." },
+      OB_VAR_LONG, OB_OFF(max_batch), 0, 0, 0, 1, OB_CONFIG_BATCH_LIMIT, 1, NULL },
+    { { "OMNIBATCH_GRANULARITY", "an integer in [1, " OB_STR(OB_CONFIG_BATCH_LIMIT) "]", "1",
+        "Local batches are multiples of this (8 suits GPUs); one rank also carries what is left "
+        "of the global batch." },
+      OB_VAR_LONG, OB_OFF(granularity), 0, 0, 0, 1, OB_CONFIG_BATCH_LIMIT, 0, NULL },
+    { { "OMNIBATCH_GLOBAL_BATCH",
+        "0 (unknown) or an integer in [1, " OB_STR(OB_CONFIG_BATCH_LIMIT) "]", "0",
+        "Preload mode: the global batch of the unmodified code, so the report can give the split "
+        "in samples; at least OMNIBATCH_MIN_BATCH; 0: unknown." },
+      OB_VAR_LONG, OB_OFF(global_batch), 0, 0, 0, 1, OB_CONFIG_BATCH_LIMIT, 1, NULL },
+    { { "OMNIBATCH_MIN_BYTES",
+        "a byte count in [1, 1G], with an optional suffix K, M or G (KiB, MiB, GiB)",
+        OB_STR(OB_DEFAULT_MIN_BYTES),
+        "Preload mode: least payload, in bytes, of an allreduce taken for a gradient allreduce." },
+      OB_VAR_BYTES, OB_OFF(min_bytes), 0, 0, 0, 1, (long) OB_CONFIG_BYTES_LIMIT, 0, NULL },
+    { { "OMNIBATCH_CALLS_PER_STEP",
+        "0 (detect) or an integer in [1, " OB_STR(OB_CONFIG_CALLS_LIMIT) "]", "0",
+        "Preload mode: gradient allreduces per training step (bucketed codes issue several); "
+        "0: found from the repeating pattern." },
+      OB_VAR_LONG, OB_OFF(calls_per_step), 0, 0, 0, 1, OB_CONFIG_CALLS_LIMIT, 1, NULL },
+    { { "OMNIBATCH_WEIGHT", OB_BOOL_ALLOWED, "off",
+        "Preload mode: scale the recognised gradient allreduces by each rank's share of the "
+        "global batch." },
+      OB_VAR_BOOL, OB_OFF(weight), 0, 0, 0, 0, 0, 0, NULL },
+    { { "OMNIBATCH_CONVENTION", "auto, mean or divide-by-p", "auto",
+        "What the code does with the summed gradient. mean: uses it as the gradient (each rank "
+        "scales by `b_i/B`); divide-by-p: divides it by P (each rank scales by `P*b_i/B`); auto: "
+        "the API's option, divide-by-p in preload mode." },
+      OB_VAR_CHOICE, OB_OFF(convention), 0, 0, 0, 0, 0, 0, ob_convention_choices },
+    { { "OMNIBATCH_REPORT", "off, text or json", "text",
+        "Format of the report rank 0 writes at MPI_Finalize." },
+      OB_VAR_CHOICE, OB_OFF(report), 0, 0, 0, 0, 0, 0, ob_report_choices },
+    { { "OMNIBATCH_REPORT_FILE", OB_PATH_ALLOWED, NULL,
+        "Where the report goes; unset: standard error." },
+      OB_VAR_PATH, OB_OFF(report_file), 0, 0, 0, 0, 0, 0, NULL },
+    { { "OMNIBATCH_TRACE", OB_PATH_ALLOWED, NULL,
+        "CSV file with one row per step and rank (step, rank, batch, compute_s, blocked_s); "
+        "unset: no trace. Must differ from OMNIBATCH_REPORT_FILE." },
+      OB_VAR_PATH, OB_OFF(trace_file), 0, 0, 0, 0, 0, 0, NULL },
+    { { "OMNIBATCH_PRIOR", "equal, cores or gpus", "equal",
+        "First plan, before anything is measured: equal shares, or in proportion to the cores "
+        "(hwloc) or GPUs of each rank." },
+      OB_VAR_CHOICE, OB_OFF(prior), 0, 0, 0, 0, 0, 0, ob_prior_choices },
+    { { "OMNIBATCH_VERIFY", OB_BOOL_ALLOWED, "off",
+        "Check at every exchange that all ranks computed the same plan." },
+      OB_VAR_BOOL, OB_OFF(verify), 0, 0, 0, 0, 0, 0, NULL },
+    { { "OMNIBATCH_DEBUG", "an integer in [0, " OB_STR(OB_CONFIG_DEBUG_LIMIT) "]", "0",
+        "Debug messages on standard error, more at each level (0: none)." },
+      OB_VAR_LEVEL, OB_OFF(debug), 0, 0, 0, 0, OB_CONFIG_DEBUG_LIMIT, 0, NULL },
+};
+
+#define OB_NVARS (sizeof ob_vars / sizeof ob_vars[0])
+
+/* The choice fields are written through int: an enum with these values has
+ * int's size and representation. */
+_Static_assert(sizeof(ob_convention) == sizeof(int), "ob_convention stored as int");
+_Static_assert(sizeof(ob_report_format) == sizeof(int), "ob_report_format stored as int");
+_Static_assert(sizeof(ob_prior) == sizeof(int), "ob_prior stored as int");
+
+void ob_config_defaults(ob_config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->enable = 1;
+    cfg->gain = OB_DEFAULT_GAIN;
+    cfg->deadband = OB_DEFAULT_DEADBAND;
+    cfg->forget = OB_DEFAULT_FORGET;
+    cfg->period = OB_DEFAULT_PERIOD;
+    cfg->warmup = OB_DEFAULT_WARMUP;
+    cfg->min_batch = 1;
+    cfg->max_batch = 0;
+    cfg->granularity = 1;
+    cfg->global_batch = 0;
+    cfg->min_bytes = OB_DEFAULT_MIN_BYTES;
+    cfg->calls_per_step = 0;
+    cfg->weight = 0;
+    cfg->convention = OB_CONVENTION_AUTO;
+    cfg->report = OB_REPORT_TEXT;
+    cfg->report_file[0] = '\0';
+    cfg->trace_file[0] = '\0';
+    cfg->prior = OB_PRIOR_EQUAL;
+    cfg->verify = 0;
+    cfg->debug = 0;
+}
+
+/* ---- the value, as shown in an error line -------------------------------- */
+
+/* Control characters are escaped so that the error stays one line; a long
+ * value is cut, so the line still says what is allowed. */
+static void ob_show_value(const char *value, char *out, size_t size)
+{
+    size_t n = 0;
+    size_t shown = 0;
+
+    for (const unsigned char *p = (const unsigned char *) value; '\0' != *p; p++, shown++) {
+        if (OB_SHOWN_VALUE_MAX == shown) {
+            snprintf(out + n, size - n, "...");
+            return;
+        }
+        if (n + 5 >= size) {
+            break;
+        }
+        if (*p < 0x20 || 0x7f == *p) {
+            n += (size_t) snprintf(out + n, size - n, "\\x%02x", *p);
+        } else {
+            out[n++] = (char) *p;
+        }
+    }
+    out[n] = '\0';
+}
+
+static int ob_bad_value(const ob_var *v, const char *value)
+{
+    char shown[4 * OB_SHOWN_VALUE_MAX + 8];
+
+    ob_show_value(value, shown, sizeof shown);
+    return ob_fail(OMNIBATCH_ERR_CONFIG, "%s='%s': expected %s", v->doc.name, shown, v->doc.allowed);
+}
+
+/* ---- spellings ------------------------------------------------------------ */
+
+static int ob_all_digits(const char *s, const char **end)
+{
+    const char *p = s;
+
+    while (isdigit((unsigned char) *p)) {
+        p++;
+    }
+    *end = p;
+    return p != s;
+}
+
+/* [+-]digits: strtol alone would also take leading spaces and "0x". */
+static int ob_parse_long(const char *s, long *out)
+{
+    const char *p = s;
+    const char *end;
+    char *stop;
+    long x;
+
+    if ('+' == *p || '-' == *p) {
+        p++;
+    }
+    if (!ob_all_digits(p, &end) || '\0' != *end) {
+        return -1;
+    }
+    errno = 0;
+    x = strtol(s, &stop, 10);
+    if (0 != errno || '\0' != *stop) {
+        return -1;
+    }
+    *out = x;
+    return 0;
+}
+
+/* [+-](digits[.digits]|.digits)([eE][+-]digits): no hex, inf or nan, which
+ * strtod would take.  Converted in the C locale, so an application that
+ * set a locale with a decimal comma still reads "0.5" as a half. */
+static int ob_parse_real(const char *s, double *out)
+{
+    const char *p = s;
+    const char *end;
+    int digits = 0;
+    char *stop;
+    double x;
+    locale_t c_locale;
+    locale_t old = (locale_t) 0;
+
+    if ('+' == *p || '-' == *p) {
+        p++;
+    }
+    if (ob_all_digits(p, &end)) {
+        digits = 1;
+    }
+    p = end;
+    if ('.' == *p) {
+        p++;
+        if (ob_all_digits(p, &end)) {
+            digits = 1;
+        }
+        p = end;
+    }
+    if (!digits) {
+        return -1;
+    }
+    if ('e' == *p || 'E' == *p) {
+        p++;
+        if ('+' == *p || '-' == *p) {
+            p++;
+        }
+        if (!ob_all_digits(p, &end)) {
+            return -1;
+        }
+        p = end;
+    }
+    if ('\0' != *p) {
+        return -1;
+    }
+    c_locale = newlocale(LC_NUMERIC_MASK, "C", (locale_t) 0);
+    if ((locale_t) 0 != c_locale) {
+        old = uselocale(c_locale);
+    }
+    errno = 0;
+    x = strtod(s, &stop);
+    if ((locale_t) 0 != c_locale) {
+        uselocale(old);
+        freelocale(c_locale);
+    }
+    /* ERANGE: overflow, or an underflow that lost the value. */
+    if (0 != errno || '\0' != *stop || !isfinite(x)) {
+        return -1;
+    }
+    *out = x;
+    return 0;
+}
+
+static int ob_parse_bytes(const char *s, long max, size_t *out)
+{
+    const char *end;
+    char digits[32];
+    size_t len;
+    long x;
+    long mult = 1;
+
+    if (!ob_all_digits(s, &end)) {
+        return -1;
+    }
+    len = (size_t) (end - s);
+    if ('\0' != *end) {
+        switch (*end) {
+        case 'K':
+        case 'k':
+            mult = 1L << 10;
+            break;
+        case 'M':
+        case 'm':
+            mult = 1L << 20;
+            break;
+        case 'G':
+        case 'g':
+            mult = 1L << 30;
+            break;
+        default:
+            return -1;
+        }
+        if ('\0' != end[1]) {
+            return -1;
+        }
+    }
+    if (len >= sizeof digits) {
+        return -1;
+    }
+    memcpy(digits, s, len);
+    digits[len] = '\0';
+    if (0 != ob_parse_long(digits, &x) || x < 1 || x > max / mult) {
+        return -1;
+    }
+    *out = (size_t) (x * mult);
+    return 0;
+}
+
+static int ob_parse_bool(const char *s, int *out)
+{
+    static const char *const yes[] = { "1", "on", "true", "yes" };
+    static const char *const no[] = { "0", "off", "false", "no" };
+
+    for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++) {
+        if (0 == strcasecmp(s, yes[i])) {
+            *out = 1;
+            return 0;
+        }
+        if (0 == strcasecmp(s, no[i])) {
+            *out = 0;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+static int ob_parse_choice(const ob_choice *choices, const char *s, int *out)
+{
+    for (const ob_choice *c = choices; NULL != c->name; c++) {
+        if (0 == strcasecmp(s, c->name)) {
+            *out = c->value;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* ---- one variable ----------------------------------------------------------- */
+
+static int ob_set_var(const ob_var *v, const char *value, ob_config *cfg)
+{
+    char *field = (char *) cfg + v->offset;
+    double real;
+    long count;
+    size_t bytes;
+    int flag;
+
+    switch (v->kind) {
+    case OB_VAR_BOOL:
+        if (0 != ob_parse_bool(value, &flag)) {
+            return ob_bad_value(v, value);
+        }
+        *(int *) (void *) field = flag;
+        break;
+    case OB_VAR_REAL:
+        if (0 != ob_parse_real(value, &real) || real > v->hi
+            || (v->lo_open ? real <= v->lo : real < v->lo)) {
+            return ob_bad_value(v, value);
+        }
+        *(double *) (void *) field = real;
+        break;
+    case OB_VAR_LONG:
+    case OB_VAR_LEVEL:
+        if (0 != ob_parse_long(value, &count)
+            || !((count >= v->min && count <= v->max) || (v->zero_ok && 0 == count))) {
+            return ob_bad_value(v, value);
+        }
+        if (OB_VAR_LONG == v->kind) {
+            *(long *) (void *) field = count;
+        } else {
+            *(int *) (void *) field = (int) count;
+        }
+        break;
+    case OB_VAR_BYTES:
+        if (0 != ob_parse_bytes(value, v->max, &bytes)) {
+            return ob_bad_value(v, value);
+        }
+        *(size_t *) (void *) field = bytes;
+        break;
+    case OB_VAR_CHOICE:
+        if (0 != ob_parse_choice(v->choices, value, &flag)) {
+            return ob_bad_value(v, value);
+        }
+        *(int *) (void *) field = flag;
+        break;
+    case OB_VAR_PATH:
+        if ('\0' == value[0] || strlen(value) >= PATH_MAX) {
+            return ob_bad_value(v, value);
+        }
+        memcpy(field, value, strlen(value) + 1);
+        break;
+    }
+    return OMNIBATCH_SUCCESS;
+}
+
+/* Rules between variables, checked once all are read. */
+static int ob_check_together(const ob_config *cfg)
+{
+    if (0 != cfg->max_batch && cfg->max_batch < cfg->min_batch) {
+        return ob_fail(OMNIBATCH_ERR_CONFIG,
+                       "OMNIBATCH_MAX_BATCH='%ld': expected 0 (no limit) or at least "
+                       "OMNIBATCH_MIN_BATCH=%ld", cfg->max_batch, cfg->min_batch);
+    }
+    if (0 != cfg->max_batch && cfg->max_batch < cfg->granularity) {
+        return ob_fail(OMNIBATCH_ERR_CONFIG,
+                       "OMNIBATCH_MAX_BATCH='%ld': expected 0 (no limit) or at least "
+                       "OMNIBATCH_GRANULARITY=%ld", cfg->max_batch, cfg->granularity);
+    }
+    if (0 != cfg->global_batch && cfg->global_batch < cfg->min_batch) {
+        return ob_fail(OMNIBATCH_ERR_CONFIG,
+                       "OMNIBATCH_GLOBAL_BATCH='%ld': expected 0 (unknown) or at least "
+                       "OMNIBATCH_MIN_BATCH=%ld", cfg->global_batch, cfg->min_batch);
+    }
+    if ('\0' != cfg->trace_file[0] && 0 == strcmp(cfg->trace_file, cfg->report_file)) {
+        char shown[4 * OB_SHOWN_VALUE_MAX + 8];
+
+        ob_show_value(cfg->trace_file, shown, sizeof shown);
+        return ob_fail(OMNIBATCH_ERR_CONFIG,
+                       "OMNIBATCH_TRACE='%s': expected a file other than OMNIBATCH_REPORT_FILE",
+                       shown);
+    }
+    return OMNIBATCH_SUCCESS;
+}
+
+/* ---- unknown names ------------------------------------------------------------ */
+
+/* Edit distance with transpositions (optimal string alignment), ignoring
+ * case: "GIAN" is one edit from "GAIN". */
+static size_t ob_edit_distance(const char *a, const char *b)
+{
+    enum { OB_NAME_MAX = 64 };
+    size_t la = strlen(a);
+    size_t lb = strlen(b);
+    unsigned char d[OB_NAME_MAX + 1][OB_NAME_MAX + 1];
+
+    if (la > OB_NAME_MAX || lb > OB_NAME_MAX) {
+        return (size_t) -1;
+    }
+    for (size_t i = 0; i <= la; i++) {
+        d[i][0] = (unsigned char) i;
+    }
+    for (size_t j = 0; j <= lb; j++) {
+        d[0][j] = (unsigned char) j;
+    }
+    for (size_t i = 1; i <= la; i++) {
+        for (size_t j = 1; j <= lb; j++) {
+            size_t cost = toupper((unsigned char) a[i - 1]) == toupper((unsigned char) b[j - 1]) ? 0 : 1;
+            size_t del = (size_t) d[i - 1][j] + 1;
+            size_t ins = (size_t) d[i][j - 1] + 1;
+            size_t sub = (size_t) d[i - 1][j - 1] + cost;
+            size_t best = del < ins ? del : ins;
+
+            if (sub < best) {
+                best = sub;
+            }
+            if (i > 1 && j > 1
+                && toupper((unsigned char) a[i - 1]) == toupper((unsigned char) b[j - 2])
+                && toupper((unsigned char) a[i - 2]) == toupper((unsigned char) b[j - 1])
+                && (size_t) d[i - 2][j - 2] + 1 < best) {
+                best = (size_t) d[i - 2][j - 2] + 1;
+            }
+            d[i][j] = (unsigned char) best;
+        }
+    }
+    return d[la][lb];
+}
+
+/* The known name closest to \p name, or NULL when none is a plausible
+ * typo: within 2 edits or a third of its length, or a known name with
+ * something appended (OMNIBATCH_TRACE_FILE for OMNIBATCH_TRACE). */
+static const char *ob_closest_name(const char *name)
+{
+    const char *best = NULL;
+    size_t best_d = (size_t) -1;
+
+    for (size_t i = 0; i < OB_NVARS; i++) {
+        const char *known = ob_vars[i].doc.name + OB_PREFIX_LEN;
+        size_t d = ob_edit_distance(name + OB_PREFIX_LEN, known);
+        size_t limit = strlen(known) / 3 > 2 ? strlen(known) / 3 : 2;
+        int extended = 0 == strncasecmp(name + OB_PREFIX_LEN, known, strlen(known));
+
+        if ((d <= limit || extended) && d < best_d) {
+            best = ob_vars[i].doc.name;
+            best_d = d;
+        }
+    }
+    return best;
+}
+
+static void ob_default_warn(void *ctx, const char *name, const char *suggestion)
+{
+    (void) ctx;
+    if (NULL != suggestion) {
+        ob_log_warn_rank0("unknown setting %s ignored (did you mean %s?)", name, suggestion);
+    } else {
+        ob_log_warn_rank0("unknown setting %s ignored", name);
+    }
+}
+
+static const ob_var *ob_find_var(const char *name, size_t len)
+{
+    for (size_t i = 0; i < OB_NVARS; i++) {
+        if (strlen(ob_vars[i].doc.name) == len && 0 == strncmp(ob_vars[i].doc.name, name, len)) {
+            return &ob_vars[i];
+        }
+    }
+    return NULL;
+}
+
+static void ob_warn_unknown(char *const *envp, ob_config_warn_fn warn, void *ctx)
+{
+    for (char *const *e = envp; NULL != *e; e++) {
+        const char *eq = strchr(*e, '=');
+        size_t len = NULL != eq ? (size_t) (eq - *e) : strlen(*e);
+        char name[128];
+
+        if (0 != strncmp(*e, OB_PREFIX, OB_PREFIX_LEN) || NULL != ob_find_var(*e, len)) {
+            continue;
+        }
+        if (len >= sizeof name) {
+            len = sizeof name - 1;
+        }
+        memcpy(name, *e, len);
+        name[len] = '\0';
+        warn(ctx, name, ob_closest_name(name));
+    }
+}
+
+/* The first "NAME=value" of envp for this variable, as getenv() finds it. */
+static const char *ob_lookup(char *const *envp, const char *name)
+{
+    size_t len = strlen(name);
+
+    for (char *const *e = envp; NULL != *e; e++) {
+        if (0 == strncmp(*e, name, len) && '=' == (*e)[len]) {
+            return *e + len + 1;
+        }
+    }
+    return NULL;
+}
+
+int ob_config_from_env(ob_config *cfg, char *const *envp, ob_config_warn_fn warn, void *ctx)
+{
+    ob_config next;
+    int rc;
+
+    if (NULL == cfg) {
+        return ob_fail(OMNIBATCH_ERR_ARG, "cfg=NULL: expected settings to fill");
+    }
+    if (NULL == envp) {
+        return OMNIBATCH_SUCCESS;
+    }
+    ob_warn_unknown(envp, NULL != warn ? warn : ob_default_warn, ctx);
+
+    /* Into a copy: on failure the caller's settings stay as they were. */
+    next = *cfg;
+    for (size_t i = 0; i < OB_NVARS; i++) {
+        const char *value = ob_lookup(envp, ob_vars[i].doc.name);
+
+        if (NULL != value) {
+            rc = ob_set_var(&ob_vars[i], value, &next);
+            if (OMNIBATCH_SUCCESS != rc) {
+                return rc;
+            }
+        }
+    }
+    rc = ob_check_together(&next);
+    if (OMNIBATCH_SUCCESS != rc) {
+        return rc;
+    }
+    *cfg = next;
+    return OMNIBATCH_SUCCESS;
+}
+
+/* ---- the process-wide settings -------------------------------------------------- */
+
+static pthread_once_t ob_global_once = PTHREAD_ONCE_INIT;
+static ob_config ob_global_cfg;
+static int ob_global_status;
+static char ob_global_detail[512];
+
+static void ob_global_parse(void)
+{
+    ob_config cfg;
+
+    ob_config_defaults(&cfg);
+    ob_global_status = ob_config_from_env(&cfg, environ, NULL, NULL);
+    if (OMNIBATCH_SUCCESS != ob_global_status) {
+        snprintf(ob_global_detail, sizeof ob_global_detail, "%s", ob_last_error());
+        ob_config_defaults(&cfg);
+    }
+    ob_global_cfg = cfg;
+    ob_log_set_debug(ob_global_cfg.debug);
+}
+
+int ob_config_global(const ob_config **cfg)
+{
+    pthread_once(&ob_global_once, ob_global_parse);
+    if (NULL != cfg) {
+        *cfg = &ob_global_cfg;
+    }
+    if (OMNIBATCH_SUCCESS != ob_global_status) {
+        return ob_fail(ob_global_status, "%s", ob_global_detail);
+    }
+    return OMNIBATCH_SUCCESS;
+}
+
+/* ---- names and the README table ---------------------------------------------------- */
+
+static const char *ob_choice_name(const ob_choice *choices, int value)
+{
+    for (const ob_choice *c = choices; NULL != c->name; c++) {
+        if (c->value == value) {
+            return c->name;
+        }
+    }
+    return "unknown";
+}
+
+const char *ob_config_report_name(ob_report_format f)
+{
+    return ob_choice_name(ob_report_choices, (int) f);
+}
+
+const char *ob_config_convention_name(ob_convention c)
+{
+    return ob_choice_name(ob_convention_choices, (int) c);
+}
+
+const char *ob_config_prior_name(ob_prior p)
+{
+    return ob_choice_name(ob_prior_choices, (int) p);
+}
+
+const ob_config_doc *ob_config_doc_at(size_t i)
+{
+    return i < OB_NVARS ? &ob_vars[i].doc : NULL;
+}
+
+/* snprintf that keeps counting past the end of the buffer. */
+static void ob_append(char *buf, size_t size, size_t *len, const char *text)
+{
+    size_t n = strlen(text);
+
+    if (*len < size) {
+        size_t room = size - *len - 1;
+
+        memcpy(buf + *len, text, n < room ? n : room);
+        buf[*len + (n < room ? n : room)] = '\0';
+    }
+    *len += n;
+}
+
+size_t ob_config_markdown(char *buf, size_t size)
+{
+    size_t len = 0;
+
+    if (NULL == buf) {
+        size = 0;
+    }
+    if (size > 0) {
+        buf[0] = '\0';
+    }
+    ob_append(buf, size, &len, "| Variable | Allowed values | Default | Meaning |\n");
+    ob_append(buf, size, &len, "|---|---|---|---|\n");
+    for (size_t i = 0; i < OB_NVARS; i++) {
+        const ob_config_doc *d = &ob_vars[i].doc;
+
+        ob_append(buf, size, &len, "| `");
+        ob_append(buf, size, &len, d->name);
+        ob_append(buf, size, &len, "` | ");
+        ob_append(buf, size, &len, d->allowed);
+        ob_append(buf, size, &len, " | ");
+        if (NULL != d->default_value) {
+            ob_append(buf, size, &len, "`");
+            ob_append(buf, size, &len, d->default_value);
+            ob_append(buf, size, &len, "`");
+        } else {
+            ob_append(buf, size, &len, "unset");
+        }
+        ob_append(buf, size, &len, " | ");
+        ob_append(buf, size, &len, d->meaning);
+        ob_append(buf, size, &len, " |\n");
+    }
+    return len;
+}
