@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "ob_error.h"
+#include "ob_log.h"
 #include "ob_stepdetect.h"
 
 /* First attempt to fix the pattern (calls), doubled after each failure. */
@@ -35,6 +36,9 @@
 #define OB_SD_BOUNDARY_HITS 0.75
 /* ... and of the other positions' gaps, at most this fraction. */
 #define OB_SD_INNER_HITS 0.1
+/* Cycles a period needs before its gaps are believed: with fewer, a few
+ * scheduling hiccups at one position look like a step boundary. */
+#define OB_SD_GAP_CYCLES 6
 /* Distinct communicators counted while choosing the one to follow. */
 #define OB_SD_MAX_COMMS 16
 
@@ -286,6 +290,22 @@ static long ob_sd_signature_period(const ob_call_sig *x, int n, int min_cycles)
     return 0;
 }
 
+/* Does some signature occur exactly once in x[0..N)? */
+static int ob_sd_has_unique(const ob_call_sig *x, long N)
+{
+    for (long i = 0; i < N; i++) {
+        long same = 0;
+
+        for (long j = 0; j < N && same < 2; j++) {
+            same += ob_sig_eq(&x[i], &x[j]);
+        }
+        if (1 == same) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* First call from which two whole periods repeat (0 if none does). */
 static int ob_sd_warmup(const ob_call_sig *x, int n, long N)
 {
@@ -413,7 +433,7 @@ static int ob_sd_learn(ob_stepdetect *d, int force)
     int *idx = NULL;
     ob_call_sig *x = NULL;
     double *gaps = NULL, *scratch = NULL;
-    long N, period, phase = 0;
+    long N, kmax, period, phase = 0;
     double threshold = 0.0;
     ob_sd_gapfit best = { 0, 0, 0.0, 0.0 };
     int have_gap = 0, locked = 0;
@@ -469,15 +489,15 @@ static int ob_sd_learn(ob_stepdetect *d, int force)
         w = 0;
     }
 
-    for (long k = 1; (N * k) <= OB_STEPDETECT_MAX_PERIOD && (n - w) >= min_cycles * N * k; k++) {
-        ob_sd_gapfit fit;
-
-        if (N * k < 2 || (d->given > 0 && k > 1)) {
-            continue;
-        }
-        if (ob_sd_gap_candidate(gaps, n, w, N * k, scratch, &fit)
-            && (!have_gap || fit.contrast > best.contrast)) {
-            best = fit;
+    /* A signature that occurs once in a signature period of several calls
+     * marks the step by itself: the gaps only place the boundary.  Otherwise the step may
+     * span several signature periods, and the fundamental one -- the
+     * least period the gaps confirm -- is taken: noise can make a multiple
+     * look as good, never better in a way that means more. */
+    kmax = (N > 1 && ob_sd_has_unique(x + w, N > n - w ? n - w : N)) || d->given > 0
+         ? 1 : OB_STEPDETECT_MAX_PERIOD / N;
+    for (long k = 1; k <= kmax && !have_gap && (n - w) >= OB_SD_GAP_CYCLES * N * k; k++) {
+        if (N * k >= 2 && ob_sd_gap_candidate(gaps, n, w, N * k, scratch, &best)) {
             have_gap = 1;
         }
     }
@@ -512,6 +532,11 @@ static int ob_sd_learn(ob_stepdetect *d, int force)
         d->rule = 1 == same ? OB_STEP_RULE_SIGNATURE
                 : have_gap ? OB_STEP_RULE_GAP : OB_STEP_RULE_COUNT;
     }
+    ob_log_debug(1, "step pattern: %ld gradient allreduces per step (%s), %d warm-up calls, "
+                 "phase %ld, gap threshold %.6f s, from %d calls%s", period,
+                 OB_STEP_RULE_SIGNATURE == d->rule ? "signature"
+                 : OB_STEP_RULE_GAP == d->rule ? "gap" : "count",
+                 w, phase, threshold, n, force ? " (settled)" : "");
     ob_sd_replay(d, idx[w + phase]);
     locked = 1;
 

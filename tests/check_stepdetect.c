@@ -29,6 +29,7 @@ typedef struct sim {
     int elem;
     double opt, fwd, chunk, allreduce;   /* mean seconds */
     double noise;                /* uniform multiplicative noise: x * (1 +- noise) */
+    double spikes;               /* probability that a duration is 20 times longer (a busy machine) */
     int nonblocking;             /* Iallreduce per bucket, then one wait per bucket */
     /* the run */
     uint64_t rng;
@@ -53,7 +54,9 @@ static double sim_uniform(sim *s)
 
 static double sim_noisy(sim *s, double mean)
 {
-    return mean * (1.0 + s->noise * (2.0 * sim_uniform(s) - 1.0));
+    double x = mean * (1.0 + s->noise * (2.0 * sim_uniform(s) - 1.0));
+
+    return s->spikes > 0.0 && sim_uniform(s) < s->spikes ? 20.0 * x : x;
 }
 
 static void sim_compute(sim *s, double mean)
@@ -453,6 +456,44 @@ START_TEST(test_incomplete_last_step_is_not_reported)
 }
 END_TEST
 
+/* An oversubscribed machine: one duration in eight is twenty times too
+ * long.  Steps must not merge into a multiple of the true period. */
+static void run_spiky(int buckets, const int64_t *sizes, ob_step_rule rule)
+{
+    for (uint64_t seed = 1; seed <= 20; seed++) {
+        sim *s = sim_new(buckets, sizes, 0.3, 0);
+        long period;
+        ob_step_rule got_rule;
+
+        s->rng = UINT64_C(0x9E3779B97F4A7C15) * seed;
+        s->spikes = 0.125;
+        for (int k = 0; k < 30; k++) {
+            sim_step(s, 0);
+        }
+        ob_stepdetect_finish(s->det);
+        ck_assert_int_eq(ob_stepdetect_pattern(s->det, &period, &got_rule), 1);
+        ck_assert_msg(period == buckets, "seed %d: period %ld, expected %d", (int) seed, period, buckets);
+        ck_assert_int_eq(got_rule, rule);
+        ck_assert_int_eq(s->ngot, 29);
+        for (int r = 0; r < s->ngot; r++) {
+            assert_step(s, r, r + 1, buckets);
+        }
+        sim_free(s);
+    }
+}
+
+START_TEST(test_spiky_timings_three_unequal_buckets)
+{
+    run_spiky(3, unequal7, OB_STEP_RULE_SIGNATURE);
+}
+END_TEST
+
+START_TEST(test_spiky_timings_one_bucket)
+{
+    run_spiky(1, unequal7, OB_STEP_RULE_SIGNATURE);
+}
+END_TEST
+
 START_TEST(test_given_count_beyond_what_can_be_found)
 {
     /* One allreduce per parameter tensor, more per step than the history
@@ -510,6 +551,8 @@ static Suite *make_stepdetect_suite(void)
     tcase_add_test(tc, test_pause_drops_the_steps_it_touches);
     tcase_add_test(tc, test_short_run_is_settled_at_finish);
     tcase_add_test(tc, test_incomplete_last_step_is_not_reported);
+    tcase_add_test(tc, test_spiky_timings_three_unequal_buckets);
+    tcase_add_test(tc, test_spiky_timings_one_bucket);
     tcase_add_test(tc, test_given_count_beyond_what_can_be_found);
     tcase_add_test(tc, test_create_rejects_bad_arguments);
     suite_add_tcase(s, tc);
