@@ -157,6 +157,20 @@ long ob_layer_batch(void)
     return ob_active_get(&b) ? b.local : -1;
 }
 
+/* Threads blocked at the same time block once: recording in order of
+ * return and clipping each start to the previous end measures the union
+ * of the intervals.  Called with the lock held. */
+static double ob_layer_clip(ob_layer_state *L, double t0, double t1)
+{
+    if (t0 < L->last_end) {
+        t0 = L->last_end < t1 ? L->last_end : t1;
+    }
+    if (t1 > L->last_end) {
+        L->last_end = t1;
+    }
+    return t0;
+}
+
 void ob_layer_record_call(MPI_Comm comm, int count, int elem, double t0, double t1, long batch)
 {
     ob_layer_state *L = &ob_layer;
@@ -170,16 +184,7 @@ void ob_layer_record_call(MPI_Comm comm, int count, int elem, double t0, double 
     sig.elem = elem;
     pthread_mutex_lock(&L->lock);
     if (L->started) {
-        /* Threads blocked at the same time block once: recording in order
-         * of return and clipping each start to the previous end measures
-         * the union of the intervals. */
-        if (t0 < L->last_end) {
-            t0 = L->last_end < t1 ? L->last_end : t1;
-        }
-        if (t1 > L->last_end) {
-            L->last_end = t1;
-        }
-        ob_stepdetect_call(L->det, &sig, t0, t1, batch);
+        ob_stepdetect_call(L->det, &sig, ob_layer_clip(L, t0, t1), t1, batch);
     }
     pthread_mutex_unlock(&L->lock);
 }
@@ -193,13 +198,7 @@ void ob_layer_record_wait(uint64_t comm, double t0, double t1)
     }
     pthread_mutex_lock(&L->lock);
     if (L->started) {
-        if (t0 < L->last_end) {
-            t0 = L->last_end < t1 ? L->last_end : t1;
-        }
-        if (t1 > L->last_end) {
-            L->last_end = t1;
-        }
-        ob_stepdetect_wait(L->det, comm, t0, t1);
+        ob_stepdetect_wait(L->det, comm, ob_layer_clip(L, t0, t1), t1);
     }
     pthread_mutex_unlock(&L->lock);
 }
