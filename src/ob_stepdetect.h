@@ -94,7 +94,8 @@ void ob_stepdetect_call(ob_stepdetect *det, const ob_call_sig *sig, double t0, d
  */
 void ob_stepdetect_wait(ob_stepdetect *det, uint64_t comm, double t0, double t1);
 
-/** \brief Recording stops for a while (MPI_Pcontrol(0)): the step under way is not reported. */
+/** \brief Recording stops for a while (MPI_Pcontrol(0)): the step under way is reported only if
+ *         it already held all its calls, and the first step after the pause is not reported. */
 void ob_stepdetect_pause(ob_stepdetect *det);
 
 /** \brief No more events: fix the pattern if not yet done, report the last step if complete. */

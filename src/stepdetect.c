@@ -232,10 +232,16 @@ static void ob_sd_track_wait(ob_stepdetect *d, uint64_t comm, double blocked, do
     d->last_end = t1;
 }
 
+/* Recording stops: a step that already holds all its calls is complete
+ * and reported; one cut short is not; and the step after the pause has no
+ * known beginning. */
 static void ob_sd_track_pause(ob_stepdetect *d)
 {
+    if (d->in_step && d->calls >= d->period) {
+        ob_sd_close(d);
+    }
     d->valid = 0;
-    d->last_end = NAN;
+    d->last_end = (double) NAN;
 }
 
 /* --------------------------------------------------------------- learning */

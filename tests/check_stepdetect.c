@@ -419,6 +419,37 @@ START_TEST(test_pause_drops_the_steps_it_touches)
 }
 END_TEST
 
+START_TEST(test_pause_between_steps_keeps_the_finished_one)
+{
+    sim *s = sim_new(3, unequal7, 0.2, 0);
+    int expect[200], nexpect = 0;
+
+    for (int k = 0; k < 100; k++) {
+        if (60 == k) {
+            /* Pcontrol(0) right after step 59, on again before step 70. */
+            ob_stepdetect_pause(s->det);
+            s->t += 0.5;
+            s->step = 70;
+            k = 69;
+            continue;
+        }
+        sim_step(s, 0);
+    }
+    ob_stepdetect_finish(s->det);
+    for (int k = 1; k < 100; k++) {
+        /* 59 was whole when recording stopped; 70 starts unseen. */
+        if ((k < 60 || k > 70)) {
+            expect[nexpect++] = k;
+        }
+    }
+    ck_assert_int_eq(s->ngot, nexpect);
+    for (int r = 0; r < s->ngot; r++) {
+        assert_step(s, r, expect[r], 3);
+    }
+    sim_free(s);
+}
+END_TEST
+
 START_TEST(test_short_run_is_settled_at_finish)
 {
     sim *s = sim_new(3, unequal7, 0.3, 0);
@@ -549,6 +580,7 @@ static Suite *make_stepdetect_suite(void)
     tcase_add_test(tc, test_nonblocking_waits_count_as_blocked);
     tcase_add_test(tc, test_other_communicator_is_ignored);
     tcase_add_test(tc, test_pause_drops_the_steps_it_touches);
+    tcase_add_test(tc, test_pause_between_steps_keeps_the_finished_one);
     tcase_add_test(tc, test_short_run_is_settled_at_finish);
     tcase_add_test(tc, test_incomplete_last_step_is_not_reported);
     tcase_add_test(tc, test_spiky_timings_three_unequal_buckets);

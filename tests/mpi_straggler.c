@@ -6,10 +6,12 @@
  * gradients in three buckets of different sizes and a one-number loss.
  * One rank sleeps ten times longer: the straggler the report must name.
  *
- *   mpi_straggler STEPS SLOW_RANK [blocking|nonblocking]
+ *   mpi_straggler STEPS SLOW_RANK [blocking|nonblocking [pcontrol]]
  *
  * nonblocking: each bucket's MPI_Iallreduce starts after its share of the
  * "backward pass" and one MPI_Waitall ends the step, as bucketed codes do.
+ * pcontrol: MPI_Pcontrol(0) before step STEPS/3, MPI_Pcontrol(1) before
+ * step 2*STEPS/3, as a code that profiles only part of its run.
  * The program checks every reduced value, so it fails if the layer
  * disturbed the data.
  */
@@ -38,7 +40,7 @@ int main(int argc, char **argv)
     static const int sizes[BUCKETS] = { 20000, 5000, 12000 };
     float *grad[BUCKETS];
     MPI_Request req[BUCKETS];
-    int rank, size, steps, slow, nonblocking, bad = 0, anybad = 0;
+    int rank, size, steps, slow, nonblocking, pcontrol, bad = 0, anybad = 0;
 
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -52,6 +54,7 @@ int main(int argc, char **argv)
     steps = atoi(argv[1]);
     slow = atoi(argv[2]);
     nonblocking = argc > 3 && 0 == strcmp(argv[3], "nonblocking");
+    pcontrol = argc > 4 && 0 == strcmp(argv[4], "pcontrol");
     for (int b = 0; b < BUCKETS; b++) {
         grad[b] = malloc((size_t) sizes[b] * sizeof *grad[b]);
         if (NULL == grad[b]) {
@@ -62,6 +65,12 @@ int main(int argc, char **argv)
     for (int k = 0; k < steps; k++) {
         double loss = (double) rank, total;
 
+        if (pcontrol && k == steps / 3) {
+            MPI_Pcontrol(0);
+        }
+        if (pcontrol && k == 2 * steps / 3) {
+            MPI_Pcontrol(1);
+        }
         /* Forward pass. */
         sleep_ms(rank == slow ? 16.0 : 1.6);
         for (int b = 0; b < BUCKETS; b++) {

@@ -43,6 +43,8 @@ OB_PRELOAD_TESTS = \
 	%reldir%/preload_report_np4.sh \
 	%reldir%/preload_threads_multiple_np2.sh \
 	%reldir%/preload_threads_serialized_np3.sh \
+	%reldir%/preload_pcontrol_np2.sh \
+	%reldir%/preload_disabled_np2.sh \
 	%reldir%/preload_badconfig_np4.sh
 TESTS += $(OB_PRELOAD_TESTS)
 EXTRA_DIST += $(OB_PRELOAD_TESTS) %reldir%/preload_lib.sh %reldir%/preload_passthrough.sh \
