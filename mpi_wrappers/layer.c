@@ -40,6 +40,8 @@ typedef struct ob_layer_state {
     ob_rank_stats stats;
     ob_trace trace;
     double last_end;             /* end of the last recorded blocked interval, any thread */
+    int report_on;               /* rank 0's settings, the same on every rank: */
+    int trace_on;                /* the finalize collectives must match */
 } ob_layer_state;
 
 static ob_layer_state ob_layer = { .lock = PTHREAD_MUTEX_INITIALIZER };
@@ -98,7 +100,7 @@ static void ob_layer_on_step(void *ctx, const ob_step_record *rec)
     if (L->stats.steps_seen > L->cfg->warmup) {
         ob_rank_stats_add(&L->stats, rec->batch, rec->compute, rec->blocked);
     }
-    if ('\0' != L->cfg->trace_file[0]) {
+    if (L->trace_on) {
         ob_trace_row row = { rec->index, rec->batch, rec->compute, rec->blocked };
 
         ob_trace_append(&L->trace, &row);
@@ -111,6 +113,7 @@ void ob_layer_postinit(int thread_provided)
 {
     ob_layer_state *L = &ob_layer;
     const ob_config *cfg;
+    int flags[2], ok;
 
     ob_config_global(&cfg);
     if (!cfg->enable) {
@@ -128,13 +131,28 @@ void ob_layer_postinit(int thread_provided)
         return;
     }
     PMPI_Comm_set_name(L->comm, "omnibatch");
-    if (OMNIBATCH_SUCCESS != ob_stepdetect_create(cfg->calls_per_step, ob_layer_on_step, L, &L->det)) {
-        ob_log_warn("%s: the layer stays off", ob_last_error());
+    /* What MPI_Finalize gathers follows rank 0's settings on every rank,
+     * and the layer starts everywhere or nowhere: a rank that took part
+     * in fewer collectives than the others would hang them. */
+    flags[0] = OB_REPORT_OFF != cfg->report;
+    flags[1] = '\0' != cfg->trace_file[0];
+    PMPI_Bcast(flags, 2, MPI_INT, 0, L->comm);
+    L->report_on = flags[0];
+    L->trace_on = flags[1];
+    ok = OMNIBATCH_SUCCESS == ob_stepdetect_create(cfg->calls_per_step, ob_layer_on_step, L, &L->det);
+    if (!ok) {
+        ob_log_warn("%s", ob_last_error());
+    }
+    PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, L->comm);
+    if (!ok) {
+        ob_log_warn_rank0("the layer stays off: a rank could not start it");
+        ob_stepdetect_destroy(L->det);
+        L->det = NULL;
         PMPI_Comm_free(&L->comm);
         return;
     }
     ob_rank_stats_init(&L->stats, L->rank);
-    ob_trace_init(&L->trace, '\0' != cfg->trace_file[0] ? ob_trace_rank_limit(L->size) : 0);
+    ob_trace_init(&L->trace, L->trace_on ? ob_trace_rank_limit(L->size) : 0);
     ob_req_init();
     ob_gate.min_bytes = cfg->min_bytes;
     __atomic_store_n(&ob_gate.measure, 1, __ATOMIC_RELAXED);
@@ -386,7 +404,7 @@ void ob_layer_finalize(void)
     ob_stepdetect_finish(L->det);
     pthread_mutex_unlock(&L->lock);
 
-    report = OB_REPORT_OFF != L->cfg->report;
+    report = L->report_on;
     if (report) {
         ob_layer_describe_rank(L);
         if (0 == L->rank) {
@@ -400,7 +418,7 @@ void ob_layer_finalize(void)
                         MPI_BYTE, 0, L->comm);
         }
     }
-    if ('\0' != L->cfg->trace_file[0]) {
+    if (L->trace_on) {
         dropped = ob_layer_gather_trace(L);
     }
     if (report && 0 == L->rank && NULL != all) {
