@@ -184,6 +184,16 @@ typedef struct ob_f_arrays {
     MPI_Status sst[OB_F_STACK];
 } ob_f_arrays;
 
+static void ob_f_arrays_drop(ob_f_arrays *a)
+{
+    if (a->req != a->sreq) {
+        free(a->req);
+    }
+    if (a->st != a->sst && MPI_STATUSES_IGNORE != a->st) {
+        free(a->st);
+    }
+}
+
 static int ob_f_arrays_get(ob_f_arrays *a, int n, const MPI_Fint *requests, const MPI_Fint *statuses,
                            int with_statuses)
 {
@@ -194,28 +204,13 @@ static int ob_f_arrays_get(ob_f_arrays *a, int n, const MPI_Fint *requests, cons
     a->st = ignore ? MPI_STATUSES_IGNORE
           : a->n <= OB_F_STACK ? a->sst : malloc((size_t) a->n * sizeof *a->st);
     if (NULL == a->req || (!ignore && NULL == a->st)) {
-        if (a->req != a->sreq) {
-            free(a->req);
-        }
-        if (a->st != a->sst && MPI_STATUSES_IGNORE != a->st) {
-            free(a->st);
-        }
+        ob_f_arrays_drop(a);
         return MPI_ERR_NO_MEM;
     }
     for (int i = 0; i < a->n; i++) {
         a->req[i] = PMPI_Request_f2c(requests[i]);
     }
     return MPI_SUCCESS;
-}
-
-static void ob_f_arrays_drop(ob_f_arrays *a)
-{
-    if (a->req != a->sreq) {
-        free(a->req);
-    }
-    if (a->st != a->sst && MPI_STATUSES_IGNORE != a->st) {
-        free(a->st);
-    }
 }
 
 /* Hand back the requests (completed ones are now MPI_REQUEST_NULL) and the
