@@ -26,10 +26,10 @@
 #include <limits.h>
 
 /* Defaults, one place.  README's configuration table repeats them. */
-#define OB_DEFAULT_GAIN 0.7            /* Kp of the proportional step */
+#define OB_DEFAULT_GAIN 1.0            /* Kp of the proportional step */
 #define OB_DEFAULT_DEADBAND 0.02       /* least predicted step-time gain worth a change */
-#define OB_DEFAULT_FORGET 0.9          /* estimator forgetting factor */
-#define OB_DEFAULT_PERIOD 2            /* steps between plan exchanges */
+#define OB_DEFAULT_FORGET 0.998        /* estimator forgetting factor */
+#define OB_DEFAULT_PERIOD 4            /* steps between plan exchanges */
 #define OB_DEFAULT_WARMUP 2            /* first steps not measured (cold caches) */
 #define OB_DEFAULT_MIN_BYTES 1024      /* least payload of a gradient allreduce */
 

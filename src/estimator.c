@@ -1,0 +1,338 @@
+/*
+ * Copyright (c) 2026 The omnibatch authors.
+ *
+ * Online fit of one rank's speed model with forgetting, outlier hold-back
+ * and change detection (see ob_estimator.h for the rules and their reasons).
+ */
+#include "config.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "ob_estimator.h"
+
+void ob_estimator_init(ob_estimator *est, double forget)
+{
+    memset(est, 0, sizeof *est);
+    if (!(forget >= 0.5)) {
+        forget = isnan(forget) ? 1.0 : 0.5;
+    }
+    est->forget = forget > 1.0 ? 1.0 : forget;
+}
+
+long ob_estimator_count(const ob_estimator *est)
+{
+    return est->n;
+}
+
+/* Fold one sample with weight 1 after forgetting the past by est->forget
+ * (West's update of weighted means and co-moments). */
+static void ob_est_fold(ob_estimator *est, double b, double t)
+{
+    double w = est->forget * est->weight + 1.0;
+    double db = b - est->mean_b;
+    double dt = t - est->mean_t;
+
+    est->weight = w;
+    est->weight2 = est->forget * est->forget * est->weight2 + 1.0;
+    est->mean_b += db / w;
+    est->mean_t += dt / w;
+    est->cbb = est->forget * est->cbb + db * (b - est->mean_b);
+    est->cbt = est->forget * est->cbt + db * (t - est->mean_t);
+    est->ctt = est->forget * est->ctt + dt * (t - est->mean_t);
+    est->n++;
+}
+
+/* Relative standard deviation of the step times around the least-squares
+ * line: the forgotten residual sum of squares over its degrees of freedom,
+ * divided by the mean time; 0 while too few samples tell. */
+static double ob_est_noise(const ob_estimator *est)
+{
+    double rss = est->ctt;
+    double dof = est->weight - 1.0;
+
+    if (est->cbb > 0.0) {
+        rss -= est->cbt * est->cbt / est->cbb;
+        dof -= 1.0;
+    }
+    if (est->weight <= OB_EST_MIN_FIT || !(rss > 0.0)) {
+        return 0.0;
+    }
+    return sqrt(rss / dof) / est->mean_t;
+}
+
+/* Precision (1 / variance) of the least-squares fixed share: info / noise^2,
+ * info = sum w ((b - mean b) / mean b)^2 = cbb / mean_b^2. */
+static double ob_est_data_precision(const ob_estimator *est)
+{
+    double noise = ob_est_noise(est);
+
+    if (est->n < OB_EST_MIN_FIT || !(est->cbb > 0.0)) {
+        return 0.0;
+    }
+    noise = noise > OB_EST_NOISE_FLOOR ? noise : OB_EST_NOISE_FLOOR;
+    return est->cbb / (est->mean_b * est->mean_b) / (noise * noise);
+}
+
+int ob_estimator_identified(const ob_estimator *est)
+{
+    return ob_est_data_precision(est) * OB_EST_MAX_SHARE_ERROR * OB_EST_MAX_SHARE_ERROR >= 1.0;
+}
+
+/* The least-squares fixed share, guarded: alpha >= 0 and the per-sample
+ * term at least OB_EST_MIN_SLOPE_SHARE of the mean time. */
+static double ob_est_clamp_share(double share)
+{
+    if (!(share > 0.0)) {
+        return 0.0;
+    }
+    return share < 1.0 - OB_EST_MIN_SLOPE_SHARE ? share : 1.0 - OB_EST_MIN_SLOPE_SHARE;
+}
+
+static double ob_est_ls_share(const ob_estimator *est)
+{
+    return 1.0 - est->cbt / est->cbb * est->mean_b / est->mean_t;
+}
+
+/* After each fold: when the data alone determine the split, remember it as
+ * the prior for when they no longer do. */
+static void ob_est_update_shape(ob_estimator *est)
+{
+    if (ob_estimator_identified(est)) {
+        est->shape = ob_est_clamp_share(ob_est_ls_share(est));
+        est->shape_known = 1;
+    }
+}
+
+/* The fixed share of the mean time: the least-squares one when the data
+ * determine it; otherwise the prior (the last determined share, or 0) and
+ * the data weighed by their precisions, so that partial information counts
+ * and a constant batch leaves the prior exactly. */
+static double ob_est_share(const ob_estimator *est)
+{
+    double pd = ob_est_data_precision(est);
+    double sd = est->shape_known ? OB_EST_MAX_SHARE_ERROR : OB_EST_PRIOR_SHARE_SD;
+    double pp = 1.0 / (sd * sd);
+
+    if (pd * OB_EST_MAX_SHARE_ERROR * OB_EST_MAX_SHARE_ERROR >= 1.0) {
+        return ob_est_clamp_share(ob_est_ls_share(est));
+    }
+    if (0.0 == pd) {
+        return est->shape;
+    }
+    return ob_est_clamp_share((pp * est->shape + pd * ob_est_ls_share(est)) / (pp + pd));
+}
+
+int ob_estimator_model(const ob_estimator *est, double *alpha, double *beta)
+{
+    double share;
+
+    if (0 == est->n) {
+        *alpha = 0.0;
+        *beta = 0.0;
+        return 0;
+    }
+    /* The line through the recent operating point with that split. */
+    share = ob_est_share(est);
+    *alpha = share * est->mean_t;
+    *beta = (1.0 - share) * est->mean_t / est->mean_b;
+    return 1;
+}
+
+double ob_estimator_error(const ob_estimator *est, double batch)
+{
+    double noise, neff, var_share, pd, sd, dx;
+
+    if (est->n < OB_EST_MIN_FIT) {
+        return 1.0;
+    }
+    noise = ob_est_noise(est);
+    noise = noise > OB_EST_NOISE_FLOOR ? noise : OB_EST_NOISE_FLOOR;
+    neff = est->weight * est->weight / est->weight2;
+    pd = ob_est_data_precision(est);
+    sd = est->shape_known ? OB_EST_MAX_SHARE_ERROR : OB_EST_PRIOR_SHARE_SD;
+    var_share = pd * OB_EST_MAX_SHARE_ERROR * OB_EST_MAX_SHARE_ERROR >= 1.0 ? 1.0 / pd : 1.0 / (1.0 / (sd * sd) + pd);
+    /* Relative to the mean time: the level, and the split times the
+     * distance from the operating point. */
+    dx = batch / est->mean_b - 1.0;
+    return sqrt(noise * noise / neff + var_share * dx * dx) * est->mean_t / ob_estimator_predict(est, batch);
+}
+
+double ob_estimator_predict(const ob_estimator *est, double batch)
+{
+    double a, b;
+
+    if (!ob_estimator_model(est, &a, &b)) {
+        return 0.0;
+    }
+    return a + b * batch;
+}
+
+/* Log distance from t to the envelope of plausible times at batch b:
+ * positive when slower than any alpha in [0, mean t] allows, negative when
+ * faster, 0 inside. */
+static double ob_est_envelope_distance(const ob_estimator *est, double b, double t)
+{
+    double scaled = est->mean_t * (b / est->mean_b);
+    double low = scaled < est->mean_t ? scaled : est->mean_t;
+    double high = scaled < est->mean_t ? est->mean_t : scaled;
+
+    if (t > high) {
+        return log(t / high);
+    }
+    if (t < low) {
+        return log(t / low);
+    }
+    return 0.0;
+}
+
+static double ob_est_median_ratio(const ob_estimator *est)
+{
+    double r[OB_EST_CONFIRM];
+    int n = est->nheld;
+
+    for (int k = 0; k < n; k++) {
+        double v = est->held_t[k] / ob_estimator_predict(est, est->held_b[k]);
+        int j = k;
+
+        for (; j > 0 && r[j - 1] > v; j--) {
+            r[j] = r[j - 1];
+        }
+        r[j] = v;
+    }
+    return 1 == n % 2 ? r[n / 2] : 0.5 * (r[n / 2 - 1] + r[n / 2]);
+}
+
+/* A lasting change of speed by the factor rho: the same model shape at
+ * the new speed, the old data weighed down to \p evidence samples' worth
+ * (as many as revealed the change, so that they count as much as all the
+ * past), then the held samples folded. */
+static void ob_est_relearn(ob_estimator *est, double rho, double evidence)
+{
+    est->mean_t *= rho;
+    est->cbt *= rho;
+    est->ctt *= rho * rho;
+    if (est->weight > evidence) {
+        double keep = evidence / est->weight;
+
+        est->weight *= keep;
+        /* As many effective samples as the weight: the level now rests on
+         * the few samples that showed the change. */
+        est->weight2 = est->weight;
+        est->cbb *= keep;
+        est->cbt *= keep;
+        est->ctt *= keep;
+    }
+    for (int k = 0; k < est->nheld; k++) {
+        ob_est_fold(est, est->held_b[k], est->held_t[k]);
+        ob_est_update_shape(est);
+    }
+    est->nheld = 0;
+    est->cusum_hi = est->cusum_lo = 0.0;
+    est->run_hi = est->run_lo = 0;
+    est->sum_hi = est->sum_lo = 0.0;
+    est->changes++;
+}
+
+/* Page's two-sided CUSUM of the log residual against the prediction,
+ * standardised by the noise and the model's own error at that batch, each
+ * term clipped so that a single spike cannot raise the alarm alone.
+ * Returns 1 on an alarm, with the estimated log shift (the mean residual of
+ * the run that raised it) and the length of that run. */
+static int ob_est_cusum(ob_estimator *est, double batch, double seconds, double *shift, long *run)
+{
+    double noise, err, sd, r, z;
+    double clip = OB_EST_CUSUM_LIMIT / OB_EST_CONFIRM + OB_EST_CUSUM_SLACK;
+
+    if (est->n < OB_EST_MIN_FIT) {
+        return 0;
+    }
+    noise = ob_est_noise(est);
+    noise = noise > OB_EST_NOISE_FLOOR ? noise : OB_EST_NOISE_FLOOR;
+    err = ob_estimator_error(est, batch);
+    sd = sqrt(noise * noise + err * err);
+    r = log(seconds / ob_estimator_predict(est, batch));
+    z = r / sd;
+    z = z > clip ? clip : (z < -clip ? -clip : z);
+    /* The shift is estimated from residuals clipped twice as wide. */
+    r = r > 2.0 * clip * sd ? 2.0 * clip * sd : (r < -2.0 * clip * sd ? -2.0 * clip * sd : r);
+    est->cusum_hi += z - OB_EST_CUSUM_SLACK;
+    est->cusum_lo -= z + OB_EST_CUSUM_SLACK;
+    if (est->cusum_hi > 0.0) {
+        est->run_hi++;
+        est->sum_hi += r;
+    } else {
+        est->cusum_hi = est->sum_hi = 0.0;
+        est->run_hi = 0;
+    }
+    if (est->cusum_lo > 0.0) {
+        est->run_lo++;
+        est->sum_lo += r;
+    } else {
+        est->cusum_lo = est->sum_lo = 0.0;
+        est->run_lo = 0;
+    }
+    if (est->cusum_hi >= OB_EST_CUSUM_LIMIT) {
+        *run = est->run_hi;
+        *shift = est->sum_hi / est->run_hi;
+        return 1;
+    }
+    if (est->cusum_lo >= OB_EST_CUSUM_LIMIT) {
+        *run = est->run_lo;
+        *shift = est->sum_lo / est->run_lo;
+        return 1;
+    }
+    return 0;
+}
+
+ob_sample_verdict ob_estimator_add(ob_estimator *est, double batch, double seconds)
+{
+    double tol, e, shift = 0.0, evidence;
+    long run = 0;
+    int side, alarm;
+
+    if (!(isfinite(batch) && isfinite(seconds) && batch > 0.0 && seconds > 0.0)) {
+        est->invalid++;
+        return OB_SAMPLE_INVALID;
+    }
+    if (0 == est->n) {
+        ob_est_fold(est, batch, seconds);
+        return OB_SAMPLE_USED;
+    }
+    alarm = ob_est_cusum(est, batch, seconds, &shift, &run);
+    evidence = (double) (run > OB_EST_CONFIRM ? run : OB_EST_CONFIRM);
+    tol = OB_EST_TOL_SIGMAS * ob_est_noise(est);
+    if (tol < OB_EST_TOL_FLOOR) {
+        tol = OB_EST_TOL_FLOOR;
+    }
+    e = ob_est_envelope_distance(est, batch, seconds);
+    if (fabs(e) <= tol) {
+        est->nheld = 0;
+        if (alarm) {
+            ob_est_relearn(est, exp(shift), evidence);
+        }
+        ob_est_fold(est, batch, seconds);
+        ob_est_update_shape(est);
+        return alarm ? OB_SAMPLE_CHANGE : OB_SAMPLE_USED;
+    }
+    side = e > 0.0 ? 1 : -1;
+    if (est->nheld > 0 && side != est->held_side) {
+        est->nheld = 0;
+    }
+    est->held_b[est->nheld] = batch;
+    est->held_t[est->nheld] = seconds;
+    est->nheld++;
+    est->held_side = side;
+    est->outliers++;
+    if (est->nheld == OB_EST_CONFIRM) {
+        ob_est_relearn(est, ob_est_median_ratio(est), (double) OB_EST_CONFIRM);
+        return OB_SAMPLE_CHANGE;
+    }
+    if (alarm) {
+        /* The held samples measure a large shift better than the clipped
+         * residuals of the run. */
+        ob_est_relearn(est, (shift > 0.0) == (side > 0) ? ob_est_median_ratio(est) : exp(shift), evidence);
+        return OB_SAMPLE_CHANGE;
+    }
+    return OB_SAMPLE_OUTLIER;
+}

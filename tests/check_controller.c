@@ -1,0 +1,580 @@
+/*
+ * Copyright (c) 2026 The omnibatch authors.
+ *
+ * The controller: its bookkeeping (first plan, records, refusals, hash,
+ * bounds) and the closed loop without MPI.  Simulated ranks take
+ * alpha + b * beta seconds per step, beta = 0.125 ms / cores, with the core
+ * counts of OmniLearn's heterogeneity levels and 10% timing noise; each has
+ * its own estimator, and every period the controller gets their records as
+ * the API gathers them.  The step time judged is the true expected one of
+ * the plan, against the oracle (the planner's optimum on the true models).
+ */
+#include "config.h"
+
+#include <check.h>
+#include <limits.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ob_config.h"
+#include "ob_controller.h"
+#include "ob_error.h"
+
+/*
+ * Closed-loop bounds, in decisions (one per OB_DEFAULT_PERIOD steps).  Over
+ * 480 runs (3 levels x 40 seeds x 4 slowed ranks) of this simulation the
+ * plan was within 1.03x from decision 25 at the latest, its last change came
+ * at decision 75 of 200, and the recovery took 1 decision in 299 runs, at
+ * most 6 in 97%, 11 at worst: a first move made on three samples of the
+ * new speed can land just outside 1.05x, and the follow-up waits until the
+ * remaining gain stands out of the young model's noise.
+ */
+#define SETTLE_DECISIONS 40      /* within SETTLE_RATIO of the oracle from then on */
+#define SETTLE_RATIO 1.03
+#define QUIET_DECISIONS 100      /* no change of plan in the last this many of a phase */
+#define RECOVERY_DECISIONS 12    /* back within RECOVERY_RATIO after one rank turns 2x slower */
+#define RECOVERY_RATIO 1.05
+#define PHASE_STEPS 800          /* steps before and after the slowdown */
+
+#define MAXP 8
+
+/* ------------------------------------------------------------------ */
+/* A simulated rank: true speed, seeded noise                           */
+
+typedef struct sim_rank {
+    double alpha;                /* seconds per step */
+    double beta;                 /* seconds per sample */
+    double noise;                /* measured = expected * (1 + u), u uniform in [-noise, noise] */
+    uint64_t rng;                /* splitmix64 state */
+} sim_rank;
+
+static void sim_rank_init(sim_rank *r, double alpha, double beta, double noise, uint64_t seed)
+{
+    r->alpha = alpha;
+    r->beta = beta;
+    r->noise = noise;
+    r->rng = seed;
+}
+
+static double sim_rank_expected(const sim_rank *r, long batch)
+{
+    return r->alpha + r->beta * (double) batch;
+}
+
+static double sim_rank_uniform(sim_rank *r)
+{
+    uint64_t z = (r->rng += UINT64_C(0x9e3779b97f4a7c15));
+
+    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+    z ^= z >> 31;
+    return (double) (z >> 11) * 0x1.0p-53;
+}
+
+/* One step's measured compute time. */
+static double sim_rank_step(sim_rank *r, long batch)
+{
+    return sim_rank_expected(r, batch) * (1.0 + r->noise * (2.0 * sim_rank_uniform(r) - 1.0));
+}
+
+/* From now on every step takes \p factor times as long. */
+static void sim_rank_slow_down(sim_rank *r, double factor)
+{
+    r->alpha *= factor;
+    r->beta *= factor;
+}
+
+/* ------------------------------------------------------------------ */
+/* A simulated run: P ranks, their estimators, one controller           */
+
+typedef struct sim_run {
+    int P;
+    long B;
+    long step;
+    sim_rank rank[MAXP];
+    ob_estimator est[MAXP];
+    double compute_sum[MAXP];
+    ob_controller ctl;
+    long ndec;
+    double ratio[4 * PHASE_STEPS];   /* true step time / oracle after each decision */
+    int changed[4 * PHASE_STEPS];
+} sim_run;
+
+static void sim_run_init(sim_run *run, const double *cores, int P, long B, double alpha, double noise,
+                         uint64_t seed)
+{
+    ob_planner_params p = { OB_DEFAULT_GAIN, OB_DEFAULT_DEADBAND, 1 };
+
+    memset(run, 0, sizeof *run);
+    run->P = P;
+    run->B = B;
+    for (int i = 0; i < P; i++) {
+        sim_rank_init(&run->rank[i], alpha, 0.125e-3 / cores[i], noise, seed * 1000 + (uint64_t) i);
+        ob_estimator_init(&run->est[i], OB_DEFAULT_FORGET);
+    }
+    ck_assert_int_eq(ob_controller_init(&run->ctl, P, B, &p, NULL, NULL, NULL), OMNIBATCH_SUCCESS);
+}
+
+/* The oracle: the continuous optimum on the true models. */
+static double sim_run_oracle(const sim_run *run)
+{
+    ob_rank_model m[MAXP];
+    double T;
+
+    for (int i = 0; i < run->P; i++) {
+        m[i].alpha = run->rank[i].alpha;
+        m[i].beta = run->rank[i].beta;
+        m[i].lo = 1;
+        m[i].hi = run->B;
+    }
+    ck_assert_int_eq(ob_plan_optimum(m, run->P, run->B, NULL, &T), OMNIBATCH_SUCCESS);
+    return T;
+}
+
+/* The true expected step time of the plan held. */
+static double sim_run_true_step(const sim_run *run)
+{
+    double t = 0.0;
+
+    for (int i = 0; i < run->P; i++) {
+        double ti = sim_rank_expected(&run->rank[i], run->ctl.plan[i]);
+
+        t = ti > t ? ti : t;
+    }
+    return t;
+}
+
+/* \p steps steps: each rank measures its compute and feeds its estimator
+ * (after the warm-up); every period the records go to the controller. */
+static void sim_run_steps(sim_run *run, long steps)
+{
+    for (long k = 0; k < steps; k++, run->step++) {
+        for (int i = 0; i < run->P; i++) {
+            double t = sim_rank_step(&run->rank[i], run->ctl.plan[i]);
+
+            if (run->step >= OB_DEFAULT_WARMUP) {
+                ob_estimator_add(&run->est[i], (double) run->ctl.plan[i], t);
+            }
+            run->compute_sum[i] += t;
+        }
+        if (0 == (run->step + 1) % OB_DEFAULT_PERIOD) {
+            ob_rank_record rec[MAXP];
+            ob_decision d;
+
+            for (int i = 0; i < run->P; i++) {
+                ob_controller_record(&run->ctl, i, &run->est[i], run->compute_sum[i] / OB_DEFAULT_PERIOD, &rec[i]);
+                run->compute_sum[i] = 0.0;
+            }
+            ck_assert_int_eq(ob_controller_update(&run->ctl, rec, &d), OMNIBATCH_SUCCESS);
+            run->ratio[run->ndec] = sim_run_true_step(run) / sim_run_oracle(run);
+            run->changed[run->ndec] = d.changed;
+            run->ndec++;
+        }
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* Closed loop                                                          */
+
+static const double levels[3][4] = {
+    { 12, 12, 8, 16 },           /* HL2 */
+    { 9, 9, 6, 24 },             /* HL4 */
+    { 6, 6, 4, 32 }              /* HL8 */
+};
+
+static void check_closed_loop(int level, uint64_t seed, int slow)
+{
+    sim_run *run = malloc(sizeof *run);
+    long start, recovered = -1;
+
+    ck_assert_ptr_nonnull(run);
+    sim_run_init(run, levels[level], 4, 4096, 0.005, 0.10, seed);
+    /* The equal split is far from the oracle at every level. */
+    ck_assert(sim_run_true_step(run) / sim_run_oracle(run) > 1.3);
+    sim_run_steps(run, PHASE_STEPS);
+    for (long k = SETTLE_DECISIONS; k < run->ndec; k++) {
+        ck_assert_msg(run->ratio[k] <= SETTLE_RATIO, "HL%d seed %d: decision %ld at %.4f of the oracle",
+                      2 << level, (int) seed, k, run->ratio[k]);
+    }
+    for (long k = run->ndec - QUIET_DECISIONS; k < run->ndec; k++) {
+        ck_assert_msg(!run->changed[k], "HL%d seed %d: plan changed at decision %ld of %ld",
+                      2 << level, (int) seed, k, run->ndec);
+    }
+    /* One rank becomes 2x slower for good. */
+    sim_rank_slow_down(&run->rank[slow], 2.0);
+    start = run->ndec;
+    sim_run_steps(run, PHASE_STEPS);
+    for (long k = start; k < run->ndec && recovered < 0; k++) {
+        recovered = run->ratio[k] <= RECOVERY_RATIO ? k - start + 1 : -1;
+    }
+    ck_assert_msg(recovered >= 1 && recovered <= RECOVERY_DECISIONS,
+                  "HL%d seed %d rank %d slower: back within %.2f after %ld decisions",
+                  2 << level, (int) seed, slow, RECOVERY_RATIO, recovered);
+    for (long k = start + recovered; k < run->ndec; k++) {
+        ck_assert_msg(run->ratio[k] <= RECOVERY_RATIO, "HL%d seed %d rank %d: decision %ld at %.4f",
+                      2 << level, (int) seed, slow, k - start, run->ratio[k]);
+    }
+    for (long k = run->ndec - QUIET_DECISIONS; k < run->ndec; k++) {
+        ck_assert_msg(!run->changed[k], "HL%d seed %d rank %d: plan changed at decision %ld",
+                      2 << level, (int) seed, slow, k - start);
+    }
+    ob_controller_free(&run->ctl);
+    free(run);
+}
+
+START_TEST(test_closed_loop_settles_and_recovers)
+{
+    /* _i: the heterogeneity level; every rank in turn becomes the slow one. */
+    for (uint64_t seed = 1; seed <= 4; seed++) {
+        for (int slow = 0; slow < 4; slow++) {
+            check_closed_loop(_i, seed, slow);
+        }
+    }
+}
+END_TEST
+
+START_TEST(test_closed_loop_follows_a_moderate_slowdown)
+{
+    /* 1.3x: too small to be an outlier at 10% noise, caught by the CUSUM. */
+    sim_run *run = malloc(sizeof *run);
+    long start, recovered = -1;
+
+    ck_assert_ptr_nonnull(run);
+    sim_run_init(run, levels[2], 4, 4096, 0.005, 0.10, 7);
+    sim_run_steps(run, PHASE_STEPS);
+    sim_rank_slow_down(&run->rank[3], 1.3);
+    start = run->ndec;
+    sim_run_steps(run, PHASE_STEPS);
+    for (long k = start; k < run->ndec && recovered < 0; k++) {
+        recovered = run->ratio[k] <= RECOVERY_RATIO ? k - start + 1 : -1;
+    }
+    ck_assert_msg(recovered >= 1 && recovered <= RECOVERY_DECISIONS, "back after %ld decisions", recovered);
+    ck_assert(run->ratio[run->ndec - 1] <= SETTLE_RATIO);
+    ob_controller_free(&run->ctl);
+    free(run);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* Bookkeeping                                                          */
+
+static void fill_records(const ob_controller *ctl, const double *alpha, const double *beta, ob_rank_record *rec)
+{
+    for (int i = 0; i < ctl->nranks; i++) {
+        memset(&rec[i], 0, sizeof rec[i]);
+        rec[i].alpha = alpha[i];
+        rec[i].beta = beta[i];
+        rec[i].samples = 10;
+        rec[i].plan_hash = ob_controller_plan_hash(ctl);
+    }
+}
+
+START_TEST(test_first_plan_from_weights_and_bounds)
+{
+    ob_planner_params p = { OB_DEFAULT_GAIN, OB_DEFAULT_DEADBAND, 1 };
+    double cores[4] = { 12, 12, 8, 16 };
+    long lo[4] = { 1, 1, 1, 1 }, hi[4] = { 100, 1000, 1000, 1000 };
+    ob_controller c;
+
+    ck_assert_int_eq(ob_controller_init(&c, 4, 480, &p, NULL, NULL, NULL), OMNIBATCH_SUCCESS);
+    for (int i = 0; i < 4; i++) {
+        ck_assert_int_eq(c.plan[i], 120);
+        ck_assert_int_eq(c.bounds[i].lo, 1);
+        ck_assert_int_eq(c.bounds[i].hi, 480);
+    }
+    ob_controller_free(&c);
+    ck_assert_ptr_null(c.plan);
+    ck_assert_int_eq(ob_controller_init(&c, 4, 480, &p, lo, hi, cores), OMNIBATCH_SUCCESS);
+    ck_assert_int_eq(c.plan[0], 100);
+    ck_assert_int_eq(c.plan[0] + c.plan[1] + c.plan[2] + c.plan[3], 480);
+    ck_assert(c.plan[3] > c.plan[1] && c.plan[1] > c.plan[2]);
+    ob_controller_free(&c);
+}
+END_TEST
+
+START_TEST(test_init_refusals_leave_nothing_to_free)
+{
+    ob_planner_params p = { 0.5, 0.02, 1 };
+    double w[2] = { 1.0, -1.0 };
+    ob_controller c;
+
+    ob_clear_error();
+    ck_assert_int_eq(ob_controller_init(&c, 4, 3, &p, NULL, NULL, NULL), OMNIBATCH_ERR_INFEASIBLE);
+    ck_assert_str_eq(ob_last_error(), "global batch 3 is smaller than the sum of the lower bounds 4 (4 ranks x 1)");
+    ck_assert_ptr_null(c.plan);
+    ck_assert_int_eq(ob_controller_init(&c, 2, 10, &p, NULL, NULL, w), OMNIBATCH_ERR_ARG);
+    ck_assert_str_eq(ob_last_error(), "weight of rank 1 = -1: expected a finite number > 0");
+    ck_assert_int_eq(ob_controller_init(&c, 0, 10, &p, NULL, NULL, NULL), OMNIBATCH_ERR_ARG);
+    ck_assert_str_eq(ob_last_error(), "number of ranks 0: expected >= 1");
+    p.gain = 0.0;
+    ck_assert_int_eq(ob_controller_init(&c, 2, 10, &p, NULL, NULL, NULL), OMNIBATCH_ERR_ARG);
+    ck_assert_str_eq(ob_last_error(), "gain 0: expected a number in (0, 1]");
+    ck_assert_ptr_null(c.plan);
+}
+END_TEST
+
+START_TEST(test_update_moves_toward_models_and_counts)
+{
+    ob_planner_params p = { 1.0, 0.02, 1 };
+    double alpha[2] = { 0.0, 0.0 }, beta[2] = { 1e-3, 3e-3 };
+    ob_rank_record rec[2];
+    ob_decision d;
+    ob_controller c;
+
+    ck_assert_int_eq(ob_controller_init(&c, 2, 400, &p, NULL, NULL, NULL), OMNIBATCH_SUCCESS);
+    fill_records(&c, alpha, beta, rec);
+    ck_assert_int_eq(ob_controller_update(&c, rec, &d), OMNIBATCH_SUCCESS);
+    ck_assert_int_eq(d.changed, 1);
+    ck_assert_int_eq(c.plan[0], 300);
+    ck_assert_int_eq(c.plan[1], 100);
+    ck_assert_double_eq_tol(d.t_current, 0.6, 1e-12);
+    ck_assert_double_eq_tol(d.t_next, 0.3, 1e-12);
+    ck_assert_double_eq_tol(d.t_optimum, 0.3, 1e-12);
+    ck_assert_int_eq(c.decisions, 1);
+    ck_assert_int_eq(c.changes, 1);
+    /* At the optimum: nothing to do. */
+    fill_records(&c, alpha, beta, rec);
+    ck_assert_int_eq(ob_controller_update(&c, rec, &d), OMNIBATCH_SUCCESS);
+    ck_assert_int_eq(d.changed, 0);
+    ck_assert_int_eq(c.decisions, 2);
+    ck_assert_int_eq(c.changes, 1);
+    ob_controller_free(&c);
+}
+END_TEST
+
+START_TEST(test_uncertain_models_hold_the_plan)
+{
+    /* A 5% predicted gain is outside the 2% band, but not when each model
+     * is uncertain to 3%: 2 x sqrt(2) x 3% = 8.5% > 5%. */
+    ob_planner_params p = { 1.0, 0.02, 1 };
+    double alpha[2] = { 0.0, 0.0 }, beta[2] = { 1.1e-3, 1e-3 };
+    ob_rank_record rec[2];
+    ob_decision d;
+    ob_controller c;
+
+    ck_assert_int_eq(ob_controller_init(&c, 2, 400, &p, NULL, NULL, NULL), OMNIBATCH_SUCCESS);
+    fill_records(&c, alpha, beta, rec);
+    rec[0].rel_error = 0.03;
+    ck_assert_int_eq(ob_controller_update(&c, rec, &d), OMNIBATCH_SUCCESS);
+    ck_assert_int_eq(d.changed, 0);
+    ck_assert_int_eq(c.plan[0], 200);
+    rec[0].rel_error = 0.01;
+    ck_assert_int_eq(ob_controller_update(&c, rec, &d), OMNIBATCH_SUCCESS);
+    ck_assert_int_eq(d.changed, 1);
+    ck_assert_int_eq(c.plan[0], 190);
+    ob_controller_free(&c);
+}
+END_TEST
+
+START_TEST(test_records_without_models_or_with_bad_numbers)
+{
+    ob_planner_params p = { 1.0, 0.02, 1 };
+    double alpha[3] = { 0.0, 0.0, 0.0 }, beta[3] = { 1e-3, 2e-3, 4e-3 };
+    ob_rank_record rec[3];
+    long before[3];
+    ob_decision d;
+    ob_controller c;
+
+    ck_assert_int_eq(ob_controller_init(&c, 3, 300, &p, NULL, NULL, NULL), OMNIBATCH_SUCCESS);
+    memcpy(before, c.plan, sizeof before);
+    fill_records(&c, alpha, beta, rec);
+    rec[1].samples = 0;
+    ck_assert_int_eq(ob_controller_update(&c, rec, &d), OMNIBATCH_SUCCESS);
+    ck_assert_int_eq(d.changed, 0);
+    ck_assert_int_eq(c.decisions, 0);
+    ck_assert_mem_eq(c.plan, before, sizeof before);
+
+    fill_records(&c, alpha, beta, rec);
+    rec[2].beta = NAN;
+    ob_clear_error();
+    ck_assert_int_eq(ob_controller_update(&c, rec, &d), OMNIBATCH_ERR_ARG);
+    ck_assert_str_eq(ob_last_error(), "rank 2: beta = nan s/sample: expected a finite number in [1e-12, 1e+06]");
+    ck_assert_mem_eq(c.plan, before, sizeof before);
+
+    fill_records(&c, alpha, beta, rec);
+    rec[0].alpha = -1.0;
+    ck_assert_int_eq(ob_controller_update(&c, rec, &d), OMNIBATCH_ERR_ARG);
+    ck_assert_str_eq(ob_last_error(), "rank 0: alpha = -1 s: expected a finite number in [0, 1e+06]");
+
+    fill_records(&c, alpha, beta, rec);
+    rec[1].samples = -4;
+    ck_assert_int_eq(ob_controller_update(&c, rec, &d), OMNIBATCH_ERR_ARG);
+    ck_assert_str_eq(ob_last_error(), "record of rank 1: samples = -4: expected >= 0");
+
+    fill_records(&c, alpha, beta, rec);
+    rec[1].rel_error = NAN;
+    ck_assert_int_eq(ob_controller_update(&c, rec, &d), OMNIBATCH_ERR_ARG);
+    ck_assert_str_eq(ob_last_error(), "record of rank 1: relative error nan: expected a number in [0, 1e6]");
+
+    fill_records(&c, alpha, beta, rec);
+    rec[1].lo = 200;
+    rec[1].hi = 100;
+    ck_assert_int_eq(ob_controller_update(&c, rec, &d), OMNIBATCH_ERR_INFEASIBLE);
+    ck_assert_str_eq(ob_last_error(), "rank 1: lower bound 200 exceeds upper bound 100");
+    ck_assert_mem_eq(c.plan, before, sizeof before);
+    ck_assert_int_eq(c.decisions, 0);
+    ob_controller_free(&c);
+}
+END_TEST
+
+START_TEST(test_new_bounds_in_records_replan)
+{
+    ob_planner_params p = { 0.5, 0.5, 1 };
+    double alpha[2] = { 0.0, 0.0 }, beta[2] = { 1e-3, 1e-3 };
+    ob_rank_record rec[2];
+    ob_decision d;
+    ob_controller c;
+
+    ck_assert_int_eq(ob_controller_init(&c, 2, 100, &p, NULL, NULL, NULL), OMNIBATCH_SUCCESS);
+    fill_records(&c, alpha, beta, rec);
+    /* Rank 0 can now hold at most 30: the plan 50/50 breaks it and is
+     * replaced at once, whatever the gain and the wide dead-band. */
+    rec[0].lo = 1;
+    rec[0].hi = 30;
+    ck_assert_int_eq(ob_controller_update(&c, rec, &d), OMNIBATCH_SUCCESS);
+    ck_assert_int_eq(d.changed, 1);
+    ck_assert_int_eq(c.plan[0], 30);
+    ck_assert_int_eq(c.plan[1], 70);
+    ck_assert_int_eq(c.bounds[0].hi, 30);
+    /* lo = hi = 0: keep the bounds held. */
+    fill_records(&c, alpha, beta, rec);
+    ck_assert_int_eq(ob_controller_update(&c, rec, &d), OMNIBATCH_SUCCESS);
+    ck_assert_int_eq(c.plan[0], 30);
+    ck_assert_int_eq(c.bounds[0].hi, 30);
+    ob_controller_free(&c);
+}
+END_TEST
+
+START_TEST(test_hash_and_agreement)
+{
+    ob_planner_params p = { 1.0, 0.02, 8 };
+    double alpha[4] = { 0.001, 0.002, 0.0, 0.004 }, beta[4] = { 1e-4, 3e-4, 2e-4, 5e-5 };
+    ob_controller a, b;
+    ob_rank_record rec[4];
+    long plan[4] = { 600, 200, 100, 100 };
+    uint64_t h0;
+
+    /* Two ranks' controllers given the same records hold the same plan. */
+    ck_assert_int_eq(ob_controller_init(&a, 4, 1000, &p, NULL, NULL, NULL), OMNIBATCH_SUCCESS);
+    ck_assert_int_eq(ob_controller_init(&b, 4, 1000, &p, NULL, NULL, NULL), OMNIBATCH_SUCCESS);
+    h0 = ob_controller_plan_hash(&a);
+    ck_assert_uint_eq(h0, ob_controller_plan_hash(&b));
+    fill_records(&a, alpha, beta, rec);
+    ck_assert_int_eq(ob_controller_verify(&a, rec), OMNIBATCH_SUCCESS);
+    ck_assert_int_eq(ob_controller_update(&a, rec, NULL), OMNIBATCH_SUCCESS);
+    ck_assert_int_eq(ob_controller_update(&b, rec, NULL), OMNIBATCH_SUCCESS);
+    ck_assert_mem_eq(a.plan, b.plan, 4 * sizeof *a.plan);
+    ck_assert_uint_eq(ob_controller_plan_hash(&a), ob_controller_plan_hash(&b));
+    ck_assert_uint_ne(ob_controller_plan_hash(&a), h0);
+    /* A rank holding another plan is named. */
+    fill_records(&a, alpha, beta, rec);
+    rec[2].plan_hash ^= 1;
+    ob_clear_error();
+    ck_assert_int_eq(ob_controller_verify(&a, rec), OMNIBATCH_ERR_DISAGREE);
+    ck_assert_ptr_nonnull(strstr(ob_last_error(), "rank 2 holds plan"));
+    /* Imposing a plan. */
+    ck_assert_int_eq(ob_controller_set_plan(&a, plan), OMNIBATCH_SUCCESS);
+    ck_assert_int_eq(a.plan[0], 600);
+    plan[0] = 601;
+    ck_assert_int_eq(ob_controller_set_plan(&a, plan), OMNIBATCH_ERR_ARG);
+    ck_assert_str_eq(ob_last_error(), "plan: batches sum to 1001, expected the global batch 1000");
+    ck_assert_int_eq(a.plan[0], 600);
+    ob_controller_free(&a);
+    ob_controller_free(&b);
+}
+END_TEST
+
+START_TEST(test_record_carries_the_estimator)
+{
+    ob_planner_params p = { 1.0, 0.02, 1 };
+    ob_controller c;
+    ob_estimator e;
+    ob_rank_record rec;
+    double a, b;
+
+    ck_assert_int_eq(ob_controller_init(&c, 2, 100, &p, NULL, NULL, NULL), OMNIBATCH_SUCCESS);
+    ob_estimator_init(&e, 0.998);
+    ob_controller_record(&c, 1, &e, 0.5, &rec);
+    ck_assert_int_eq(rec.samples, 0);
+    ck_assert_int_eq(rec.lo, 1);
+    ck_assert_int_eq(rec.hi, 100);
+    for (int k = 0; k < 10; k++) {
+        ob_estimator_add(&e, 40 + 5 * k, 0.01 + 1e-3 * (40 + 5 * k));
+    }
+    ob_controller_record(&c, 1, &e, 0.5, &rec);
+    ob_estimator_model(&e, &a, &b);
+    ck_assert_int_eq(rec.samples, 10);
+    ck_assert_double_eq(rec.alpha, a);
+    ck_assert_double_eq(rec.beta, b);
+    ck_assert_double_eq(rec.compute_mean, 0.5);
+    ck_assert_double_eq(rec.rel_error, ob_estimator_error(&e, 50));
+    ck_assert_uint_eq(rec.plan_hash, ob_controller_plan_hash(&c));
+    ob_controller_free(&c);
+}
+END_TEST
+
+START_TEST(test_update_at_65536_ranks)
+{
+    enum { BIG = 65536 };
+    ob_planner_params p = { OB_DEFAULT_GAIN, OB_DEFAULT_DEADBAND, 8 };
+    ob_rank_record *rec = calloc(BIG, sizeof *rec);
+    ob_decision d;
+    ob_controller c;
+    long long sum = 0;
+
+    ck_assert_ptr_nonnull(rec);
+    ck_assert_int_eq(ob_controller_init(&c, BIG, 64L * BIG, &p, NULL, NULL, NULL), OMNIBATCH_SUCCESS);
+    for (int i = 0; i < BIG; i++) {
+        rec[i].alpha = 0.001;
+        rec[i].beta = 1e-4 * (1.0 + (double) (i % 7));
+        rec[i].samples = 5;
+        rec[i].rel_error = 0.001;
+    }
+    ck_assert_int_eq(ob_controller_update(&c, rec, &d), OMNIBATCH_SUCCESS);
+    ck_assert_int_eq(d.changed, 1);
+    for (int i = 0; i < BIG; i++) {
+        ck_assert_int_eq(c.plan[i] % 8, 0);
+        ck_assert_int_ge(c.plan[i], 8);
+        sum += c.plan[i];
+    }
+    ck_assert_int_eq(sum, 64L * BIG);
+    ob_controller_free(&c);
+    free(rec);
+}
+END_TEST
+
+static Suite *make_controller_suite(void)
+{
+    Suite *s = suite_create("controller");
+    TCase *book = tcase_create("bookkeeping");
+    TCase *loop = tcase_create("closed_loop");
+
+    tcase_set_timeout(loop, 60);
+    tcase_add_test(book, test_first_plan_from_weights_and_bounds);
+    tcase_add_test(book, test_init_refusals_leave_nothing_to_free);
+    tcase_add_test(book, test_update_moves_toward_models_and_counts);
+    tcase_add_test(book, test_uncertain_models_hold_the_plan);
+    tcase_add_test(book, test_records_without_models_or_with_bad_numbers);
+    tcase_add_test(book, test_new_bounds_in_records_replan);
+    tcase_add_test(book, test_hash_and_agreement);
+    tcase_add_test(book, test_record_carries_the_estimator);
+    tcase_add_test(book, test_update_at_65536_ranks);
+    tcase_add_loop_test(loop, test_closed_loop_settles_and_recovers, 0, 3);
+    tcase_add_test(loop, test_closed_loop_follows_a_moderate_slowdown);
+    suite_add_tcase(s, book);
+    suite_add_tcase(s, loop);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(make_controller_suite());
+    int failed;
+
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return 0 == failed ? 0 : 1;
+}

@@ -1,0 +1,424 @@
+/*
+ * Copyright (c) 2026 The omnibatch authors.
+ *
+ * The estimator on synthetic step times: exact recovery, alpha = 0 without
+ * variation, outliers held back, lasting changes followed within a stated
+ * number of samples, invalid samples ignored, guards, and its error
+ * estimate.  Noise is multiplicative and uniform in [-10%, +10%] from a
+ * seeded generator, so every run is the same.
+ */
+#include "config.h"
+
+#include <check.h>
+#include <math.h>
+#include <stdint.h>
+
+#include "ob_estimator.h"
+
+/* Samples after a 2x change of speed until the model is within 10% of the
+ * new truth, at a steady batch: the confirmation count itself. */
+#define STEADY_RECOVERY OB_EST_CONFIRM
+/* The same while the batch varies over a 1.75x range (the envelope of
+ * plausible times is wider there, so a few changes confirm later). */
+#define VARIED_RECOVERY 9
+/* Samples until a 1.3x slowdown (too small to be an outlier at 10% noise)
+ * is followed within 10%: the CUSUM's delay. */
+#define MODERATE_RECOVERY 20
+
+static uint64_t rng_next(uint64_t *s)
+{
+    uint64_t z = (*s += UINT64_C(0x9e3779b97f4a7c15));
+
+    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+    return z ^ (z >> 31);
+}
+
+/* 1 + u, u uniform in [-amp, amp]. */
+static double noise(uint64_t *s, double amp)
+{
+    return 1.0 + amp * (2.0 * ((double) (rng_next(s) >> 11) * 0x1.0p-53) - 1.0);
+}
+
+static const double varied[5] = { 200, 300, 250, 350, 220 };
+
+static double truth(double alpha, double beta, double b)
+{
+    return alpha + beta * b;
+}
+
+/* Largest relative error of the prediction over the batches used. */
+static double worst_error(const ob_estimator *e, double alpha, double beta, int vary)
+{
+    double worst = 0.0;
+
+    for (int j = 0; j < (vary ? 5 : 1); j++) {
+        double b = vary ? varied[j] : 256.0;
+        double err = fabs(ob_estimator_predict(e, b) / truth(alpha, beta, b) - 1.0);
+
+        worst = err > worst ? err : worst;
+    }
+    return worst;
+}
+
+START_TEST(test_exact_recovery_on_noiseless_varied_data)
+{
+    ob_estimator e;
+    double a, b;
+
+    ob_estimator_init(&e, 0.998);
+    ck_assert_int_eq(ob_estimator_model(&e, &a, &b), 0);
+    ck_assert_double_eq(a, 0.0);
+    ck_assert_double_eq(b, 0.0);
+    for (int k = 0; k < 20; k++) {
+        double batch = varied[k % 5];
+
+        ck_assert_int_eq(ob_estimator_add(&e, batch, truth(0.005, 2e-4, batch)), OB_SAMPLE_USED);
+    }
+    ck_assert_int_eq(ob_estimator_model(&e, &a, &b), 1);
+    ck_assert_int_eq(ob_estimator_identified(&e), 1);
+    ck_assert_double_eq_tol(a, 0.005, 1e-9 * 0.005);
+    ck_assert_double_eq_tol(b, 2e-4, 1e-9 * 2e-4);
+    ck_assert_int_eq(ob_estimator_count(&e), 20);
+    /* Three distinct batches are enough without noise. */
+    ob_estimator_init(&e, 0.9);
+    for (int k = 0; k < 3; k++) {
+        ob_estimator_add(&e, varied[k], truth(0.02, 1e-3, varied[k]));
+    }
+    ob_estimator_model(&e, &a, &b);
+    ck_assert_double_eq_tol(a, 0.02, 1e-9 * 0.02);
+    ck_assert_double_eq_tol(b, 1e-3, 1e-9 * 1e-3);
+}
+END_TEST
+
+START_TEST(test_recovery_with_noise_converges)
+{
+    uint64_t s = 11;
+    ob_estimator e;
+    double a, b;
+
+    ob_estimator_init(&e, 0.998);
+    for (int k = 0; k < 2000; k++) {
+        double batch = varied[k % 5];
+
+        ob_estimator_add(&e, batch, truth(0.005, 2e-4, batch) * noise(&s, 0.1));
+    }
+    ob_estimator_model(&e, &a, &b);
+    ck_assert_int_eq(ob_estimator_identified(&e), 1);
+    ck_assert_double_eq_tol(a, 0.005, 0.1 * 0.005);
+    ck_assert_double_eq_tol(b, 2e-4, 0.05 * 2e-4);
+    ck_assert_int_eq(e.changes, 0);
+}
+END_TEST
+
+START_TEST(test_constant_batch_gives_alpha_zero)
+{
+    uint64_t s = 12;
+    ob_estimator e;
+    double a, b, sum = 0.0;
+
+    ob_estimator_init(&e, 1.0);
+    for (int k = 0; k < 200; k++) {
+        double t = truth(0.005, 2e-4, 256) * noise(&s, 0.1);
+
+        ck_assert_int_eq(ob_estimator_add(&e, 256, t), OB_SAMPLE_USED);
+        sum += t;
+    }
+    ob_estimator_model(&e, &a, &b);
+    ck_assert_int_eq(ob_estimator_identified(&e), 0);
+    ck_assert_double_eq(a, 0.0);
+    /* With no forgetting, beta is the mean time over the batch. */
+    ck_assert_double_eq_tol(b, sum / 200 / 256, 1e-12 * b);
+}
+END_TEST
+
+START_TEST(test_single_spike_does_not_move_the_model)
+{
+    uint64_t s = 13;
+    ob_estimator e;
+    double a0, b0, a1, b1, p0;
+
+    ob_estimator_init(&e, 0.998);
+    for (int k = 0; k < 300; k++) {
+        double batch = varied[k % 5];
+
+        ob_estimator_add(&e, batch, truth(0.005, 2e-4, batch) * noise(&s, 0.1));
+    }
+    ob_estimator_model(&e, &a0, &b0);
+    p0 = ob_estimator_predict(&e, 250);
+    ck_assert_int_eq(ob_estimator_add(&e, 250, 10.0 * truth(0.005, 2e-4, 250)), OB_SAMPLE_OUTLIER);
+    ob_estimator_model(&e, &a1, &b1);
+    ck_assert_double_eq(a1, a0);
+    ck_assert_double_eq(b1, b0);
+    /* Back to normal: the spike is dropped, the next sample folded. */
+    ck_assert_int_eq(ob_estimator_add(&e, 300, truth(0.005, 2e-4, 300)), OB_SAMPLE_USED);
+    ob_estimator_model(&e, &a1, &b1);
+    ck_assert_double_eq_tol(b1, b0, 0.03 * b0);
+    ck_assert_double_eq_tol(ob_estimator_predict(&e, 250), p0, 0.01 * p0);
+    ck_assert_int_eq(e.outliers, 1);
+    ck_assert_int_eq(e.changes, 0);
+    /* A spike ten times faster is held back too, and so are two in a row. */
+    ck_assert_int_eq(ob_estimator_add(&e, 250, 0.1 * truth(0.005, 2e-4, 250)), OB_SAMPLE_OUTLIER);
+    ck_assert_int_eq(ob_estimator_add(&e, 250, 10.0 * truth(0.005, 2e-4, 250)), OB_SAMPLE_OUTLIER);
+    ck_assert_int_eq(ob_estimator_add(&e, 250, 10.0 * truth(0.005, 2e-4, 250)), OB_SAMPLE_OUTLIER);
+    ck_assert_int_eq(ob_estimator_add(&e, 250, truth(0.005, 2e-4, 250)), OB_SAMPLE_USED);
+    ck_assert_double_eq_tol(ob_estimator_predict(&e, 250), p0, 0.01 * p0);
+    ck_assert_int_eq(e.changes, 0);
+}
+END_TEST
+
+/* Samples after the speed changes by \p factor until the model is within
+ * 10% of the new truth at every batch used, for good. */
+static int samples_to_follow(uint64_t seed, double factor, int vary, double amp)
+{
+    uint64_t s = seed;
+    double alpha = 0.005, beta = 2e-4;
+    ob_estimator e;
+    int within = -1;
+
+    ob_estimator_init(&e, 0.998);
+    for (int k = 0; k < 400; k++) {
+        double batch = vary ? varied[k % 5] : 256.0;
+
+        ob_estimator_add(&e, batch, truth(alpha, beta, batch) * noise(&s, amp));
+    }
+    alpha *= factor;
+    beta *= factor;
+    for (int k = 0; k < 80; k++) {
+        double batch = vary ? varied[k % 5] : 256.0;
+
+        ob_estimator_add(&e, batch, truth(alpha, beta, batch) * noise(&s, amp));
+        if (worst_error(&e, alpha, beta, vary) <= 0.1) {
+            within = within < 0 ? k + 1 : within;
+        } else {
+            within = -1;
+        }
+    }
+    return within;
+}
+
+START_TEST(test_lasting_change_is_followed)
+{
+    /* Without noise: exactly the confirmation count, for a 2x slowdown, a
+     * 2x speed-up and a 1.3x slowdown, at a steady or a varying batch. */
+    ck_assert_int_eq(samples_to_follow(1, 2.0, 0, 0.0), OB_EST_CONFIRM);
+    ck_assert_int_eq(samples_to_follow(1, 0.5, 0, 0.0), OB_EST_CONFIRM);
+    ck_assert_int_eq(samples_to_follow(1, 2.0, 1, 0.0), OB_EST_CONFIRM);
+    ck_assert_int_eq(samples_to_follow(1, 1.3, 1, 0.0), OB_EST_CONFIRM);
+    /* With 10% noise, over many seeds. */
+    for (uint64_t seed = 1; seed <= 200; seed++) {
+        int steady = samples_to_follow(seed, 2.0, 0, 0.1);
+        int faster = samples_to_follow(seed, 0.5, 0, 0.1);
+        int vary = samples_to_follow(seed, 2.0, 1, 0.1);
+        int moderate = samples_to_follow(seed, 1.3, 1, 0.1);
+
+        ck_assert_msg(steady >= 1 && steady <= STEADY_RECOVERY, "seed %d: %d samples", (int) seed, steady);
+        ck_assert_msg(faster >= 1 && faster <= STEADY_RECOVERY, "seed %d: %d samples", (int) seed, faster);
+        ck_assert_msg(vary >= 1 && vary <= VARIED_RECOVERY, "seed %d: %d samples", (int) seed, vary);
+        ck_assert_msg(moderate >= 1 && moderate <= MODERATE_RECOVERY, "seed %d: %d samples", (int) seed, moderate);
+    }
+}
+END_TEST
+
+START_TEST(test_change_is_reported)
+{
+    ob_estimator e;
+
+    ob_estimator_init(&e, 0.998);
+    for (int k = 0; k < 50; k++) {
+        ob_estimator_add(&e, 256, truth(0.005, 2e-4, 256));
+    }
+    ck_assert_int_eq(ob_estimator_add(&e, 256, 2.0 * truth(0.005, 2e-4, 256)), OB_SAMPLE_OUTLIER);
+    ck_assert_int_eq(ob_estimator_add(&e, 256, 2.0 * truth(0.005, 2e-4, 256)), OB_SAMPLE_OUTLIER);
+    ck_assert_int_eq(ob_estimator_add(&e, 256, 2.0 * truth(0.005, 2e-4, 256)), OB_SAMPLE_CHANGE);
+    ck_assert_int_eq(e.changes, 1);
+    ck_assert_double_eq_tol(ob_estimator_predict(&e, 256), 2.0 * truth(0.005, 2e-4, 256), 1e-9);
+}
+END_TEST
+
+START_TEST(test_cold_first_sample_is_relearnt)
+{
+    ob_estimator e;
+
+    /* The first step measured took 5x longer (cold caches): the normal
+     * steps that follow are outliers on the fast side and confirm a change
+     * after OB_EST_CONFIRM of them. */
+    ob_estimator_init(&e, 0.998);
+    ck_assert_int_eq(ob_estimator_add(&e, 256, 5.0 * truth(0.005, 2e-4, 256)), OB_SAMPLE_USED);
+    for (int k = 1; k < OB_EST_CONFIRM; k++) {
+        ck_assert_int_eq(ob_estimator_add(&e, 256, truth(0.005, 2e-4, 256)), OB_SAMPLE_OUTLIER);
+    }
+    ck_assert_int_eq(ob_estimator_add(&e, 256, truth(0.005, 2e-4, 256)), OB_SAMPLE_CHANGE);
+    ck_assert_double_eq_tol(ob_estimator_predict(&e, 256), truth(0.005, 2e-4, 256), 0.1 * truth(0.005, 2e-4, 256));
+}
+END_TEST
+
+START_TEST(test_no_false_change_on_long_stationary_run)
+{
+    uint64_t s = 14;
+    ob_estimator e;
+
+    ob_estimator_init(&e, 0.998);
+    for (int k = 0; k < 50000; k++) {
+        double batch = k < 25000 ? 256.0 : varied[k % 5];
+
+        ob_estimator_add(&e, batch, truth(0.005, 2e-4, batch) * noise(&s, 0.1));
+    }
+    ck_assert_int_eq(e.changes, 0);
+    ck_assert_int_eq(e.outliers, 0);
+}
+END_TEST
+
+START_TEST(test_invalid_samples_are_ignored)
+{
+    const double bad[][2] = { { NAN, 0.01 }, { 100, NAN }, { INFINITY, 0.01 }, { 100, INFINITY },
+                              { 0, 0.01 }, { 100, 0 }, { -5, 0.01 }, { 100, -0.01 }, { -INFINITY, 0.01 } };
+    ob_estimator e;
+    double a0, b0, a1, b1;
+
+    ob_estimator_init(&e, 0.998);
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        ck_assert_int_eq(ob_estimator_add(&e, bad[k][0], bad[k][1]), OB_SAMPLE_INVALID);
+    }
+    ck_assert_int_eq(ob_estimator_count(&e), 0);
+    ck_assert_int_eq(ob_estimator_model(&e, &a0, &b0), 0);
+    for (int k = 0; k < 10; k++) {
+        ob_estimator_add(&e, varied[k % 5], truth(0.005, 2e-4, varied[k % 5]));
+    }
+    ob_estimator_model(&e, &a0, &b0);
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        ck_assert_int_eq(ob_estimator_add(&e, bad[k][0], bad[k][1]), OB_SAMPLE_INVALID);
+    }
+    ob_estimator_model(&e, &a1, &b1);
+    ck_assert_double_eq(a1, a0);
+    ck_assert_double_eq(b1, b0);
+    ck_assert_int_eq(ob_estimator_count(&e), 10);
+    ck_assert_int_eq(e.invalid, 2 * (long) (sizeof bad / sizeof bad[0]));
+}
+END_TEST
+
+START_TEST(test_guards_keep_alpha_nonnegative_and_beta_positive)
+{
+    ob_estimator e;
+    double a, b;
+
+    /* t = 3e-4 b - 0.01: the line crosses zero at a positive batch. */
+    ob_estimator_init(&e, 0.998);
+    for (int k = 0; k < 20; k++) {
+        ob_estimator_add(&e, varied[k % 5], 3e-4 * varied[k % 5] - 0.01);
+    }
+    ob_estimator_model(&e, &a, &b);
+    ck_assert_double_eq(a, 0.0);
+    ck_assert(b > 0.0);
+    /* Times falling as the batch grows. */
+    ob_estimator_init(&e, 0.998);
+    for (int k = 0; k < 20; k++) {
+        ob_estimator_add(&e, varied[k % 5], 0.2 - 1e-4 * varied[k % 5]);
+    }
+    ob_estimator_model(&e, &a, &b);
+    ck_assert(a >= 0.0);
+    ck_assert(b > 0.0);
+    ck_assert_double_eq_tol(b * e.mean_b, OB_EST_MIN_SLOPE_SHARE * e.mean_t, 1e-12);
+}
+END_TEST
+
+START_TEST(test_partial_variation_moves_alpha_from_its_prior)
+{
+    ob_estimator e;
+    double a, b;
+
+    /* Batches 255 and 257 carry some information on the split, not enough
+     * to determine it: the fixed share moves part of the way from its prior
+     * 0 toward the truth (0.05 s of 0.1012 s), and the prediction where the
+     * rank runs stays exact. */
+    ob_estimator_init(&e, 0.998);
+    for (int k = 0; k < 400; k++) {
+        double batch = k % 2 ? 255.0 : 257.0;
+
+        ob_estimator_add(&e, batch, truth(0.05, 2e-4, batch));
+    }
+    ob_estimator_model(&e, &a, &b);
+    ck_assert_int_eq(ob_estimator_identified(&e), 0);
+    ck_assert(a > 0.5 * 0.05);
+    ck_assert(a < 0.05);
+    ck_assert_double_eq_tol(ob_estimator_predict(&e, 256), truth(0.05, 2e-4, 256), 1e-6 * truth(0.05, 2e-4, 256));
+    /* More spread determines it. */
+    for (int k = 0; k < 10; k++) {
+        ob_estimator_add(&e, 200.0 + 20.0 * k, truth(0.05, 2e-4, 200.0 + 20.0 * k));
+    }
+    ob_estimator_model(&e, &a, &b);
+    ck_assert_int_eq(ob_estimator_identified(&e), 1);
+    ck_assert_double_eq_tol(a, 0.05, 1e-9);
+}
+END_TEST
+
+START_TEST(test_error_estimate_tracks_the_noise)
+{
+    uint64_t s = 16;
+    ob_estimator e;
+    double expected;
+
+    ob_estimator_init(&e, 0.998);
+    ck_assert_double_eq(ob_estimator_error(&e, 256), 1.0);
+    for (int k = 0; k < 2000; k++) {
+        ob_estimator_add(&e, 256, truth(0.005, 2e-4, 256) * noise(&s, 0.1));
+    }
+    /* Uniform noise of +-10% has standard deviation 0.1 / sqrt(3); the level
+     * rests on about (1 + f) / (1 - f) samples. */
+    expected = 0.1 / sqrt(3.0) / sqrt(1.998 / 0.002);
+    ck_assert_double_eq_tol(ob_estimator_error(&e, 256), expected, 0.2 * expected);
+    /* Far from the batches seen, the unknown split adds to it. */
+    ck_assert(ob_estimator_error(&e, 512) > 5.0 * ob_estimator_error(&e, 256));
+}
+END_TEST
+
+START_TEST(test_forgetting_factor_is_clamped)
+{
+    ob_estimator e;
+
+    ob_estimator_init(&e, 0.1);
+    ck_assert_double_eq(e.forget, 0.5);
+    ob_estimator_init(&e, 2.0);
+    ck_assert_double_eq(e.forget, 1.0);
+    ob_estimator_init(&e, NAN);
+    ck_assert_double_eq(e.forget, 1.0);
+    ob_estimator_init(&e, 0.95);
+    ck_assert_double_eq(e.forget, 0.95);
+}
+END_TEST
+
+static Suite *make_estimator_suite(void)
+{
+    Suite *s = suite_create("estimator");
+    TCase *fit = tcase_create("fit");
+    TCase *robust = tcase_create("robust");
+
+    tcase_set_timeout(robust, 60);
+    tcase_add_test(fit, test_exact_recovery_on_noiseless_varied_data);
+    tcase_add_test(fit, test_recovery_with_noise_converges);
+    tcase_add_test(fit, test_constant_batch_gives_alpha_zero);
+    tcase_add_test(fit, test_partial_variation_moves_alpha_from_its_prior);
+    tcase_add_test(fit, test_guards_keep_alpha_nonnegative_and_beta_positive);
+    tcase_add_test(fit, test_error_estimate_tracks_the_noise);
+    tcase_add_test(fit, test_forgetting_factor_is_clamped);
+    tcase_add_test(robust, test_single_spike_does_not_move_the_model);
+    tcase_add_test(robust, test_lasting_change_is_followed);
+    tcase_add_test(robust, test_change_is_reported);
+    tcase_add_test(robust, test_cold_first_sample_is_relearnt);
+    tcase_add_test(robust, test_no_false_change_on_long_stationary_run);
+    tcase_add_test(robust, test_invalid_samples_are_ignored);
+    suite_add_tcase(s, fit);
+    suite_add_tcase(s, robust);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(make_estimator_suite());
+    int failed;
+
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return 0 == failed ? 0 : 1;
+}
