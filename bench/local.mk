@@ -1,1 +1,2 @@
 # bench/: the benchmarks.
+include %reldir%/tools.mk

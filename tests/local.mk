@@ -22,3 +22,4 @@ include %reldir%/control.mk
 include %reldir%/support.mk
 include %reldir%/preload.mk
 include %reldir%/api.mk
+include %reldir%/tools.mk

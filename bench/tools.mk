@@ -1,0 +1,23 @@
+# bench/tools.mk: the interposition-overhead benchmark (overhead/) and the
+# controller simulator (simulate/).
+
+# overhead is a plain MPI program, deliberately not linked with omnibatch:
+# run.sh measures it with and without LD_PRELOAD of the library.
+noinst_PROGRAMS += %reldir%/overhead/overhead
+%canon_reldir%_overhead_overhead_SOURCES = \
+	%reldir%/overhead/overhead.c \
+	%reldir%/overhead/stats.h %reldir%/overhead/stats.c
+%canon_reldir%_overhead_overhead_LDADD = -lm
+EXTRA_DIST += %reldir%/overhead/run.sh
+
+# simulate drives the MPI-free controller core directly at up to 65,536
+# simulated ranks.
+noinst_PROGRAMS += %reldir%/simulate/simulate
+%canon_reldir%_simulate_simulate_SOURCES = \
+	%reldir%/simulate/simulate.c \
+	%reldir%/simulate/sim_random.h %reldir%/simulate/sim_random.c \
+	%reldir%/simulate/sim_speeds.h %reldir%/simulate/sim_speeds.c \
+	%reldir%/simulate/sim_omnilearn.h %reldir%/simulate/sim_omnilearn.c \
+	%reldir%/simulate/sim_oracle.h %reldir%/simulate/sim_oracle.c \
+	%reldir%/simulate/sim_metrics.h %reldir%/simulate/sim_metrics.c
+%canon_reldir%_simulate_simulate_LDADD = libobcore.la $(HWLOC_LIBS) -lm

@@ -1,0 +1,38 @@
+#!/bin/sh
+# bench/simulate end to end at tiny sizes: it must finish, print one row per
+# scenario and rank count, and write a summary with the same runs.  The
+# figures themselves are never checked here (the Check suites test the
+# arithmetic; the controller's own suites test the controller).
+set -eu
+builddir=${top_builddir:-.}
+work=$(mktemp -d "${TMPDIR:-/tmp}/ob-simulate-smoke.XXXXXX")
+trap 'rm -rf "$work"' EXIT INT TERM
+fail() { echo "simulate_smoke: $*"; exit 1; }
+
+"$builddir/bench/simulate/simulate" --ranks 4,16 --steps 40 --big-steps 40 --epoch 10 \
+    --summary "$work/summary.json" >"$work/out" 2>&1 || { cat "$work/out"; fail "simulate failed"; }
+cat "$work/out"
+
+grep -q '^scenario  *P  *steps  *dec-mean  *dec-max  *settle  *conv' "$work/out" || fail "no table header"
+for sc in uniform bimodal hl2 hl4 hl8 slow10 vanish; do
+    for p in 4 16; do
+        awk -v sc="$sc" -v p="$p" '
+            $1 == sc && $2 == p && $3 == 40 && $9 + 0 >= 1 && $10 + 0 >= 1 && $11 + 0 >= 1 { found = 1 }
+            END { exit !found }' "$work/out" || fail "no row for $sc at P=$p (or a ratio below 1)"
+    done
+done
+# static scenarios have no recovery figure; change scenarios have one
+awk '$1 == "hl4" && $2 == 4 && $12 == "-" { ok = 1 } END { exit !ok }' "$work/out" || fail "hl4 shows a recovery"
+awk '$1 == "slow10" && $2 == 4 && $12 != "-" { ok = 1 } END { exit !ok }' "$work/out" || fail "slow10 lacks a recovery"
+
+s=$work/summary.json
+grep -q '"benchmark": "simulate"' "$s" || fail "summary lacks the benchmark name"
+n=$(grep -c '"scenario": ' "$s" || true)
+[ "$n" -eq 14 ] || fail "summary has $n runs, expected 14"
+
+# a bad option is one clear line and a non-zero exit
+if "$builddir/bench/simulate/simulate" --noise 2 >"$work/bad" 2>&1; then
+    fail "--noise 2 was accepted"
+fi
+grep -q "^simulate: --noise='2': expected" "$work/bad" || fail "no clear line for a bad --noise"
+echo "simulate_smoke: ok"
