@@ -23,12 +23,15 @@ TESTS += %reldir%/check_report
 # The MPI programs are plain MPI codes: built with mpicc, never linked with
 # libomnibatch; the scenarios preload it (tests/mpirun.sh, OB_PRELOAD).
 check_PROGRAMS += %reldir%/mpi_passthrough %reldir%/mpi_straggler %reldir%/mpi_threads \
-	%reldir%/json_valid
+	%reldir%/mpi_weighted %reldir%/json_valid
 %canon_reldir%_mpi_passthrough_SOURCES = %reldir%/mpi_passthrough.c
 %canon_reldir%_mpi_passthrough_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 %canon_reldir%_mpi_passthrough_LDADD = $(CHECK_LIBS) -lm
 %canon_reldir%_mpi_straggler_SOURCES = %reldir%/mpi_straggler.c
 %canon_reldir%_mpi_threads_SOURCES = %reldir%/mpi_threads.c
+# Reaches the API through omnibatch_dl.h (dlsym), not by linking.
+%canon_reldir%_mpi_weighted_SOURCES = %reldir%/mpi_weighted.c
+%canon_reldir%_mpi_weighted_LDADD = -lm
 %canon_reldir%_json_valid_SOURCES = %reldir%/json_valid.c %reldir%/ob_json_check.h
 
 OB_PRELOAD_TESTS = \
@@ -44,10 +47,15 @@ OB_PRELOAD_TESTS = \
 	%reldir%/preload_threads_multiple_np2.sh \
 	%reldir%/preload_threads_serialized_np3.sh \
 	%reldir%/preload_pcontrol_np2.sh \
+	%reldir%/preload_weighted_np2.sh \
+	%reldir%/preload_weighted_np3.sh \
+	%reldir%/preload_weighted_mean_np3.sh \
+	%reldir%/preload_weighted_np4.sh \
 	%reldir%/preload_disabled_np2.sh \
 	%reldir%/preload_badconfig_np4.sh
 TESTS += $(OB_PRELOAD_TESTS)
 EXTRA_DIST += $(OB_PRELOAD_TESTS) %reldir%/preload_lib.sh %reldir%/preload_passthrough.sh \
+	%reldir%/preload_weighted.sh \
 	%reldir%/preload_fortran_np2.sh %reldir%/mpi_fortran.f90
 
 # Fortran: configure found mpifort (MPIFORT); built by hand since the
