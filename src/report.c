@@ -21,8 +21,11 @@
 #include "omnibatch.h"
 
 /* Without a global batch the split is computed on this many notional
- * samples and given as shares. */
-#define OB_REPORT_SHARE_BASIS 1000000L
+ * samples and given as shares (to 0.01%). */
+#define OB_REPORT_SHARE_BASIS 10000L
+/* A rank measured with no compute at all (its blocked time filled the
+ * step) is planned as this fraction of the slowest, not as infinitely fast. */
+#define OB_REPORT_COMPUTE_FLOOR 1e-6
 /* The batch must vary this much (coefficient of variation) before the
  * fixed per-step cost alpha is told apart from the per-sample cost. */
 #define OB_REPORT_BATCH_SPREAD 0.05
@@ -108,11 +111,15 @@ static void ob_report_split(ob_report *rep)
         }
     } else {
         /* Every rank ran the same share: beta_i proportional to compute_i. */
+        double floor_compute = OB_REPORT_COMPUTE_FLOOR * rep->ranks[rep->slowest].compute;
+
         B = rep->settings.global_batch > 0 ? rep->settings.global_batch : OB_REPORT_SHARE_BASIS;
         rep->global_batch = rep->settings.global_batch > 0 ? B : 0;
         for (int i = 0; i < P; i++) {
+            double c = rep->ranks[i].compute > floor_compute ? rep->ranks[i].compute : floor_compute;
+
             m[i].alpha = 0.0;
-            m[i].beta = rep->ranks[i].compute * (double) P / (double) B;
+            m[i].beta = c * (double) P / (double) B;
         }
     }
     for (int i = 0; i < P; i++) {

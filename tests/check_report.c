@@ -305,6 +305,23 @@ START_TEST(test_infeasible_split_is_explained)
 }
 END_TEST
 
+START_TEST(test_rank_without_compute_still_gets_a_split)
+{
+    /* A rank whose blocked time filled its steps: planned as very fast,
+     * not refused by the planner. */
+    static const double compute[3] = { 0.0, 0.010, 0.030 };
+    run r;
+
+    run_fill(&r, 3, compute, 0.031, 10, NULL);
+    run_report(&r);
+    ck_assert(r.rep.split_ok);
+    ck_assert_double_gt(r.rep.ranks[0].share, r.rep.ranks[1].share);
+    ck_assert_double_ge(r.rep.ranks[1].share, r.rep.ranks[2].share);
+    ck_assert_double_eq_tol(r.rep.ranks[0].share + r.rep.ranks[1].share + r.rep.ranks[2].share, 1.0, 1e-9);
+    run_free(&r);
+}
+END_TEST
+
 START_TEST(test_odd_host_names_stay_valid_json)
 {
     static const double compute[2] = { 0.010, 0.020 };
@@ -346,6 +363,7 @@ static Suite *make_report_suite(void)
     tcase_add_test(tc, test_long_rank_lists_are_ranges);
     tcase_add_test(tc, test_rank_without_steps_is_reported_not_analysed);
     tcase_add_test(tc, test_infeasible_split_is_explained);
+    tcase_add_test(tc, test_rank_without_compute_still_gets_a_split);
     tcase_add_test(tc, test_odd_host_names_stay_valid_json);
     tcase_add_test(tc, test_analyse_rejects_bad_arguments);
     suite_add_tcase(s, tc);
