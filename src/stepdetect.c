@@ -8,9 +8,11 @@
  *   1. the communicator most calls use is the one followed;
  *   2. the signature period: the least N with x[j] == x[j+N] for 90% of j;
  *   3. warm-up: the first call from which two whole periods repeat;
- *   4. the gap period: among multiples of the signature period, the N whose
+ *   4. the step: when a signature occurs once per signature period, that
+ *      period is the step; otherwise the least multiple of it whose
  *      per-position median gap has one clear maximum (the long gap before a
- *      step's first call) that recurs in nearly every cycle;
+ *      step's first call) recurring in nearly every cycle, over at least
+ *      six cycles; the same gap analysis places the boundary;
  * then replays the history through the tracker and drops it.  Afterwards
  * the tracker alone runs, one comparison or two per call.
  */
@@ -496,10 +498,10 @@ static int ob_sd_learn(ob_stepdetect *d, int force)
     }
 
     /* A signature that occurs once in a signature period of several calls
-     * marks the step by itself: the gaps only place the boundary.  Otherwise the step may
-     * span several signature periods, and the fundamental one -- the
-     * least period the gaps confirm -- is taken: noise can make a multiple
-     * look as good, never better in a way that means more. */
+     * marks the step by itself: the gaps only place the boundary.
+     * Otherwise the step may span several signature periods; the least
+     * one the gaps confirm is taken, since on a busy machine noise can
+     * make a multiple look as good. */
     kmax = (N > 1 && ob_sd_has_unique(x + w, N > n - w ? n - w : N)) || d->given > 0
          ? 1 : OB_STEPDETECT_MAX_PERIOD / N;
     for (long k = 1; k <= kmax && !have_gap && (n - w) >= OB_SD_GAP_CYCLES * N * k; k++) {
