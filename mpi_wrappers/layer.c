@@ -13,7 +13,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ob_active.h"
 #include "ob_config.h"
 #include "ob_error.h"
 #include "ob_layer.h"
@@ -166,13 +165,6 @@ void ob_layer_postinit(int thread_provided)
 double ob_layer_clock(void)
 {
     return (double) (ob_now_ns() - ob_layer.origin_ns) * 1e-9;
-}
-
-long ob_layer_batch(void)
-{
-    ob_active_batch b;
-
-    return ob_active_get(&b) ? b.local : -1;
 }
 
 /* Threads blocked at the same time block once: recording in order of

@@ -84,9 +84,6 @@ void ob_layer_pcontrol(int level);
 /** \brief Seconds since the layer started (monotonic). */
 double ob_layer_clock(void);
 
-/** \brief The running step's local batch from an API context, or -1. */
-long ob_layer_batch(void);
-
 /** \brief Record a recognised allreduce that blocked from t0 to t1. */
 void ob_layer_record_call(MPI_Comm comm, int count, int elem, double t0, double t1, long batch);
 
