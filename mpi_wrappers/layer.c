@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ob_active.h"
 #include "ob_config.h"
 #include "ob_error.h"
 #include "ob_layer.h"
@@ -39,6 +40,9 @@ typedef struct ob_layer_state {
     ob_rank_stats stats;
     ob_trace trace;
     double last_end;             /* end of the last recorded blocked interval, any thread */
+    long api_steps;              /* steps the API measured (ob_active.h); then the detector is ignored */
+    long api_calls;              /* gradient allreduces per API step (the last one's) */
+    long api_global_batch;       /* the API context's B */
     int report_on;               /* rank 0's settings, the same on every rank: */
     int trace_on;                /* the finalize collectives must match */
 } ob_layer_state;
@@ -91,9 +95,8 @@ void ob_layer_preinit(void)
     ob_log_set_debug(cfg->debug);
 }
 
-static void ob_layer_on_step(void *ctx, const ob_step_record *rec)
+static void ob_layer_count_step(ob_layer_state *L, const ob_step_record *rec)
 {
-    ob_layer_state *L = ctx;
 
     L->stats.steps_seen++;
     if (L->stats.steps_seen > L->cfg->warmup) {
@@ -106,6 +109,42 @@ static void ob_layer_on_step(void *ctx, const ob_step_record *rec)
     }
     ob_log_debug(3, "step %ld: %ld calls, batch %ld, compute %.6f s, blocked %.6f s", rec->index,
                  rec->calls, rec->batch, rec->compute, rec->blocked);
+}
+
+/* A step found by the detector, from the wrapped MPI calls. */
+static void ob_layer_on_step(void *ctx, const ob_step_record *rec)
+{
+    ob_layer_state *L = ctx;
+
+    /* A code that reduces through the API has its steps measured there,
+     * exactly; its own recognised calls, if any, must not count twice. */
+    if (0 == L->api_steps) {
+        ob_layer_count_step(L, rec);
+    }
+}
+
+/* A step the API measured (ob_active.h). */
+static void ob_layer_on_api_step(long batch, long global_batch, long calls, double compute,
+                                 double blocked)
+{
+    ob_layer_state *L = &ob_layer;
+    ob_step_record rec;
+
+    if (!__atomic_load_n(&ob_gate.measure, __ATOMIC_RELAXED)) {
+        return;
+    }
+    pthread_mutex_lock(&L->lock);
+    if (L->started) {
+        rec.index = L->api_steps++;
+        rec.batch = batch;
+        rec.compute = compute;
+        rec.blocked = blocked;
+        rec.calls = calls;
+        L->api_calls = calls;
+        L->api_global_batch = global_batch;
+        ob_layer_count_step(L, &rec);
+    }
+    pthread_mutex_unlock(&L->lock);
 }
 
 void ob_layer_postinit(int thread_provided)
@@ -156,6 +195,7 @@ void ob_layer_postinit(int thread_provided)
     ob_gate.min_bytes = cfg->min_bytes;
     __atomic_store_n(&ob_gate.measure, 1, __ATOMIC_RELAXED);
     L->started = 1;
+    ob_active_set_step_hook(ob_layer_on_api_step);
     /* Last: from here on the fast paths see the layer. */
     __atomic_store_n(&ob_gate.recognise, 1, __ATOMIC_RELEASE);
     ob_log_debug(1, "preload layer on: %d ranks, thread level %d, gradient allreduces >= %zu bytes",
@@ -237,7 +277,11 @@ static void ob_layer_describe_rank(ob_layer_state *L)
     ob_topology_info info;
     long cps = 0;
 
-    ob_stepdetect_pattern(L->det, &cps, NULL);
+    if (L->api_steps > 0) {
+        cps = L->api_calls;
+    } else {
+        ob_stepdetect_pattern(L->det, &cps, NULL);
+    }
     L->stats.calls_per_step = cps;
     if (OMNIBATCH_SUCCESS == ob_topology_query(NULL, NULL, &info)) {
         memcpy(L->stats.host, info.hostname, sizeof L->stats.host);
@@ -360,7 +404,9 @@ static void ob_layer_write_report(ob_layer_state *L, const ob_rank_stats *all, l
     ob_report rep;
     FILE *f;
 
-    settings.global_batch = cfg->global_batch;
+    /* A code on the API has told its global batch; the setting, if given, wins. */
+    settings.global_batch = cfg->global_batch > 0 ? cfg->global_batch : L->api_global_batch;
+    settings.steps_from_api = L->api_steps > 0;
     settings.warmup = cfg->warmup;
     settings.min_bytes = cfg->min_bytes;
     settings.calls_per_step_given = cfg->calls_per_step;
@@ -391,6 +437,7 @@ void ob_layer_finalize(void)
         return;
     }
     ob_in_layer = 1;
+    ob_active_set_step_hook(NULL);
     __atomic_store_n(&ob_gate.recognise, 0, __ATOMIC_RELEASE);
     pthread_mutex_lock(&L->lock);
     ob_stepdetect_finish(L->det);

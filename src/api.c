@@ -428,6 +428,8 @@ OMNIBATCH_EXPORT int omnibatch_destroy(omnibatch_t *ctx)
                        "omnibatch_create", NULL == ctx ? "ctx" : "*ctx");
     }
     c = *ctx;
+    /* The last step ends here: its measurement counts like any other. */
+    ob_api_step_close(c);
     ob_active_clear();
     PMPI_Finalized(&finalized);
     if (!finalized) {

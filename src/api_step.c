@@ -37,6 +37,13 @@ void ob_api_step_close(struct omnibatch_context *c)
         compute = (double) c->unmarked_ns * 1e-9;
     }
     c->stats.blocked_s = (double) c->blocked_ns * 1e-9;
+    /* A step whose gradient went through omnibatch_allreduce_gradient is
+     * measured exactly here; one whose code reduced by itself is left to the
+     * layer's own detection of its MPI calls. */
+    if (c->reductions > 0 && compute >= 0.0) {
+        ob_active_note_step(c->step.count, c->global_batch, c->reductions, compute,
+                            c->stats.blocked_s);
+    }
     /* Warm-up steps (cold caches, lazy allocation, first-touch) would teach
      * the model a speed the rank does not have; a rank without samples has
      * nothing to say about its per-sample cost. */

@@ -55,6 +55,7 @@ typedef struct ob_report_settings {
     long calls_per_step_given;   /* OMNIBATCH_CALLS_PER_STEP, 0 = detected */
     long trace_dropped;          /* trace rows past the memory cap, all ranks */
     const char *trace_file;      /* "" or NULL: no trace */
+    int steps_from_api;          /* 1: the API measured the steps (the code reduces through it) */
 } ob_report_settings;
 
 /** Derived figures of one rank. */

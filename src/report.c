@@ -290,7 +290,8 @@ static void ob_report_text_header(FILE *f, const ob_report *rep)
     }
     if (cps > 0) {
         fprintf(f, ", %ld gradient allreduce%s per step (%s)", cps, 1 == cps ? "" : "s",
-                rep->settings.calls_per_step_given > 0 ? "OMNIBATCH_CALLS_PER_STEP" : "detected");
+                rep->settings.steps_from_api ? "omnibatch API"
+                : rep->settings.calls_per_step_given > 0 ? "OMNIBATCH_CALLS_PER_STEP" : "detected");
     }
     fprintf(f, "\n");
     fprintf(f, "  %5s  %-20s %5s %5s %9s %10s %10s %8s\n", "rank", "host", "cores", "gpus", "batch",
@@ -460,6 +461,7 @@ int ob_report_write_json(FILE *f, const ob_report *rep)
     fprintf(f, "  \"calls_per_step\": %lld,\n  \"calls_per_step_given\": %s,\n",
             (long long) rep->stats[0].calls_per_step,
             rep->settings.calls_per_step_given > 0 ? "true" : "false");
+    fprintf(f, "  \"steps_from_api\": %s,\n", rep->settings.steps_from_api ? "true" : "false");
     fprintf(f, "  \"min_bytes\": %zu,\n", rep->settings.min_bytes);
     fprintf(f, "  \"per_rank\": [\n");
     for (int i = 0; i < rep->nranks; i++) {

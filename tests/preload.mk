@@ -43,6 +43,7 @@ OB_PRELOAD_TESTS = \
 	%reldir%/preload_passthrough_weight_np4.sh \
 	%reldir%/preload_report_np2.sh \
 	%reldir%/preload_report_json_np3.sh \
+	%reldir%/preload_api_report_np3.sh \
 	%reldir%/preload_report_np4.sh \
 	%reldir%/preload_threads_multiple_np2.sh \
 	%reldir%/preload_threads_serialized_np3.sh \
