@@ -279,6 +279,19 @@ static void ob_report_list(FILE *f, const int *v, int n)
     }
 }
 
+/* Whether straggler k runs on a host no earlier straggler runs on. */
+static int ob_report_new_host(const ob_report *rep, int k)
+{
+    const char *host = rep->stats[rep->stragglers[k]].host;
+
+    for (int j = 0; j < k; j++) {
+        if (0 == strcmp(host, rep->stats[rep->stragglers[j]].host)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
 static void ob_report_text_header(FILE *f, const ob_report *rep)
 {
     long cps = rep->stats[0].calls_per_step;
@@ -378,6 +391,7 @@ int ob_report_write_text(FILE *f, const ob_report *rep)
             int nothers = rep->nranks - rep->nstragglers;
             int *others = malloc((size_t) (nothers > 0 ? nothers : 1) * sizeof *others);
             int one = 1 == rep->nstragglers;
+            int nhosts = 0;
 
             for (int i = 0, k = 0, o = 0; NULL != others && i < rep->nranks; i++) {
                 if (k < rep->nstragglers && rep->stragglers[k] == i) {
@@ -388,9 +402,16 @@ int ob_report_write_text(FILE *f, const ob_report *rep)
             }
             fprintf(f, "  rank%s ", one ? "" : "s");
             ob_report_list(f, rep->stragglers, rep->nstragglers);
-            fprintf(f, " (host%s", one ? "" : "s");
+            /* Each host once: "hosts vm, vm" says nothing "host vm" does not. */
             for (int k = 0; k < rep->nstragglers; k++) {
-                fprintf(f, "%s %s", k > 0 ? "," : "", rep->stats[rep->stragglers[k]].host);
+                nhosts += ob_report_new_host(rep, k);
+            }
+            fprintf(f, " (host%s", 1 == nhosts ? "" : "s");
+            for (int k = 0, shown = 0; k < rep->nstragglers; k++) {
+                if (ob_report_new_host(rep, k)) {
+                    fprintf(f, "%s %s", shown++ > 0 ? "," : "",
+                            rep->stats[rep->stragglers[k]].host);
+                }
             }
             fprintf(f, ") %s: %s %.1fx as long as the fastest",
                     one ? "is the straggler" : "are the stragglers", one ? "it computes" : "they compute",

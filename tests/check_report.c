@@ -252,6 +252,19 @@ START_TEST(test_two_slow_ranks_are_both_named)
 }
 END_TEST
 
+START_TEST(test_stragglers_on_one_host_name_it_once)
+{
+    static const double compute[4] = { 0.010, 0.010, 0.030, 0.0295 };
+    run r;
+
+    run_fill(&r, 4, compute, 0.031, 10, NULL);
+    strcpy(r.stats[3].host, r.stats[2].host);
+    run_report(&r);
+    assert_contains(r.text, "ranks 2,3 (host h2) are the stragglers");
+    run_free(&r);
+}
+END_TEST
+
 START_TEST(test_long_rank_lists_are_ranges)
 {
     double compute[9];
@@ -360,6 +373,7 @@ static Suite *make_report_suite(void)
     tcase_add_test(tc, test_known_batches_fit_the_per_step_cost);
     tcase_add_test(tc, test_balanced_run_names_nobody);
     tcase_add_test(tc, test_two_slow_ranks_are_both_named);
+    tcase_add_test(tc, test_stragglers_on_one_host_name_it_once);
     tcase_add_test(tc, test_long_rank_lists_are_ranges);
     tcase_add_test(tc, test_rank_without_steps_is_reported_not_analysed);
     tcase_add_test(tc, test_infeasible_split_is_explained);
