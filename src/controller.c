@@ -15,6 +15,30 @@
 /* Largest effective dead-band: the planner takes [0, 1). */
 #define OB_CTL_MAX_BAND 0.99
 
+/* FNV-1a over the values as little-endian 64-bit integers: the same bytes
+ * whatever the host's long and byte order. */
+static uint64_t ob_hash_value(uint64_t h, uint64_t v)
+{
+    for (int k = 0; k < 8; k++) {
+        h ^= (v >> (8 * k)) & 0xffu;
+        h *= UINT64_C(0x100000001b3);
+    }
+    return h;
+}
+
+/* Computed once per change of plan, so that a record costs O(1). */
+static void ob_controller_rehash(ob_controller *ctl)
+{
+    uint64_t h = UINT64_C(0xcbf29ce484222325);
+
+    h = ob_hash_value(h, (uint64_t) ctl->nranks);
+    h = ob_hash_value(h, (uint64_t) ctl->global_batch);
+    for (int i = 0; i < ctl->nranks; i++) {
+        h = ob_hash_value(h, (uint64_t) ctl->plan[i]);
+    }
+    ctl->plan_hash = h;
+}
+
 void ob_controller_free(ob_controller *ctl)
 {
     free(ctl->plan);
@@ -56,8 +80,10 @@ int ob_controller_init(ob_controller *ctl, int P, long B, const ob_planner_param
                          : ob_plan_proportional(ctl->bounds, P, B, params->granularity, weights, ctl->plan);
     if (OMNIBATCH_SUCCESS != rc) {
         ob_controller_free(ctl);
+        return rc;
     }
-    return rc;
+    ob_controller_rehash(ctl);
+    return OMNIBATCH_SUCCESS;
 }
 
 void ob_controller_record(const ob_controller *ctl, int rank, const ob_estimator *est,
@@ -75,7 +101,7 @@ void ob_controller_record(const ob_controller *ctl, int rank, const ob_estimator
     rec->hi = ctl->bounds[rank].hi;
     rec->compute_mean = compute_mean;
     rec->rel_error = ob_estimator_error(est, (double) ctl->plan[rank]);
-    rec->plan_hash = ob_controller_plan_hash(ctl);
+    rec->plan_hash = ctl->plan_hash;
 }
 
 /* The records' models and bounds into ctl->models; 1 if every rank has a
@@ -134,6 +160,7 @@ static int ob_controller_replan(ob_controller *ctl, ob_decision *d)
         d->t_candidate = d->t_next;
         d->changed = 1;
         memcpy(ctl->plan, ctl->next, (size_t) P * sizeof *ctl->plan);
+        ob_controller_rehash(ctl);
     }
     return rc;
 }
@@ -178,6 +205,9 @@ int ob_controller_update(ob_controller *ctl, const ob_rank_record *records, ob_d
         p.deadband = band > margin ? band : margin;
         p.deadband = p.deadband < OB_CTL_MAX_BAND ? p.deadband : OB_CTL_MAX_BAND;
         rc = ob_plan_decide(&p, ctl->models, P, B, ctl->plan, ctl->plan, &dec);
+        if (OMNIBATCH_SUCCESS == rc && dec.changed) {
+            ob_controller_rehash(ctl);
+        }
         if (OMNIBATCH_SUCCESS == rc && !dec.changed && ctl->refining
             && dec.t_current - dec.t_candidate + margin * dec.t_current <= ctl->params.deadband * dec.t_current) {
             /* Confidently inside the band: the full band applies again. */
@@ -207,36 +237,19 @@ int ob_controller_set_plan(ob_controller *ctl, const long *plan)
 
     if (OMNIBATCH_SUCCESS == rc) {
         memcpy(ctl->plan, plan, (size_t) ctl->nranks * sizeof *ctl->plan);
+        ob_controller_rehash(ctl);
     }
     return rc;
 }
 
-/* FNV-1a over the values as little-endian 64-bit integers: the same bytes
- * whatever the host's long and byte order. */
-static uint64_t ob_hash_value(uint64_t h, uint64_t v)
-{
-    for (int k = 0; k < 8; k++) {
-        h ^= (v >> (8 * k)) & 0xffu;
-        h *= UINT64_C(0x100000001b3);
-    }
-    return h;
-}
-
 uint64_t ob_controller_plan_hash(const ob_controller *ctl)
 {
-    uint64_t h = UINT64_C(0xcbf29ce484222325);
-
-    h = ob_hash_value(h, (uint64_t) ctl->nranks);
-    h = ob_hash_value(h, (uint64_t) ctl->global_batch);
-    for (int i = 0; i < ctl->nranks; i++) {
-        h = ob_hash_value(h, (uint64_t) ctl->plan[i]);
-    }
-    return h;
+    return ctl->plan_hash;
 }
 
 int ob_controller_verify(const ob_controller *ctl, const ob_rank_record *records)
 {
-    uint64_t mine = ob_controller_plan_hash(ctl);
+    uint64_t mine = ctl->plan_hash;
 
     for (int i = 0; i < ctl->nranks; i++) {
         if (records[i].plan_hash != mine) {

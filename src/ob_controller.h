@@ -66,6 +66,7 @@ typedef struct ob_controller {
     ob_rank_model *bounds;       /* nranks entries: lo and hi (alpha, beta unused) */
     ob_rank_model *models;       /* nranks entries: models and bounds of the last update */
     long *next;                  /* nranks entries of scratch */
+    uint64_t plan_hash;          /* ob_controller_plan_hash(), kept with the plan */
     int refining;                /* the plan changed and is not yet confidently inside the band */
     long decisions;              /* updates that had every model */
     long changes;                /* of which changed the plan */
@@ -85,7 +86,8 @@ int ob_controller_init(ob_controller *ctl, int P, long B, const ob_planner_param
                        const long *lo, const long *hi, const double *weights);
 
 /**
- * \brief Fill this rank's record for the next exchange.
+ * \brief Fill this rank's record for the next exchange: O(1) (the plan's hash is kept with
+ *        the plan).
  * \param[in] rank          this rank (its bounds are the ones the controller holds).
  * \param[in] est           this rank's estimator (no model yet: samples = 0).
  * \param[in] compute_mean  mean compute seconds since the last exchange (report only).
@@ -114,7 +116,11 @@ int ob_controller_update(ob_controller *ctl, const ob_rank_record *records, ob_d
  */
 int ob_controller_set_plan(ob_controller *ctl, const long *plan);
 
-/** \brief A stable 64-bit hash of a plan, equal on every rank holding the same plan. */
+/**
+ * \brief A stable 64-bit hash of the plan held, equal on every rank holding the same plan:
+ *        FNV-1a over P, B and every batch, each as a little-endian 64-bit integer; kept with
+ *        the plan, so O(1).
+ */
 uint64_t ob_controller_plan_hash(const ob_controller *ctl);
 
 /**

@@ -486,6 +486,69 @@ START_TEST(test_hash_and_agreement)
 }
 END_TEST
 
+/* The plan hash as documented: FNV-1a over P, B and every batch, each as a
+ * little-endian 64-bit integer. */
+static uint64_t documented_hash(int P, long B, const long *plan)
+{
+    uint64_t h = UINT64_C(0xcbf29ce484222325);
+    uint64_t v[2] = { (uint64_t) P, (uint64_t) B };
+
+    for (int i = -2; i < P; i++) {
+        uint64_t x = i < 0 ? v[i + 2] : (uint64_t) plan[i];
+
+        for (int k = 0; k < 8; k++) {
+            h ^= (x >> (8 * k)) & 0xffu;
+            h *= UINT64_C(0x100000001b3);
+        }
+    }
+    return h;
+}
+
+START_TEST(test_the_hash_is_kept_with_the_plan)
+{
+    /* Every change of plan (first plan, decision, imposed plan, new bounds)
+     * updates the hash the records carry; a record does not read the plan
+     * again (it costs O(1)), so entries written behind the controller's back
+     * do not show in it. */
+    ob_planner_params p = { 1.0, 0.02, 1 };
+    double alpha[4] = { 0.0, 0.0, 0.0, 0.0 }, beta[4] = { 1e-3, 2e-3, 1e-3, 4e-3 };
+    long imposed[4] = { 400, 100, 300, 200 };
+    ob_rank_record rec[4];
+    ob_estimator e;
+    ob_controller c;
+    uint64_t h;
+
+    ob_estimator_init(&e, 0.998);
+    ck_assert_int_eq(ob_controller_init(&c, 4, 1000, &p, NULL, NULL, NULL), OMNIBATCH_SUCCESS);
+    h = documented_hash(4, 1000, c.plan);
+    ck_assert_uint_eq(ob_controller_plan_hash(&c), h);
+    ob_controller_record(&c, 2, &e, 0.0, &rec[2]);
+    ck_assert_uint_eq(rec[2].plan_hash, h);
+    c.plan[0]++;
+    c.plan[1]--;
+    ob_controller_record(&c, 2, &e, 0.0, &rec[2]);
+    ck_assert_uint_eq(rec[2].plan_hash, h);
+    ck_assert_uint_ne(documented_hash(4, 1000, c.plan), h);
+    c.plan[0]--;
+    c.plan[1]++;
+    ck_assert_int_eq(ob_controller_set_plan(&c, imposed), OMNIBATCH_SUCCESS);
+    ck_assert_uint_eq(ob_controller_plan_hash(&c), documented_hash(4, 1000, imposed));
+    fill_records(&c, alpha, beta, rec);
+    ck_assert_int_eq(ob_controller_update(&c, rec, NULL), OMNIBATCH_SUCCESS);
+    ck_assert(0 != memcmp(c.plan, imposed, sizeof imposed));
+    ck_assert_uint_eq(ob_controller_plan_hash(&c), documented_hash(4, 1000, c.plan));
+    fill_records(&c, alpha, beta, rec);
+    rec[0].lo = 1;
+    rec[0].hi = 50;
+    ck_assert_int_eq(ob_controller_update(&c, rec, NULL), OMNIBATCH_SUCCESS);
+    ck_assert_int_eq(c.plan[0], 50);
+    ck_assert_uint_eq(ob_controller_plan_hash(&c), documented_hash(4, 1000, c.plan));
+    ob_controller_record(&c, 3, &e, 0.0, &rec[3]);
+    ck_assert_uint_eq(rec[3].plan_hash, documented_hash(4, 1000, c.plan));
+    ob_controller_free(&c);
+}
+END_TEST
+
 START_TEST(test_record_carries_the_estimator)
 {
     ob_planner_params p = { 1.0, 0.02, 1 };
@@ -559,6 +622,7 @@ static Suite *make_controller_suite(void)
     tcase_add_test(book, test_records_without_models_or_with_bad_numbers);
     tcase_add_test(book, test_new_bounds_in_records_replan);
     tcase_add_test(book, test_hash_and_agreement);
+    tcase_add_test(book, test_the_hash_is_kept_with_the_plan);
     tcase_add_test(book, test_record_carries_the_estimator);
     tcase_add_test(book, test_update_at_65536_ranks);
     tcase_add_loop_test(loop, test_closed_loop_settles_and_recovers, 0, 3);
