@@ -216,7 +216,14 @@ int ob_estimator_error_terms(const ob_estimator *est, double *level, double *sha
     sd = est->shape_known ? OB_EST_MAX_SHARE_ERROR : OB_EST_PRIOR_SHARE_SD;
     /* The level rests on weight^2 / weight2 samples' worth. */
     *level = noise * sqrt(est->weight2) / est->weight;
-    *share = sqrt(pd * OB_EST_MAX_SHARE_ERROR * OB_EST_MAX_SHARE_ERROR >= 1.0 ? 1.0 / pd : 1.0 / (1.0 / (sd * sd) + pd));
+    /* A split the data once determined came from (some of) the data still
+     * in the sums: its prior and their precision are not independent, and
+     * are not added. */
+    if (pd * OB_EST_MAX_SHARE_ERROR * OB_EST_MAX_SHARE_ERROR >= 1.0) {
+        *share = sqrt(1.0 / pd);
+    } else {
+        *share = est->shape_known ? sd : sqrt(1.0 / (1.0 / (sd * sd) + pd));
+    }
     *mean_batch = est->mean_b;
     return 1;
 }

@@ -54,7 +54,7 @@
  * (defaults of ob_config.h, 480 runs per noise law): with 10% normal noise
  * within 1.03x of the oracle from decision 23 at the latest, last change of
  * plan at decision 133 of 400, and after one rank turns 2x slower back
- * within 1.05x for good after 1 decision (median), 4 (97%), 10 (worst);
+ * within 1.05x for good after 1 decision (median), 4 (97%), 9 (worst);
  * with uniform +-10% noise from decision 9, last change at 46, back after
  * 1, 2 (99%), 4 decisions.  bench/simulate runs it at up to 65,536 ranks.
  */

@@ -31,7 +31,7 @@
  *   normal noise (sd 10%): within 1.03x of the oracle from decision 23 at
  *     the latest, last change of plan at decision 133 of 400; after one rank
  *     turns 2x slower, back within 1.05x for good after 1 decision (median),
- *     4 (97%), 10 at worst, last change at decision 127 of 400;
+ *     4 (97%), 9 at worst, last change at decision 129 of 400;
  *   uniform noise (+-10%): from decision 9, last change at 46; back after
  *     1 decision (median), 2 (99%), 4 at worst, last change at 41.
  * The models keep gaining precision for about 2000 samples (the forgetting

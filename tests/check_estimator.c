@@ -415,6 +415,36 @@ START_TEST(test_error_terms_give_the_error_at_any_batch)
 }
 END_TEST
 
+START_TEST(test_a_learnt_split_is_not_counted_twice)
+{
+    /* Once the data have determined the split it is kept as the prior when
+     * the batch settles; it came from those data, so the two are not
+     * added: the stated error of the split is the prior's, never less,
+     * until the data alone determine it again. */
+    uint64_t s = 19;
+    ob_estimator e;
+    double level, share, mean_batch;
+    int seen = 0;
+
+    ob_estimator_init(&e, 0.998);
+    for (int k = 0; k < 200; k++) {
+        double batch = varied[k % 5];
+
+        ob_estimator_add(&e, batch, truth(0.005, 2e-4, batch) * noise(&s, 0.1));
+    }
+    ck_assert_int_eq(e.shape_known, 1);
+    for (int k = 0; k < 3000; k++) {
+        ob_estimator_add(&e, 256, truth(0.005, 2e-4, 256) * noise(&s, 0.1));
+        ob_estimator_error_terms(&e, &level, &share, &mean_batch);
+        if (!ob_estimator_identified(&e)) {
+            ck_assert_msg(share >= OB_EST_MAX_SHARE_ERROR * (1.0 - 1e-12), "sample %d: share error %g", k, share);
+            seen++;
+        }
+    }
+    ck_assert_int_gt(seen, 1000);
+}
+END_TEST
+
 START_TEST(test_a_few_agreeing_samples_do_not_fix_the_split)
 {
     /* Two samples at one batch and two at another, 10% normal noise: four
@@ -550,6 +580,7 @@ static Suite *make_estimator_suite(void)
     tcase_add_test(fit, test_error_estimate_tracks_the_noise);
     tcase_add_test(fit, test_error_terms_give_the_error_at_any_batch);
     tcase_add_test(fit, test_a_few_agreeing_samples_do_not_fix_the_split);
+    tcase_add_test(fit, test_a_learnt_split_is_not_counted_twice);
     tcase_add_test(fit, test_the_split_error_is_honest_when_old_samples_were_noisier);
     tcase_add_test(fit, test_forgetting_factor_is_clamped);
     tcase_add_test(robust, test_single_spike_does_not_move_the_model);
