@@ -1,2 +1,3 @@
 # bench/: the benchmarks.
 include %reldir%/tools.mk
+include %reldir%/hetsgd.mk

@@ -43,3 +43,22 @@ int ob_active_get(ob_active_batch *batch)
     pthread_mutex_unlock(&ob_active_lock);
     return valid;
 }
+
+/* Set once after MPI_Init and cleared in MPI_Finalize, when no API step can
+ * be closing; atomic so the read needs no lock. */
+static ob_active_step_fn ob_active_step_hook;
+
+void ob_active_set_step_hook(ob_active_step_fn fn)
+{
+    __atomic_store_n(&ob_active_step_hook, fn, __ATOMIC_RELEASE);
+}
+
+void ob_active_note_step(long batch, long global_batch, long calls, double compute,
+                         double blocked)
+{
+    ob_active_step_fn fn = __atomic_load_n(&ob_active_step_hook, __ATOMIC_ACQUIRE);
+
+    if (NULL != fn) {
+        fn(batch, global_batch, calls, compute, blocked);
+    }
+}

@@ -30,4 +30,25 @@ void ob_active_clear(void);
  */
 int ob_active_get(ob_active_batch *batch);
 
+/**
+ * \brief Receives each step the API measured itself.  The API reduces
+ *        through PMPI on its private communicator, so the PMPI layer's
+ *        wrappers never see its gradient allreduces; the layer sets this hook
+ *        so that a code using the API gets the same report and trace, with
+ *        the API's exact step boundaries.
+ * \param[in] batch         this rank's samples in the step.
+ * \param[in] global_batch  the context's B.
+ * \param[in] calls         gradient allreduces the step held.
+ * \param[in] compute, blocked  seconds outside and inside them.
+ */
+typedef void (*ob_active_step_fn)(long batch, long global_batch, long calls, double compute,
+                                  double blocked);
+
+/** \brief Set (the layer, at start) or clear (NULL, at finalize) the step hook. */
+void ob_active_set_step_hook(ob_active_step_fn fn);
+
+/** \brief Pass one measured API step to the hook, if one is set. */
+void ob_active_note_step(long batch, long global_batch, long calls, double compute,
+                         double blocked);
+
 #endif /* OB_ACTIVE_H */

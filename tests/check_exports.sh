@@ -6,7 +6,7 @@ set -eu
 lib="${top_builddir:-.}/.libs/libomnibatch.so"
 expected="${top_srcdir:-.}/tests/exports.txt"
 [ -f "$lib" ] || { echo "check_exports: $lib not built" >&2; exit 1; }
-actual=$(${NM:-nm} -D --defined-only "$lib" | awk '$2 ~ /^[TWDBVRiu]$/ { print $3 }' | sort -u)
+actual=$(${NM:-nm} -D --defined-only "$lib" | awk '$2 ~ /^[TWDBVRiu]$/ { print $3 }' | LC_ALL=C sort -u)
 if ! printf '%s\n' "$actual" | diff -u "$expected" - ; then
     echo "check_exports: exported symbols of $lib differ from tests/exports.txt (- expected, + actual)" >&2
     exit 1

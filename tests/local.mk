@@ -23,3 +23,4 @@ include %reldir%/support.mk
 include %reldir%/preload.mk
 include %reldir%/api.mk
 include %reldir%/tools.mk
+include %reldir%/hetsgd.mk

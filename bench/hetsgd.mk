@@ -1,0 +1,33 @@
+# bench/hetsgd: data-parallel training on Fashion-MNIST under mpirun, with
+# emulated or real heterogeneity and four batch policies side by side.
+#
+# libhetsgd.la holds the pieces that need neither MPI nor the API (data,
+# model, OmniLearn's rule, schedules, options) so the Check suites in
+# tests/hetsgd.mk test them directly.  OmniLearn's rule is the simulator's
+# own source, so both benchmarks compare against the same rule.
+
+noinst_LTLIBRARIES += %reldir%/hetsgd/libhetsgd.la
+%canon_reldir%_hetsgd_libhetsgd_la_SOURCES = \
+	%reldir%/hetsgd/idx.h %reldir%/hetsgd/idx.c \
+	%reldir%/hetsgd/mlp.h %reldir%/hetsgd/mlp.c \
+	%reldir%/hetsgd/omnilearn.h %reldir%/hetsgd/omnilearn.c \
+	%reldir%/hetsgd/schedule.h %reldir%/hetsgd/schedule.c \
+	%reldir%/hetsgd/emulate.h %reldir%/hetsgd/emulate.c \
+	%reldir%/hetsgd/options.h %reldir%/hetsgd/options.c \
+	%reldir%/hetsgd/report.h %reldir%/hetsgd/report.c \
+	%reldir%/hetsgd/rng.h \
+	%reldir%/simulate/sim_omnilearn.h %reldir%/simulate/sim_omnilearn.c
+%canon_reldir%_hetsgd_libhetsgd_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/%reldir%/simulate
+%canon_reldir%_hetsgd_libhetsgd_la_CFLAGS = $(AM_CFLAGS) $(OPENBLAS_CFLAGS) $(ZLIB_CFLAGS)
+%canon_reldir%_hetsgd_libhetsgd_la_LIBADD = $(OPENBLAS_LIBS) $(ZLIB_LIBS) -lm
+
+
+# The benchmark: the API from the shared library, the planner (ob_plan_*,
+# hidden in the shared library) from the static convenience copy.
+noinst_PROGRAMS += %reldir%/hetsgd/hetsgd
+%canon_reldir%_hetsgd_hetsgd_SOURCES = %reldir%/hetsgd/hetsgd.c
+%canon_reldir%_hetsgd_hetsgd_CFLAGS = $(AM_CFLAGS) $(OPENBLAS_CFLAGS)
+%canon_reldir%_hetsgd_hetsgd_LDADD = %reldir%/hetsgd/libhetsgd.la libomnibatch.la libobcore.la \
+	$(OPENBLAS_LIBS) $(ZLIB_LIBS) $(HWLOC_LIBS) -lm
+
+EXTRA_DIST += %reldir%/hetsgd/plot.gp %reldir%/hetsgd/README.md

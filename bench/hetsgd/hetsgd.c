@@ -1,0 +1,915 @@
+/*
+ * Copyright (c) 2026 The omnibatch authors.
+ *
+ * hetsgd: synchronous data-parallel SGD on Fashion-MNIST, one MPI rank per
+ * process, with the global batch split over the ranks by one of four
+ * policies (static, omnibatch, oracle, omnilearn) under the same seed and
+ * data order.  Each rank takes its slice of the epoch's permutation from the
+ * omnibatch API, computes the mean gradient of its slice with OpenBLAS, and
+ * the API's gradient allreduce weights and sums the slices into the gradient
+ * of the whole global batch.  Heterogeneity is emulated (emulate.h) or real
+ * (--bind).  Evaluation is left out of the training clock.
+ */
+#include "config.h"
+
+#include <cblas.h>
+#include <limits.h>
+#include <math.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "emulate.h"
+#include "idx.h"
+#include "mlp.h"
+#include "ob_error.h"
+#include "ob_planner.h"
+#include "ob_timing.h"
+#include "ob_topology.h"
+#include "omnibatch.h"
+#include "omnilearn.h"
+#include "options.h"
+#include "report.h"
+#include "schedule.h"
+
+#define HIDDEN1 256
+#define HIDDEN2 128
+/* "Recovered" after a change: the plan's predicted step time within 5% of the optimum. */
+#define RECOVERY_TOLERANCE 1.05
+/* Repetitions of each calibration measurement; the least is kept (noise only adds). */
+#define CALIBRATION_REPS 3
+
+typedef struct run {
+    hetsgd_options opt;
+    int rank;
+    int P;
+    int node_size;                   /* ranks on this rank's node */
+    int *node_ranks;                 /* their world ranks, in node order */
+    int node_index;                  /* this rank's place among them */
+    hetsgd_dataset ds;
+    long N;                          /* training samples per epoch */
+    long B;                          /* global batch */
+    long steps_per_epoch;
+    long total_steps;
+    hetsgd_schedule *schedule;
+    double slowdown;
+    double node_demand;              /* cores the busiest point of the run demands on this node */
+    long node_cores;
+    double contention;               /* wall / CPU time of a pass with every rank computing (max) */
+    double *alpha0;                  /* P: measured seconds per step of the real compute */
+    double *beta0;                   /* P: measured seconds per sample */
+    long lo, hi, granularity;        /* the context's bounds */
+    omnibatch_t ctx;
+    hetsgd_mlp *model;
+    long nparams;
+    float *grad;                     /* nparams + 1: the gradient, then the local mean loss */
+    float *x;
+    uint8_t *y;
+    long *perm;
+    float *test_x;
+    uint8_t *test_y;
+    long test_count;                 /* this rank's slice of the test set */
+    long test_total;
+    double *record;                  /* this rank's trace: total_steps * HETSGD_TRACE_FIELDS */
+    double *speeds;                  /* P, scratch */
+    double *ones;                    /* P ones: the speeds of bound ranks, whose models are measured */
+    ob_rank_model *models;           /* P, scratch */
+    double *target;                  /* P, scratch */
+    long *plan;                      /* P, scratch */
+    /* OmniLearn's epoch measurements and what its plans did. */
+    double ol_compute_sum;
+    long ol_compute_n;
+    int ol_overfull;
+    long ol_excess_max;
+    int ol_bounds_broken;
+    /* The clock, without evaluation. */
+    double t0;
+    double eval_s;
+    double time_to_target;
+    long target_step;
+    double final_acc;
+    double final_loss;
+    double train_s;
+} run;
+
+/* A failure inside the training loop, where the other ranks may already be
+ * in a collective: say why and take the whole job down. */
+static void die(const run *r, const char *what, const char *detail)
+{
+    fprintf(stderr, "hetsgd: [rank %d] %s: %s\n", r->rank, what, detail);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+}
+
+/* Every rank calls this at the same point with its own status: all learn
+ * whether any failed, and only the lowest failing rank prints its line, so
+ * a mistake made alike everywhere is reported once. */
+static int agree(const run *r, int rc, const char *message)
+{
+    int mine = OMNIBATCH_SUCCESS != rc ? r->rank : INT_MAX;
+    int first_bad = INT_MAX;
+
+    MPI_Allreduce(&mine, &first_bad, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (INT_MAX == first_bad) {
+        return OMNIBATCH_SUCCESS;
+    }
+    if (first_bad == r->rank) {
+        fprintf(stderr, "hetsgd: %s\n", message);
+    }
+    return OMNIBATCH_SUCCESS != rc ? rc : OMNIBATCH_ERR_ARG;
+}
+
+static void *alloc_or_null(size_t n, size_t size)
+{
+    return calloc(n > 0 ? n : 1, size);
+}
+
+static int find_node(run *r)
+{
+    MPI_Comm node;
+
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    MPI_Comm_size(node, &r->node_size);
+    MPI_Comm_rank(node, &r->node_index);
+    r->node_ranks = alloc_or_null((size_t) r->node_size, sizeof(int));
+    if (NULL == r->node_ranks) {
+        MPI_Comm_free(&node);
+        return ob_fail(OMNIBATCH_ERR_NOMEM, "cannot allocate %d ranks", r->node_size);
+    }
+    MPI_Allgather(&r->rank, 1, MPI_INT, r->node_ranks, 1, MPI_INT, node);
+    MPI_Comm_free(&node);
+    return OMNIBATCH_SUCCESS;
+}
+
+/* --bind: rank i gets speeds_i whole cores, after those of the ranks before
+ * it on the same node, and as many OpenBLAS threads. */
+static int bind_cores(run *r)
+{
+    int first = 0;
+    int mine = (int) r->opt.speeds[r->rank];
+    int rc;
+
+    for (int j = 0; j < r->node_index; j++) {
+        first += (int) r->opt.speeds[r->node_ranks[j]];
+    }
+    rc = ob_topology_bind_cores(first, mine);
+    if (OMNIBATCH_SUCCESS == rc) {
+        openblas_set_num_threads(mine);
+    }
+    return rc;
+}
+
+/* The emulation's common slowdown: chosen, or from the speeds and the cores
+ * (emulate.h); the same on every rank. */
+static void choose_slowdown(run *r)
+{
+    double s;
+
+    r->node_demand = hetsgd_schedule_peak_demand(r->schedule, r->node_ranks, r->node_size);
+    r->node_cores = sysconf(_SC_NPROCESSORS_ONLN);
+    if (r->opt.bind) {
+        s = 1.0;
+    } else if (r->opt.slowdown > 0.0) {
+        s = r->opt.slowdown;
+    } else {
+        s = hetsgd_auto_slowdown(r->node_demand, (int) r->node_cores);
+    }
+    MPI_Allreduce(&s, &r->slowdown, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+}
+
+/* Seconds of the real compute: the thread's CPU time when emulating (it
+ * ignores time spent waiting for a shared core), the wall clock with --bind
+ * (OpenBLAS then computes on threads of its own). */
+static double compute_clock(const run *r)
+{
+    return r->opt.bind ? ob_now() : hetsgd_thread_cpu_seconds();
+}
+
+/* The least of a few timings of one forward and backward pass of n samples. */
+static double time_pass(run *r, long n)
+{
+    double best = INFINITY;
+
+    for (int k = 0; k < CALIBRATION_REPS; k++) {
+        double c0 = compute_clock(r);
+
+        hetsgd_gather(&r->ds.train_images, &r->ds.train_labels, r->perm, n, r->x, r->y);
+        hetsgd_mlp_loss_grad(r->model, r->x, r->y, n, r->grad);
+        c0 = compute_clock(r) - c0;
+        best = c0 < best ? c0 : best;
+    }
+    return best;
+}
+
+/* How much slower than its CPU time a rank computes while every rank
+ * computes at once: the worst crowding of the cores the run can see, from
+ * its own ranks and from whatever else shares the machine. */
+static void measure_contention(run *r)
+{
+    long n = r->B / r->P < r->N ? r->B / r->P : r->N;
+    double wall, cpu, mine;
+
+    n = n > 0 ? n : 1;
+    MPI_Barrier(MPI_COMM_WORLD);
+    wall = ob_now();
+    cpu = hetsgd_thread_cpu_seconds();
+    for (int k = 0; k < 2 * CALIBRATION_REPS; k++) {
+        hetsgd_gather(&r->ds.train_images, &r->ds.train_labels, r->perm, n, r->x, r->y);
+        hetsgd_mlp_loss_grad(r->model, r->x, r->y, n, r->grad);
+    }
+    cpu = hetsgd_thread_cpu_seconds() - cpu;
+    wall = ob_now() - wall;
+    mine = cpu > 0.0 ? wall / cpu : 1.0;
+    MPI_Allreduce(&mine, &r->contention, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+}
+
+/* alpha0 + beta0 * b of the real compute, from two batch sizes.  Emulated
+ * ranks run the same code on the same machine, so their mean stands for
+ * all; bound ranks keep their own. */
+static void calibrate(run *r)
+{
+    long large = r->B < r->N ? r->B : r->N;
+    long small = large / (2 * r->P) > 0 ? large / (2 * r->P) : 1;
+    double t_small, t_large, a, b;
+
+    for (long i = 0; i < large; i++) {
+        r->perm[i] = i;
+    }
+    measure_contention(r);
+    t_small = time_pass(r, small);
+    t_large = time_pass(r, large);
+    if (large > small) {
+        b = (t_large - t_small) / (double) (large - small);
+        a = t_small - b * (double) small;
+    } else {
+        b = t_large / (double) large;
+        a = 0.0;
+    }
+    if (b <= 0.0) {              /* noise swamped the difference: all per sample */
+        b = t_large / (double) large;
+        a = 0.0;
+    }
+    a = a > 0.0 ? a : 0.0;
+    MPI_Allgather(&a, 1, MPI_DOUBLE, r->alpha0, 1, MPI_DOUBLE, MPI_COMM_WORLD);
+    MPI_Allgather(&b, 1, MPI_DOUBLE, r->beta0, 1, MPI_DOUBLE, MPI_COMM_WORLD);
+    if (!r->opt.bind) {
+        double sa = 0.0, sb = 0.0;
+
+        for (int i = 0; i < r->P; i++) {
+            sa += r->alpha0[i];
+            sb += r->beta0[i];
+        }
+        for (int i = 0; i < r->P; i++) {
+            r->alpha0[i] = sa / r->P;
+            r->beta0[i] = sb / r->P;
+        }
+    }
+}
+
+/* The true models at global step k (of the given speeds when not NULL).
+ * Bound ranks were each measured on their own cores: their models are
+ * their measurements, with no speed on top. */
+static void models_at(run *r, long k, const double *speeds)
+{
+    if (r->opt.bind) {
+        speeds = r->ones;
+    } else if (NULL == speeds) {
+        hetsgd_schedule_speeds(r->schedule, k, r->speeds);
+        speeds = r->speeds;
+    }
+    hetsgd_emulated_models(r->P, speeds, r->alpha0, r->beta0, r->slowdown, r->opt.alpha,
+                           r->lo, r->hi, r->models);
+}
+
+static void impose(run *r, const long *plan)
+{
+    if (OMNIBATCH_SUCCESS != omnibatch_set_plan(r->ctx, plan, r->P)) {
+        die(r, "omnibatch_set_plan", omnibatch_last_error());
+    }
+}
+
+/* The oracle: the exact water-filling split for the speeds of step k. */
+static void plan_oracle(run *r, long k)
+{
+    models_at(r, k, NULL);
+    if (OMNIBATCH_SUCCESS != ob_plan_optimum(r->models, r->P, r->B, r->target, NULL) ||
+        OMNIBATCH_SUCCESS != ob_plan_round(r->models, r->P, r->B, r->granularity, r->target, r->plan)) {
+        die(r, "oracle plan", ob_last_error());
+    }
+    impose(r, r->plan);
+}
+
+static void print_plan(FILE *f, const long *plan, int P)
+{
+    for (int i = 0; i < P; i++) {
+        fprintf(f, "%s%ld", 0 == i ? "" : ",", plan[i]);
+    }
+}
+
+/* OmniLearn, once per epoch: its published rule on the epoch's mean compute
+ * times, mapped onto the fixed global batch (omnilearn.h). */
+static void plan_omnilearn(run *r, long epoch)
+{
+    double mine = r->ol_compute_n > 0 ? r->ol_compute_sum / (double) r->ol_compute_n : 0.0;
+    long *current = r->plan;
+    long *published;
+    long *fitted;
+    long sum = 0;
+    int broken = 0;
+
+    r->ol_compute_sum = 0.0;
+    r->ol_compute_n = 0;
+    MPI_Allgather(&mine, 1, MPI_DOUBLE, r->target, 1, MPI_DOUBLE, MPI_COMM_WORLD);
+    for (int i = 0; i < r->P; i++) {
+        if (!(r->target[i] > 0.0)) {
+            return;              /* an epoch without a full step: nothing to judge, the plan stays */
+        }
+    }
+    published = alloc_or_null(2 * (size_t) r->P, sizeof(long));
+    if (NULL == published) {
+        die(r, "omnilearn", "out of memory");
+    }
+    fitted = published + r->P;
+    if (OMNIBATCH_SUCCESS != omnibatch_get_plan(r->ctx, current, r->P)) {
+        die(r, "omnibatch_get_plan", omnibatch_last_error());
+    }
+    if (OMNIBATCH_SUCCESS != hetsgd_omnilearn_published(current, r->target, r->P, r->B,
+                                                        HETSGD_OMNILEARN_DEADBAND, r->lo, r->hi,
+                                                        published) ||
+        OMNIBATCH_SUCCESS != hetsgd_omnilearn_fit(published, r->P, r->B, r->lo, r->hi, fitted)) {
+        die(r, "omnilearn", ob_last_error());
+    }
+    for (int i = 0; i < r->P; i++) {
+        sum += published[i];
+        broken |= published[i] < r->lo || published[i] > r->hi;
+    }
+    if (sum != r->B) {
+        r->ol_overfull += sum > r->B;
+        r->ol_excess_max = labs(sum - r->B) > r->ol_excess_max ? labs(sum - r->B) : r->ol_excess_max;
+    }
+    r->ol_bounds_broken += broken;
+    if (0 == r->rank) {
+        printf("hetsgd: omnilearn after epoch %ld: published plan ", epoch);
+        print_plan(stdout, published, r->P);
+        printf(" (sum %ld%s%s)", sum, sum > r->B ? " > B" : sum < r->B ? " < B" : " = B",
+               broken ? ", outside the bounds" : "");
+        if (0 != memcmp(published, fitted, (size_t) r->P * sizeof(long))) {
+            printf(", run as ");
+            print_plan(stdout, fitted, r->P);
+            printf(" (bounds restored, excess trimmed from the largest)");
+        }
+        printf("\n");
+        fflush(stdout);
+    }
+    impose(r, fitted);
+    free(published);
+}
+
+/* Test accuracy and mean loss; every rank scores its slice of the test set. */
+static void evaluate(run *r, double *acc, double *loss)
+{
+    long correct = 0;
+    double mine[2];
+    double all[2];
+
+    mine[1] = hetsgd_mlp_evaluate(r->model, r->test_x, r->test_y, r->test_count, &correct);
+    mine[0] = (double) correct;
+    MPI_Allreduce(mine, all, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    *acc = all[0] / (double) r->test_total;
+    *loss = all[1] / (double) r->test_total;
+}
+
+static double train_clock(const run *r)
+{
+    return ob_now() - r->t0 - r->eval_s;
+}
+
+/* Evaluate now, keeping its time off the training clock; note the first
+ * time the target is reached. */
+static void checkpoint(run *r, long k)
+{
+    double start = ob_now();
+    double at = train_clock(r);
+
+    evaluate(r, &r->final_acc, &r->final_loss);
+    if (r->time_to_target < 0.0 && r->final_acc >= r->opt.target) {
+        r->time_to_target = at;
+        r->target_step = k + 1;
+    }
+    r->eval_s += ob_now() - start;
+}
+
+/* Wait for every rank to finish its compute without using a core: on a
+ * machine with fewer cores than ranks, a rank that spins in the allreduce
+ * takes the core a slower rank still computes on, which a rank with cores
+ * of its own would not.  The allreduce then starts with every rank ready. */
+static void wait_asleep(const run *r)
+{
+    const struct timespec nap = { 0, 50000 };
+    MPI_Request req;
+    int done = 0;
+
+    if (MPI_SUCCESS != MPI_Ibarrier(MPI_COMM_WORLD, &req)) {
+        die(r, "MPI_Ibarrier", "failed");
+    }
+    while (!done) {
+        MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+        if (!done) {
+            nanosleep(&nap, NULL);
+        }
+    }
+}
+
+static void train(run *r)
+{
+    omnibatch_step st;
+    long epoch = -1;
+    double epoch_loss = 0.0;
+    long epoch_samples = 0;
+    double epoch_step_s = 0.0;
+
+    MPI_Barrier(MPI_COMM_WORLD);
+    r->t0 = ob_now();
+    for (long k = 0; k < r->total_steps; k++) {
+        double *rec = r->record + k * HETSGD_TRACE_FIELDS;
+        double my_speed, t_step, w0, c0, cpu, w1;
+        double loss;
+
+        hetsgd_schedule_speeds(r->schedule, k, r->speeds);
+        my_speed = r->speeds[r->rank];
+        if (HETSGD_POLICY_ORACLE == r->opt.policy && hetsgd_schedule_changes_at(r->schedule, k)) {
+            plan_oracle(r, k);
+        }
+        if (HETSGD_POLICY_OMNILEARN == r->opt.policy && k > 0 && 0 == k % r->steps_per_epoch) {
+            plan_omnilearn(r, k / r->steps_per_epoch);
+        }
+
+        t_step = ob_now();
+        if (OMNIBATCH_SUCCESS != omnibatch_next_step(r->ctx, &st)) {
+            die(r, "omnibatch_next_step", omnibatch_last_error());
+        }
+        if (st.epoch != epoch) {
+            epoch = st.epoch;
+            if (OMNIBATCH_SUCCESS != omnibatch_permutation(r->ctx, epoch, r->perm)) {
+                die(r, "omnibatch_permutation", omnibatch_last_error());
+            }
+        }
+
+        /* Everything a rank does in proportion to its batch, and the
+         * emulated rest of its step, lies between the markers: that is what
+         * the controller sees as this rank's speed. */
+        omnibatch_compute_begin(r->ctx);
+        w0 = ob_now();
+        c0 = compute_clock(r);
+        hetsgd_gather(&r->ds.train_images, &r->ds.train_labels, r->perm + st.start, st.count, r->x, r->y);
+        loss = hetsgd_mlp_loss_grad(r->model, r->x, r->y, st.count, r->grad);
+        cpu = compute_clock(r) - c0;
+        if (r->opt.bind) {
+            hetsgd_sleep_until(ob_now() + r->opt.alpha);
+        } else {
+            hetsgd_sleep_until(w0 + hetsgd_emulated_seconds(cpu, my_speed, r->slowdown, r->opt.alpha));
+        }
+        omnibatch_compute_end(r->ctx);
+        w1 = ob_now();
+        if (!r->opt.bind) {
+            wait_asleep(r);
+        }
+
+        /* The local mean loss rides in the last slot: weighted like the
+         * gradient, it sums to the mean loss of the global batch. */
+        r->grad[r->nparams] = (float) loss;
+        if (OMNIBATCH_SUCCESS != omnibatch_allreduce_gradient(r->ctx, MPI_IN_PLACE, r->grad,
+                                                              (int) r->nparams + 1, MPI_FLOAT)) {
+            die(r, "omnibatch_allreduce_gradient", omnibatch_last_error());
+        }
+        hetsgd_mlp_sgd_step(r->model, r->grad, (float) r->opt.lr, (float) r->opt.momentum);
+
+        rec[HETSGD_TRACE_BATCH] = (double) st.count;
+        rec[HETSGD_TRACE_COMPUTE] = w1 - w0;
+        rec[HETSGD_TRACE_STEP] = ob_now() - t_step;
+        rec[HETSGD_TRACE_SPEED] = my_speed;
+        rec[HETSGD_TRACE_CPU] = cpu;
+        epoch_loss += (double) r->grad[r->nparams] * (double) st.total;
+        epoch_samples += st.total;
+        epoch_step_s += rec[HETSGD_TRACE_STEP];
+        /* OmniLearn times full steps; the very first one runs on cold caches. */
+        if (k > 0 && st.total == r->B) {
+            r->ol_compute_sum += rec[HETSGD_TRACE_COMPUTE];
+            r->ol_compute_n++;
+        }
+
+        if (st.step + 1 == r->steps_per_epoch || k + 1 == r->total_steps) {
+            checkpoint(r, k);
+            if (0 == r->rank) {
+                if (OMNIBATCH_SUCCESS != omnibatch_get_plan(r->ctx, r->plan, r->P)) {
+                    die(r, "omnibatch_get_plan", omnibatch_last_error());
+                }
+                printf("hetsgd: epoch %ld/%ld loss %.4f test_acc %.4f train_s %.2f wall_s %.2f "
+                       "step_ms %.2f plan ", epoch + 1, (r->total_steps + r->steps_per_epoch - 1) /
+                       r->steps_per_epoch, epoch_loss / (double) epoch_samples, r->final_acc,
+                       train_clock(r), ob_now() - r->t0, 1e3 * epoch_step_s / (double) (st.step + 1));
+                print_plan(stdout, r->plan, r->P);
+                printf("\n");
+                fflush(stdout);
+            }
+            epoch_loss = 0.0;
+            epoch_samples = 0;
+            epoch_step_s = 0.0;
+        } else if (r->opt.eval_every > 0 && 0 == (k + 1) % r->opt.eval_every) {
+            checkpoint(r, k);
+        }
+    }
+    r->train_s = train_clock(r);
+}
+
+static void join_speeds(const run *r, char *out, size_t size)
+{
+    size_t used = 0;
+
+    out[0] = '\0';
+    for (int i = 0; i < r->P && used + 1 < size; i++) {
+        double v = r->opt.nspeeds > 0 ? r->opt.speeds[i] : 1.0;
+        int n = snprintf(out + used, size - used, "%s%g", 0 == i ? "" : ",", v);
+
+        used += n > 0 ? (size_t) n : 0;
+    }
+}
+
+/* Rank 0, after gathering every rank's trace: the figures of the run, the
+ * trace file, the closing lines and the summary. */
+static int report(run *r, const double *all)
+{
+    const long steps = r->total_steps;
+    long warmup = r->opt.warmup >= 0 ? r->opt.warmup : (steps / 10 > 1 ? steps / 10 : 1);
+    double *step_s = alloc_or_null((size_t) steps, sizeof(double));
+    double *ratio = alloc_or_null((size_t) steps, sizeof(double));
+    double *optimum = alloc_or_null((size_t) steps, sizeof(double));
+    unsigned char *change = alloc_or_null((size_t) steps, 1);
+    hetsgd_recovery_stats rec;
+    double mean_step, steady_step, pred_ratio, pred_optimum;
+    long overruns = r->opt.bind ? 0 : hetsgd_overrun_steps(all, steps, r->P, r->slowdown, r->opt.alpha);
+    double overrun_share = (double) overruns / (double) steps;
+    char speeds[512];
+    char ttt[64];
+    char tstep[32];
+    char line[2048];
+    int rc = OMNIBATCH_SUCCESS;
+
+    if (NULL == step_s || NULL == ratio || NULL == optimum || NULL == change) {
+        free(step_s);
+        free(ratio);
+        free(optimum);
+        free(change);
+        return ob_fail(OMNIBATCH_ERR_NOMEM, "cannot allocate the figures of %ld steps", steps);
+    }
+    if (warmup >= steps) {
+        warmup = steps - 1;
+    }
+    for (long k = 0; k < steps; k++) {
+        long total = 0;
+        double sum_step = 0.0;
+
+        for (int i = 0; i < r->P; i++) {
+            const double *x = all + ((long) i * steps + k) * HETSGD_TRACE_FIELDS;
+
+            r->plan[i] = (long) x[HETSGD_TRACE_BATCH];
+            r->speeds[i] = x[HETSGD_TRACE_SPEED];
+            total += r->plan[i];
+            sum_step += x[HETSGD_TRACE_STEP];
+        }
+        change[k] = (unsigned char) hetsgd_schedule_changes_at(r->schedule, k);
+        /* Only full steps are compared: an epoch's short last step is the same in every policy. */
+        step_s[k] = total == r->B ? sum_step / r->P : -1.0;
+        ratio[k] = -1.0;
+        optimum[k] = -1.0;
+        if (total == r->B) {
+            double T;
+
+            models_at(r, k, r->speeds);
+            if (OMNIBATCH_SUCCESS == ob_plan_optimum(r->models, r->P, r->B, NULL, &T) && T > 0.0) {
+                ratio[k] = ob_plan_step_time(r->models, r->P, r->plan) / T;
+                optimum[k] = T;
+            }
+        }
+    }
+    hetsgd_recovery(ratio, change, steps, RECOVERY_TOLERANCE, &rec);
+    mean_step = hetsgd_mean_judged(step_s, 0, steps);
+    steady_step = hetsgd_mean_judged(step_s, warmup, steps);
+    pred_ratio = hetsgd_mean_judged(ratio, warmup, steps);
+    pred_optimum = hetsgd_mean_judged(optimum, warmup, steps);
+
+    if (NULL != r->opt.trace) {
+        rc = hetsgd_write_trace(r->opt.trace, hetsgd_policy_name(r->opt.policy), steps, r->P, all);
+    }
+    join_speeds(r, speeds, sizeof speeds);
+    if (r->time_to_target >= 0.0) {
+        snprintf(ttt, sizeof ttt, "%.3f", r->time_to_target);
+        snprintf(tstep, sizeof tstep, "%ld", r->target_step);
+    } else {
+        snprintf(ttt, sizeof ttt, "NA");
+        snprintf(tstep, sizeof tstep, "NA");
+    }
+    printf("hetsgd: time to test accuracy %.2f: %s s%s%s (evaluation excluded from the clock: %.2f s of it)\n",
+           r->opt.target, ttt, r->time_to_target >= 0.0 ? " at step " : " (not reached)",
+           r->time_to_target >= 0.0 ? tstep : "", r->eval_s);
+    printf("hetsgd: mean steady step %.3f ms (full steps %ld..%ld; the first %ld left out as warm-up), "
+           "all steps %.3f ms\n", 1e3 * steady_step, warmup, steps - 1, warmup, 1e3 * mean_step);
+    printf("hetsgd: predicted from the true speeds: plan / oracle step time %.4f over the steady steps "
+           "(oracle %.3f ms); %s within %.0f%% of the oracle after %ld step(s)",
+           pred_ratio, 1e3 * pred_optimum, "first", 100.0 * (RECOVERY_TOLERANCE - 1.0), rec.initial);
+    if (rec.changes > 0) {
+        printf("; after %d speed change(s): worst %ld, mean %.1f steps, %d not recovered",
+               rec.changes, rec.worst, rec.mean, rec.unrecovered);
+    }
+    printf("\n");
+    printf("hetsgd: final test accuracy %.4f, loss %.4f; training %.2f s\n",
+           r->final_acc, r->final_loss, r->train_s);
+    if (!r->opt.bind) {
+        printf("hetsgd: emulation: in %ld of %ld steps (%.1f%%) the real compute outlasted the "
+               "emulated step\n", overruns, steps, 100.0 * overrun_share);
+        if (overrun_share > 0.05) {
+            printf("hetsgd: warning: the cores were too crowded for these speeds (all ranks computing "
+                   "at once ran %.2fx their CPU time): the step times measure the machine, not the "
+                   "policy; try --slowdown %.0f\n", r->contention, hetsgd_crowded_slowdown(r->contention));
+        }
+    }
+    if (HETSGD_POLICY_OMNILEARN == r->opt.policy) {
+        printf("hetsgd: omnilearn: %d epoch(s) published a plan summing to more than B (at most %ld over), "
+               "%d broke the bounds; the API holds sum == B, so each ran with the excess trimmed "
+               "from the largest batch\n", r->ol_overfull, r->ol_excess_max, r->ol_bounds_broken);
+    }
+    snprintf(line, sizeof line,
+             "policy=%s ranks=%d speeds=%s schedule=%s alpha=%g slowdown=%.4g bind=%d batch=%ld "
+             "lr=%g momentum=%g seed=%llu samples=%ld steps=%ld steps_per_epoch=%ld warmup=%ld "
+             "target=%g time_to_target_s=%s target_step=%s final_acc=%.4f final_loss=%.4f "
+             "train_s=%.3f eval_s=%.3f mean_step_s=%.6f steady_step_s=%.6f "
+             "pred_ratio_oracle=%.4f pred_oracle_step_s=%.6f recover_initial=%ld recover_changes=%d "
+             "recover_worst=%ld recover_mean=%.2f recover_unrecovered=%d "
+             "omnilearn_overfull=%d omnilearn_excess_max=%ld omnilearn_fit=trim-largest "
+             "cpu_per_sample_s=%.4g cpu_per_step_s=%.4g contention=%.3g overrun_share=%.4f",
+             hetsgd_policy_name(r->opt.policy), r->P, speeds, hetsgd_schedule_name(r->opt.schedule),
+             r->opt.alpha, r->slowdown, r->opt.bind, r->B, r->opt.lr, r->opt.momentum,
+             (unsigned long long) r->opt.seed, r->N, steps, r->steps_per_epoch, warmup, r->opt.target,
+             ttt, tstep, r->final_acc, r->final_loss, r->train_s, r->eval_s, mean_step, steady_step,
+             pred_ratio, pred_optimum, rec.initial, rec.changes, rec.worst, rec.mean, rec.unrecovered,
+             r->ol_overfull, r->ol_excess_max, r->beta0[0], r->alpha0[0], r->contention,
+             overrun_share);
+    printf("hetsgd: summary %s\n", line);
+    if (NULL != r->opt.summary) {
+        FILE *f = fopen(r->opt.summary, "a");
+
+        if (NULL == f || fprintf(f, "%s\n", line) < 0 || 0 != fclose(f)) {
+            rc = ob_fail(OMNIBATCH_ERR_ARG, "--summary %s: cannot append", r->opt.summary);
+        }
+    }
+    fflush(stdout);
+    free(step_s);
+    free(ratio);
+    free(optimum);
+    free(change);
+    return rc;
+}
+
+/* Gather every rank's trace on rank 0 and report there. */
+static int finish(run *r)
+{
+    const int n = (int) (r->total_steps * HETSGD_TRACE_FIELDS);
+    double *all = NULL;
+    int rc = OMNIBATCH_SUCCESS;
+
+    if (0 == r->rank) {
+        all = alloc_or_null((size_t) n * (size_t) r->P, sizeof(double));
+        if (NULL == all) {
+            die(r, "report", "cannot allocate the gathered trace");
+        }
+    }
+    MPI_Gather(r->record, n, MPI_DOUBLE, all, n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    if (0 == r->rank) {
+        rc = report(r, all);
+    }
+    free(all);
+    return agree(r, rc, ob_last_error());
+}
+
+/* Everything before the first step; each failure is agreed on by all ranks. */
+static int setup(run *r)
+{
+    char msg[640];
+    omnibatch_options oo;
+    int dims[HETSGD_MLP_LAYERS + 1];
+    int rc;
+    long first;
+
+    msg[0] = '\0';
+    rc = find_node(r);
+    if (OMNIBATCH_SUCCESS == rc && r->opt.nspeeds > 0 && r->opt.nspeeds != r->P) {
+        rc = ob_fail(OMNIBATCH_ERR_ARG, "--speeds has %d entries: expected one per rank (%d)",
+                     r->opt.nspeeds, r->P);
+    }
+    if (OMNIBATCH_SUCCESS == rc) {
+        for (int i = 0; i < r->P; i++) {
+            r->opt.speeds[i] = r->opt.nspeeds > 0 ? r->opt.speeds[i] : 1.0;
+        }
+        if (r->opt.bind) {
+            rc = bind_cores(r);
+        } else {
+            openblas_set_num_threads(1);
+        }
+    }
+    rc = agree(r, rc, ob_last_error());
+    if (OMNIBATCH_SUCCESS != rc) {
+        return rc;
+    }
+
+    rc = hetsgd_dataset_load(r->opt.data, &r->ds);
+    if (OMNIBATCH_SUCCESS == rc && r->opt.subset > 0) {
+        rc = hetsgd_dataset_subset(&r->ds, r->opt.subset);
+    }
+    rc = agree(r, rc, ob_last_error());
+    if (OMNIBATCH_SUCCESS != rc) {
+        return rc;
+    }
+    r->N = r->ds.train_images.count;
+    r->B = r->opt.batch;
+    if (r->B < r->P) {
+        rc = ob_fail(OMNIBATCH_ERR_ARG, "--batch %ld: expected at least one sample per rank (>= %d)",
+                     r->B, r->P);
+        return agree(r, rc, ob_last_error());
+    }
+    r->steps_per_epoch = (r->N + r->B - 1) / r->B;
+    r->total_steps = r->opt.epochs * r->steps_per_epoch;
+    if (r->opt.max_steps > 0 && r->opt.max_steps < r->total_steps) {
+        r->total_steps = r->opt.max_steps;
+    }
+    rc = hetsgd_schedule_create(r->opt.schedule, r->P, r->opt.speeds, r->total_steps, r->opt.seed,
+                                &r->schedule);
+    rc = agree(r, rc, ob_last_error());
+    if (OMNIBATCH_SUCCESS != rc) {
+        return rc;
+    }
+
+    /* The API: the controller only in the omnibatch policy; the others impose plans. */
+    rc = omnibatch_options_init(&oo);
+    if (OMNIBATCH_SUCCESS == rc) {
+        oo.seed = r->opt.seed;
+        oo.convention = OMNIBATCH_GRAD_MEAN;
+        oo.adaptive = HETSGD_POLICY_OMNIBATCH == r->opt.policy;
+        r->lo = oo.min_batch;
+        r->hi = oo.max_batch > 0 && oo.max_batch < r->B ? oo.max_batch : r->B;
+        r->granularity = oo.granularity;
+        rc = omnibatch_create(MPI_COMM_WORLD, r->B, r->N, &oo, &r->ctx);
+    }
+    snprintf(msg, sizeof msg, "omnibatch: %s", omnibatch_last_error());
+    rc = agree(r, rc, msg);
+    if (OMNIBATCH_SUCCESS != rc) {
+        return rc;
+    }
+
+    dims[0] = r->ds.train_images.rows * r->ds.train_images.cols;
+    dims[1] = HIDDEN1;
+    dims[2] = HIDDEN2;
+    dims[3] = HETSGD_CLASSES;
+    rc = hetsgd_mlp_create(dims, r->B, r->opt.seed, &r->model);
+    r->test_total = r->ds.test_images.count;
+    first = r->test_total * r->rank / r->P;
+    r->test_count = r->test_total * (r->rank + 1) / r->P - first;
+    if (OMNIBATCH_SUCCESS == rc) {
+        r->nparams = hetsgd_mlp_nparams(r->model);
+        r->grad = alloc_or_null((size_t) r->nparams + 1, sizeof(float));
+        r->x = alloc_or_null((size_t) r->B * (size_t) dims[0], sizeof(float));
+        r->y = alloc_or_null((size_t) r->B, 1);
+        r->perm = alloc_or_null((size_t) r->N, sizeof(long));
+        r->test_x = alloc_or_null((size_t) r->test_count * (size_t) dims[0], sizeof(float));
+        r->test_y = alloc_or_null((size_t) r->test_count, 1);
+        r->record = alloc_or_null((size_t) r->total_steps * HETSGD_TRACE_FIELDS, sizeof(double));
+        r->alpha0 = alloc_or_null((size_t) r->P, sizeof(double));
+        r->beta0 = alloc_or_null((size_t) r->P, sizeof(double));
+        r->speeds = alloc_or_null((size_t) r->P, sizeof(double));
+        r->ones = alloc_or_null((size_t) r->P, sizeof(double));
+        r->target = alloc_or_null((size_t) r->P, sizeof(double));
+        r->plan = alloc_or_null((size_t) r->P, sizeof(long));
+        r->models = alloc_or_null((size_t) r->P, sizeof(ob_rank_model));
+        if (NULL == r->grad || NULL == r->x || NULL == r->y || NULL == r->perm || NULL == r->test_x ||
+            NULL == r->test_y || NULL == r->record || NULL == r->alpha0 || NULL == r->beta0 ||
+            NULL == r->speeds || NULL == r->ones || NULL == r->target || NULL == r->plan || NULL == r->models) {
+            rc = ob_fail(OMNIBATCH_ERR_NOMEM, "cannot allocate the buffers of a batch of %ld", r->B);
+        }
+    }
+    rc = agree(r, rc, ob_last_error());
+    if (OMNIBATCH_SUCCESS != rc) {
+        return rc;
+    }
+    for (int i = 0; i < r->P; i++) {
+        r->ones[i] = 1.0;
+    }
+    /* This rank's slice of the test set, converted once. */
+    for (long i = 0; i < r->test_count; i++) {
+        r->perm[i] = first + i;
+    }
+    hetsgd_gather(&r->ds.test_images, &r->ds.test_labels, r->perm, r->test_count, r->test_x, r->test_y);
+    calibrate(r);
+    choose_slowdown(r);
+    r->time_to_target = -1.0;
+    r->target_step = -1;
+
+    if (HETSGD_POLICY_STATIC == r->opt.policy || HETSGD_POLICY_OMNILEARN == r->opt.policy) {
+        models_at(r, 0, NULL);
+        rc = ob_plan_equal(r->models, r->P, r->B, r->granularity, r->plan);
+        rc = agree(r, rc, ob_last_error());
+        if (OMNIBATCH_SUCCESS != rc) {
+            return rc;
+        }
+        impose(r, r->plan);
+    }
+    return OMNIBATCH_SUCCESS;
+}
+
+static void print_setup(const run *r)
+{
+    char speeds[512];
+
+    join_speeds(r, speeds, sizeof speeds);
+    printf("hetsgd: %d ranks, policy %s, %s %s, schedule %s, batch %ld, %ld samples, %ld steps "
+           "(%ld per epoch)\n", r->P, hetsgd_policy_name(r->opt.policy),
+           r->opt.bind ? "cores" : "speeds", speeds, hetsgd_schedule_name(r->opt.schedule), r->B, r->N,
+           r->total_steps, r->steps_per_epoch);
+    if (r->opt.bind) {
+        printf("hetsgd: bound with hwloc, OpenBLAS threads = cores; measured compute %.3g s/sample "
+               "+ %.3g s/step on rank 0\n", r->beta0[0], r->alpha0[0]);
+    } else {
+        printf("hetsgd: emulated: step = CPU time x %.4g / speed + %g s; slowdown %s (this node: "
+               "demand %.3g cores of %ld online; all ranks computing at once ran %.2fx their CPU "
+               "time); compute %.3g s/sample + %.3g s/step of CPU\n",
+               r->slowdown, r->opt.alpha, r->opt.slowdown > 0.0 ? "chosen" : "auto", r->node_demand,
+               r->node_cores, r->contention, r->beta0[0], r->alpha0[0]);
+    }
+    if (HETSGD_POLICY_OMNILEARN == r->opt.policy) {
+        printf("hetsgd: omnilearn: the published rule once per epoch (dead-band 20%%, equal share "
+               "with ceil); a plan over B runs with the excess trimmed from the largest batch\n");
+    }
+    fflush(stdout);
+}
+
+static void release(run *r)
+{
+    if (NULL != r->ctx) {
+        omnibatch_destroy(&r->ctx);
+    }
+    hetsgd_mlp_destroy(r->model);
+    hetsgd_schedule_destroy(r->schedule);
+    hetsgd_dataset_free(&r->ds);
+    free(r->node_ranks);
+    free(r->grad);
+    free(r->x);
+    free(r->y);
+    free(r->perm);
+    free(r->test_x);
+    free(r->test_y);
+    free(r->record);
+    free(r->alpha0);
+    free(r->beta0);
+    free(r->speeds);
+    free(r->ones);
+    free(r->target);
+    free(r->plan);
+    free(r->models);
+}
+
+int main(int argc, char **argv)
+{
+    static run r;
+    int rc;
+    int status;
+
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &r.rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &r.P);
+    hetsgd_options_defaults(&r.opt);
+    /* Every rank parses the same command line, so all fail alike. */
+    rc = hetsgd_options_parse(argc, (const char *const *) argv, &r.opt);
+    if (OMNIBATCH_SUCCESS != rc || r.opt.help) {
+        if (0 == r.rank) {
+            if (OMNIBATCH_SUCCESS != rc) {
+                fprintf(stderr, "hetsgd: %s\n", ob_last_error());
+            } else {
+                fputs(hetsgd_options_usage(), stdout);
+            }
+        }
+        MPI_Finalize();
+        return OMNIBATCH_SUCCESS != rc ? 2 : 0;
+    }
+    rc = setup(&r);
+    if (OMNIBATCH_SUCCESS == rc) {
+        if (0 == r.rank) {
+            print_setup(&r);
+        }
+        train(&r);
+        rc = finish(&r);
+    }
+    status = OMNIBATCH_SUCCESS == rc ? 0 : 1;
+    release(&r);
+    MPI_Finalize();
+    return status;
+}

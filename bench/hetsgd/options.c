@@ -1,0 +1,276 @@
+/*
+ * Copyright (c) 2026 The omnibatch authors.
+ *
+ * Command-line options of the training benchmark (see options.h).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ob_error.h"
+#include "options.h"
+
+static const char usage_text[] =
+    "usage: mpirun -np P hetsgd [options]\n"
+    "Data-parallel training of an MLP (784-256-128-10) on Fashion-MNIST, one rank per process.\n"
+    "  --policy P       static | omnibatch | oracle | omnilearn (default omnibatch)\n"
+    "  --speeds LIST    relative speed per rank, e.g. 1,1,0.5,0.25 (default all 1); with --bind,\n"
+    "                   cores per rank\n"
+    "  --schedule S     none | ramp | transient | vanish (default none)\n"
+    "  --alpha S        fixed per-step cost in seconds, slept by every rank (default 0)\n"
+    "  --slowdown X     slow every emulated rank X times, X >= 1, or auto: 1.25 x the speeds of\n"
+    "                   the ranks sharing a node / its processors (default auto); give every\n"
+    "                   policy of a comparison the same value\n"
+    "  --bind           bind rank i to speeds_i cores (hwloc) with as many OpenBLAS threads;\n"
+    "                   no emulation\n"
+    "  --epochs N       epochs (default 8)\n"
+    "  --max-steps N    stop after N global steps (default: no limit)\n"
+    "  --batch B        global batch (default 1024)\n"
+    "  --lr X           learning rate (default 0.1)\n"
+    "  --momentum X     SGD momentum in [0, 1), 0 = plain SGD (default 0.9)\n"
+    "  --seed N         seed of the weights, the data order and the schedule (default 1)\n"
+    "  --subset N       train on the first N samples only (default: all)\n"
+    "  --target A       test accuracy whose time is reported (default 0.85)\n"
+    "  --eval-every K   also evaluate every K steps, for time-to-target resolution (default: per epoch)\n"
+    "  --warmup N       steps left out of the steady step time (default auto: 10% of the run)\n"
+    "  --data DIR       IDX files (default /usr/share/datasets/fashion-mnist)\n"
+    "  --trace FILE     CSV, one row per step and rank\n"
+    "  --summary FILE   append one key=value line describing the run\n"
+    "  --help           this text\n";
+
+const char *hetsgd_options_usage(void)
+{
+    return usage_text;
+}
+
+const char *hetsgd_policy_name(hetsgd_policy p)
+{
+    switch (p) {
+    case HETSGD_POLICY_STATIC:
+        return "static";
+    case HETSGD_POLICY_ORACLE:
+        return "oracle";
+    case HETSGD_POLICY_OMNILEARN:
+        return "omnilearn";
+    case HETSGD_POLICY_OMNIBATCH:
+    default:
+        return "omnibatch";
+    }
+}
+
+void hetsgd_options_defaults(hetsgd_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->epochs = HETSGD_DEFAULT_EPOCHS;
+    o->batch = HETSGD_DEFAULT_BATCH;
+    o->lr = HETSGD_DEFAULT_LR;
+    o->momentum = HETSGD_DEFAULT_MOMENTUM;
+    o->seed = HETSGD_DEFAULT_SEED;
+    o->warmup = -1;
+    o->schedule = HETSGD_SCHEDULE_NONE;
+    o->policy = HETSGD_POLICY_OMNIBATCH;
+    o->target = HETSGD_DEFAULT_TARGET;
+    o->data = HETSGD_DEFAULT_DATA;
+}
+
+static int parse_long(const char *name, const char *text, long lo, long hi, long *out)
+{
+    char *end;
+    long v;
+
+    errno = 0;
+    v = strtol(text, &end, 10);
+    if ('\0' == text[0] || '\0' != *end || 0 != errno || v < lo || v > hi) {
+        return ob_fail(OMNIBATCH_ERR_ARG, "%s '%s': expected an integer from %ld to %ld", name, text, lo, hi);
+    }
+    *out = v;
+    return OMNIBATCH_SUCCESS;
+}
+
+/* A finite real in [lo, hi], or in (lo, hi] / [lo, hi) when the open flags say so. */
+static int parse_double(const char *name, const char *text, double lo, int lo_open, double hi,
+                        int hi_open, double *out)
+{
+    char *end;
+    double v;
+
+    errno = 0;
+    v = strtod(text, &end);
+    if ('\0' == text[0] || '\0' != *end || 0 != errno || !isfinite(v) ||
+        v < lo || (lo_open && v == lo) || v > hi || (hi_open && v == hi)) {
+        return ob_fail(OMNIBATCH_ERR_ARG, "%s '%s': expected a number in %c%g, %g%c",
+                       name, text, lo_open ? '(' : '[', lo, hi, hi_open ? ')' : ']');
+    }
+    *out = v;
+    return OMNIBATCH_SUCCESS;
+}
+
+static int parse_speeds(const char *text, hetsgd_options *o)
+{
+    const char *p = text;
+
+    o->nspeeds = 0;
+    for (;;) {
+        char item[64];
+        size_t len = strcspn(p, ",");
+        double v;
+        int rc;
+
+        if (0 == len || len >= sizeof item || HETSGD_MAX_SPEEDS == o->nspeeds) {
+            return ob_fail(OMNIBATCH_ERR_ARG,
+                           "--speeds '%s': expected up to %d comma-separated numbers > 0, e.g. 1,1,0.5,0.25",
+                           text, HETSGD_MAX_SPEEDS);
+        }
+        memcpy(item, p, len);
+        item[len] = '\0';
+        rc = parse_double("--speeds", item, 0.0, 1, 1e6, 0, &v);
+        if (OMNIBATCH_SUCCESS != rc) {
+            return ob_fail(OMNIBATCH_ERR_ARG,
+                           "--speeds '%s': entry '%s' is not a number > 0 (e.g. 1,1,0.5,0.25)", text, item);
+        }
+        o->speeds[o->nspeeds++] = v;
+        if ('\0' == p[len]) {
+            return OMNIBATCH_SUCCESS;
+        }
+        p += len + 1;
+    }
+}
+
+static int parse_choice(const char *name, const char *text, const char *const *names, int n, int *out)
+{
+    for (int i = 0; i < n; i++) {
+        if (0 == strcmp(text, names[i])) {
+            *out = i;
+            return OMNIBATCH_SUCCESS;
+        }
+    }
+    if (4 == n) {
+        return ob_fail(OMNIBATCH_ERR_ARG, "%s '%s': expected %s, %s, %s or %s",
+                       name, text, names[0], names[1], names[2], names[3]);
+    }
+    return ob_fail(OMNIBATCH_ERR_ARG, "%s '%s': not one of the allowed values", name, text);
+}
+
+/* Options whose value is checked after all are read, in relation to each other. */
+static int check_combinations(const hetsgd_options *o)
+{
+    if (HETSGD_SCHEDULE_RAMP == o->schedule && o->nspeeds > 0) {
+        return ob_fail(OMNIBATCH_ERR_ARG,
+                       "--schedule ramp sets every rank's speed itself: leave out --speeds");
+    }
+    if (o->bind && HETSGD_SCHEDULE_NONE != o->schedule) {
+        return ob_fail(OMNIBATCH_ERR_ARG, "--bind with --schedule %s: --bind takes --schedule none only",
+                       hetsgd_schedule_name(o->schedule));
+    }
+    for (int i = 0; o->bind && i < o->nspeeds; i++) {
+        if (o->speeds[i] != floor(o->speeds[i]) || o->speeds[i] > 4096) {
+            return ob_fail(OMNIBATCH_ERR_ARG,
+                           "--speeds entry %d is %g: with --bind, expected whole numbers of cores (1 to 4096)",
+                           i, o->speeds[i]);
+        }
+    }
+    return OMNIBATCH_SUCCESS;
+}
+
+int hetsgd_options_parse(int argc, const char *const *argv, hetsgd_options *o)
+{
+    static const char *const policies[] = { "static", "omnibatch", "oracle", "omnilearn" };
+    static const char *const schedules[] = { "none", "ramp", "transient", "vanish" };
+
+    for (int i = 1; i < argc; i++) {
+        char name[64];
+        const char *arg = argv[i];
+        const char *eq = strchr(arg, '=');
+        const char *value = NULL;
+        size_t len = NULL != eq ? (size_t) (eq - arg) : strlen(arg);
+        long lv = 0;
+        int choice = 0;
+        int rc = OMNIBATCH_SUCCESS;
+
+        if (0 != strncmp(arg, "--", 2) || len >= sizeof name) {
+            return ob_fail(OMNIBATCH_ERR_ARG, "unexpected argument '%s': options start with -- (see --help)",
+                           arg);
+        }
+        memcpy(name, arg, len);
+        name[len] = '\0';
+        if (0 == strcmp(name, "--help") || 0 == strcmp(name, "--bind")) {
+            if (NULL != eq) {
+                return ob_fail(OMNIBATCH_ERR_ARG, "%s takes no value, got '%s'", name, eq + 1);
+            }
+            if (0 == strcmp(name, "--help")) {
+                o->help = 1;
+            } else {
+                o->bind = 1;
+            }
+            continue;
+        }
+        if (NULL != eq) {
+            value = eq + 1;
+        } else if (i + 1 < argc) {
+            value = argv[++i];
+        } else {
+            return ob_fail(OMNIBATCH_ERR_ARG, "%s needs a value (see --help)", name);
+        }
+        if (0 == strcmp(name, "--epochs")) {
+            rc = parse_long(name, value, 1, 1000000, &o->epochs);
+        } else if (0 == strcmp(name, "--max-steps")) {
+            rc = parse_long(name, value, 1, 1000000000, &o->max_steps);
+        } else if (0 == strcmp(name, "--batch")) {
+            rc = parse_long(name, value, 1, 100000000, &o->batch);
+        } else if (0 == strcmp(name, "--lr")) {
+            rc = parse_double(name, value, 0.0, 1, 100.0, 0, &o->lr);
+        } else if (0 == strcmp(name, "--momentum")) {
+            rc = parse_double(name, value, 0.0, 0, 1.0, 1, &o->momentum);
+        } else if (0 == strcmp(name, "--seed")) {
+            rc = parse_long(name, value, 0, 0x7fffffffffffffffL, &lv);
+            o->seed = (uint64_t) lv;
+        } else if (0 == strcmp(name, "--subset")) {
+            rc = parse_long(name, value, 1, 100000000, &o->subset);
+        } else if (0 == strcmp(name, "--eval-every")) {
+            rc = parse_long(name, value, 0, 1000000000, &o->eval_every);
+        } else if (0 == strcmp(name, "--speeds")) {
+            rc = parse_speeds(value, o);
+        } else if (0 == strcmp(name, "--alpha")) {
+            rc = parse_double(name, value, 0.0, 0, 60.0, 0, &o->alpha);
+        } else if (0 == strcmp(name, "--slowdown")) {
+            if (0 == strcmp(value, "auto")) {
+                o->slowdown = 0.0;
+            } else if (OMNIBATCH_SUCCESS != parse_double(name, value, 1.0, 0, 1000.0, 0, &o->slowdown)) {
+                rc = ob_fail(OMNIBATCH_ERR_ARG, "--slowdown '%s': expected auto or a number in [1, 1000]",
+                             value);
+            }
+        } else if (0 == strcmp(name, "--warmup")) {
+            if (0 == strcmp(value, "auto")) {
+                o->warmup = -1;
+            } else if (OMNIBATCH_SUCCESS != parse_long(name, value, 0, 1000000000, &o->warmup)) {
+                rc = ob_fail(OMNIBATCH_ERR_ARG, "--warmup '%s': expected auto or an integer >= 0", value);
+            }
+        } else if (0 == strcmp(name, "--schedule")) {
+            rc = parse_choice(name, value, schedules, 4, &choice);
+            o->schedule = (hetsgd_schedule_kind) choice;
+        } else if (0 == strcmp(name, "--policy")) {
+            rc = parse_choice(name, value, policies, 4, &choice);
+            o->policy = (hetsgd_policy) choice;
+        } else if (0 == strcmp(name, "--target")) {
+            rc = parse_double(name, value, 0.0, 1, 1.0, 0, &o->target);
+        } else if (0 == strcmp(name, "--data")) {
+            o->data = value;
+        } else if (0 == strcmp(name, "--trace")) {
+            o->trace = value;
+        } else if (0 == strcmp(name, "--summary")) {
+            o->summary = value;
+        } else {
+            return ob_fail(OMNIBATCH_ERR_ARG, "unknown option '%s' (see --help)", name);
+        }
+        if (OMNIBATCH_SUCCESS != rc) {
+            return rc;
+        }
+        if ('\0' == value[0]) {
+            return ob_fail(OMNIBATCH_ERR_ARG, "%s: empty value", name);
+        }
+    }
+    return check_combinations(o);
+}

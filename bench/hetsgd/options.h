@@ -1,0 +1,75 @@
+/*
+ * Copyright (c) 2026 The omnibatch authors.
+ *
+ * Command-line options of the training benchmark, parsed strictly: whole
+ * numbers, ranges checked, one line naming the option, the value and what
+ * is allowed on any mistake.
+ */
+#ifndef HETSGD_OPTIONS_H
+#define HETSGD_OPTIONS_H
+
+#include <stdint.h>
+
+#include "schedule.h"
+
+/** How the global batch is split over the ranks. */
+typedef enum hetsgd_policy {
+    HETSGD_POLICY_STATIC = 0,      /**< equal shares, never moved */
+    HETSGD_POLICY_OMNIBATCH = 1,   /**< the omnibatch controller */
+    HETSGD_POLICY_ORACLE = 2,      /**< water-filling on the true emulated speeds, re-planned at each change */
+    HETSGD_POLICY_OMNILEARN = 3    /**< OmniLearn's published rule, once per epoch */
+} hetsgd_policy;
+
+/** Most entries of --speeds. */
+#define HETSGD_MAX_SPEEDS 4096
+
+/* Defaults, one place; --help and the README repeat them. */
+#define HETSGD_DEFAULT_DATA "/usr/share/datasets/fashion-mnist"
+#define HETSGD_DEFAULT_EPOCHS 8
+#define HETSGD_DEFAULT_BATCH 1024
+#define HETSGD_DEFAULT_LR 0.1
+#define HETSGD_DEFAULT_MOMENTUM 0.9
+#define HETSGD_DEFAULT_SEED 1
+#define HETSGD_DEFAULT_TARGET 0.85
+
+typedef struct hetsgd_options {
+    long epochs;                   /* --epochs N, >= 1 */
+    long max_steps;                /* --max-steps N, >= 1, 0 = no limit */
+    long batch;                    /* --batch B: the global batch, >= 1 */
+    double lr;                     /* --lr X, > 0 */
+    double momentum;               /* --momentum X, in [0, 1) */
+    uint64_t seed;                 /* --seed N */
+    long subset;                   /* --subset N: first N training samples, 0 = all */
+    long eval_every;               /* --eval-every K: also evaluate every K steps, 0 = per epoch only */
+    int nspeeds;                   /* entries of --speeds, 0 = all ranks at speed 1 */
+    double speeds[HETSGD_MAX_SPEEDS];
+    double alpha;                  /* --alpha S: fixed per-step cost in seconds, >= 0 */
+    double slowdown;               /* --slowdown X >= 1, 0 = auto */
+    long warmup;                   /* --warmup N: steps left out of the steady step time, -1 = auto */
+    hetsgd_schedule_kind schedule; /* --schedule none|ramp|transient|vanish */
+    hetsgd_policy policy;          /* --policy static|omnibatch|oracle|omnilearn */
+    double target;                 /* --target A: test accuracy in (0, 1] */
+    int bind;                      /* --bind: --speeds are cores per rank, bound with hwloc */
+    const char *data;              /* --data DIR */
+    const char *trace;             /* --trace FILE, NULL = none */
+    const char *summary;           /* --summary FILE, NULL = none */
+    int help;                      /* --help was given */
+} hetsgd_options;
+
+/** \brief Fill \p o with the defaults. */
+void hetsgd_options_defaults(hetsgd_options *o);
+
+/**
+ * \brief Parse argv[1..argc-1] over the defaults ("--name value" or "--name=value").
+ * \return OMNIBATCH_SUCCESS, or OMNIBATCH_ERR_ARG with one line in ob_last_error(), e.g.
+ *         "--batch 'x': expected an integer >= 1".
+ */
+int hetsgd_options_parse(int argc, const char *const *argv, hetsgd_options *o);
+
+/** \brief The usage text (several lines). */
+const char *hetsgd_options_usage(void);
+
+/** \brief "static", "omnibatch", "oracle" or "omnilearn". */
+const char *hetsgd_policy_name(hetsgd_policy p);
+
+#endif /* HETSGD_OPTIONS_H */

@@ -1,0 +1,376 @@
+/*
+ * Copyright (c) 2026 The omnibatch authors.
+ *
+ * Fortran entry points.  Open MPI's Fortran bindings (mpif.h and the `mpi`
+ * module) call PMPI_* directly, so the C wrappers never see a Fortran
+ * code's calls: these take their place, under each name Open MPI itself
+ * exports (MPI_X, mpi_x, mpi_x_, mpi_x__), convert the handles, and share
+ * the C path.  As in Open MPI's bindings, MPI_IN_PLACE, MPI_BOTTOM and
+ * MPI_STATUS(ES)_IGNORE arrive as the addresses of common blocks that
+ * libmpi defines; they are recognised by address.  Not covered: the
+ * mpi_f08 module, whose bindings call Open MPI's internal functions.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+
+#include "ob_layer.h"
+
+_Static_assert(sizeof(MPI_Fint) == sizeof(int), "Fortran INTEGER arrays are passed as C int arrays");
+
+/* gfortran's default LOGICAL: 4 bytes, .TRUE. is 1 (Open MPI's
+ * OMPI_FORTRAN_VALUE_TRUE for gfortran). */
+typedef MPI_Fint ob_flogical;
+
+/* Integers in a Fortran status (MPI_STATUS_SIZE). */
+#define OB_F_STATUS_SIZE ((int) (sizeof(MPI_Status) / sizeof(MPI_Fint)))
+
+/* A Fortran call of this many requests converts them on the stack. */
+#define OB_F_STACK 16
+
+/* The sentinels' common blocks, under every mangling a Fortran compiler
+ * may use; weak, so that the names libmpi lacks are simply NULL. */
+#define OB_F_SENTINEL(lower, upper)                                                               \
+    extern int lower __attribute__((weak));                                                       \
+    extern int lower##_ __attribute__((weak));                                                    \
+    extern int lower##__ __attribute__((weak));                                                   \
+    extern int upper __attribute__((weak));                                                       \
+    static int ob_is_##lower(const void *p)                                                       \
+    {                                                                                             \
+        return NULL != p && (p == (void *) &lower || p == (void *) &lower##_                      \
+                             || p == (void *) &lower##__ || p == (void *) &upper);                \
+    }
+
+OB_F_SENTINEL(mpi_fortran_in_place, MPI_FORTRAN_IN_PLACE)
+OB_F_SENTINEL(mpi_fortran_bottom, MPI_FORTRAN_BOTTOM)
+OB_F_SENTINEL(mpi_fortran_status_ignore, MPI_FORTRAN_STATUS_IGNORE)
+OB_F_SENTINEL(mpi_fortran_statuses_ignore, MPI_FORTRAN_STATUSES_IGNORE)
+
+/* One implementation, the four names Open MPI exports for it. */
+#define OB_FORTRAN(lower, upper, impl, params)                                                    \
+    OB_WRAPPER void upper params __attribute__((alias(#impl)));                                   \
+    OB_WRAPPER void lower params __attribute__((alias(#impl)));                                   \
+    OB_WRAPPER void lower##_ params __attribute__((alias(#impl)));                                \
+    OB_WRAPPER void lower##__ params __attribute__((alias(#impl)));
+
+static void ob_f_set(MPI_Fint *ierr, int rc)
+{
+    if (NULL != ierr) {
+        *ierr = (MPI_Fint) rc;
+    }
+}
+
+static void *ob_f_buffer(void *p, int send)
+{
+    if (send && ob_is_mpi_fortran_in_place(p)) {
+        return MPI_IN_PLACE;
+    }
+    return ob_is_mpi_fortran_bottom(p) ? MPI_BOTTOM : p;
+}
+
+/* ------------------------------------------------------------ lifecycle */
+
+static void ob_f_init(MPI_Fint *ierr)
+{
+    int argc = 0;
+    char **argv = NULL;
+
+    ob_f_set(ierr, ob_init(&argc, &argv));
+}
+OB_FORTRAN(mpi_init, MPI_INIT, ob_f_init, (MPI_Fint *ierr))
+
+static void ob_f_init_thread(MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr)
+{
+    int argc = 0;
+    char **argv = NULL;
+    int c_provided = MPI_THREAD_SINGLE;
+    int rc = ob_init_thread(&argc, &argv, (int) *required, &c_provided);
+
+    if (MPI_SUCCESS == rc) {
+        *provided = (MPI_Fint) c_provided;
+    }
+    ob_f_set(ierr, rc);
+}
+OB_FORTRAN(mpi_init_thread, MPI_INIT_THREAD, ob_f_init_thread,
+           (MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr))
+
+static void ob_f_finalize(MPI_Fint *ierr)
+{
+    ob_f_set(ierr, ob_finalize());
+}
+OB_FORTRAN(mpi_finalize, MPI_FINALIZE, ob_f_finalize, (MPI_Fint *ierr))
+
+static void ob_f_pcontrol(MPI_Fint *level)
+{
+    PMPI_Pcontrol((int) *level);
+    ob_layer_pcontrol((int) *level);
+}
+OB_FORTRAN(mpi_pcontrol, MPI_PCONTROL, ob_f_pcontrol, (MPI_Fint *level))
+
+/* ---------------------------------------------------------- collectives */
+
+static void ob_f_allreduce(char *sendbuf, char *recvbuf, MPI_Fint *count, MPI_Fint *datatype,
+                           MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr)
+{
+    ob_f_set(ierr, ob_allreduce(ob_f_buffer(sendbuf, 1), ob_f_buffer(recvbuf, 0), (int) *count,
+                                PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm)));
+}
+OB_FORTRAN(mpi_allreduce, MPI_ALLREDUCE, ob_f_allreduce,
+           (char *sendbuf, char *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op,
+            MPI_Fint *comm, MPI_Fint *ierr))
+
+static void ob_f_iallreduce(char *sendbuf, char *recvbuf, MPI_Fint *count, MPI_Fint *datatype,
+                            MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+{
+    MPI_Request c_req;
+    int rc = ob_iallreduce(ob_f_buffer(sendbuf, 1), ob_f_buffer(recvbuf, 0), (int) *count,
+                           PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm), &c_req);
+
+    if (MPI_SUCCESS == rc) {
+        *request = PMPI_Request_c2f(c_req);
+    }
+    ob_f_set(ierr, rc);
+}
+OB_FORTRAN(mpi_iallreduce, MPI_IALLREDUCE, ob_f_iallreduce,
+           (char *sendbuf, char *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op,
+            MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr))
+
+/* ------------------------------------------------------------ completion */
+
+static void ob_f_wait(MPI_Fint *request, MPI_Fint *status, MPI_Fint *ierr)
+{
+    MPI_Request c_req = PMPI_Request_f2c(*request);
+    MPI_Status c_status;
+    int ignore = ob_is_mpi_fortran_status_ignore(status);
+    int rc = ob_wait(&c_req, ignore ? MPI_STATUS_IGNORE : &c_status);
+
+    if (MPI_SUCCESS == rc) {
+        *request = PMPI_Request_c2f(c_req);
+        if (!ignore) {
+            PMPI_Status_c2f(&c_status, status);
+        }
+    }
+    ob_f_set(ierr, rc);
+}
+OB_FORTRAN(mpi_wait, MPI_WAIT, ob_f_wait, (MPI_Fint *request, MPI_Fint *status, MPI_Fint *ierr))
+
+static void ob_f_test(MPI_Fint *request, ob_flogical *flag, MPI_Fint *status, MPI_Fint *ierr)
+{
+    MPI_Request c_req = PMPI_Request_f2c(*request);
+    MPI_Status c_status;
+    int c_flag = 0;
+    int ignore = ob_is_mpi_fortran_status_ignore(status);
+    int rc = ob_test(&c_req, &c_flag, ignore ? MPI_STATUS_IGNORE : &c_status);
+
+    if (MPI_SUCCESS == rc) {
+        *flag = c_flag ? 1 : 0;
+        *request = PMPI_Request_c2f(c_req);
+        if (c_flag && !ignore) {
+            PMPI_Status_c2f(&c_status, status);
+        }
+    }
+    ob_f_set(ierr, rc);
+}
+OB_FORTRAN(mpi_test, MPI_TEST, ob_f_test,
+           (MPI_Fint *request, ob_flogical *flag, MPI_Fint *status, MPI_Fint *ierr))
+
+/* Fortran request and status arrays as C ones: on the stack for a few,
+ * allocated beyond. */
+typedef struct ob_f_arrays {
+    int n;
+    MPI_Request *req;
+    MPI_Status *st;              /* MPI_STATUSES_IGNORE when ignored */
+    MPI_Request sreq[OB_F_STACK];
+    MPI_Status sst[OB_F_STACK];
+} ob_f_arrays;
+
+static void ob_f_arrays_drop(ob_f_arrays *a)
+{
+    if (a->req != a->sreq) {
+        free(a->req);
+    }
+    if (a->st != a->sst && MPI_STATUSES_IGNORE != a->st) {
+        free(a->st);
+    }
+}
+
+static int ob_f_arrays_get(ob_f_arrays *a, int n, const MPI_Fint *requests, const MPI_Fint *statuses,
+                           int with_statuses)
+{
+    int ignore = !with_statuses || ob_is_mpi_fortran_statuses_ignore(statuses);
+
+    a->n = n > 0 ? n : 0;
+    a->req = a->n <= OB_F_STACK ? a->sreq : malloc((size_t) a->n * sizeof *a->req);
+    a->st = ignore ? MPI_STATUSES_IGNORE
+          : a->n <= OB_F_STACK ? a->sst : malloc((size_t) a->n * sizeof *a->st);
+    if (NULL == a->req || (!ignore && NULL == a->st)) {
+        ob_f_arrays_drop(a);
+        return MPI_ERR_NO_MEM;
+    }
+    for (int i = 0; i < a->n; i++) {
+        a->req[i] = PMPI_Request_f2c(requests[i]);
+    }
+    return MPI_SUCCESS;
+}
+
+/* Hand back the requests (completed ones are now MPI_REQUEST_NULL) and the
+ * first \p nstatus statuses: all of them for Waitall/Testall, the completed
+ * ones for Waitsome/Testsome, which fill statuses[0..outcount). */
+static void ob_f_arrays_put(ob_f_arrays *a, MPI_Fint *requests, MPI_Fint *statuses, int nstatus)
+{
+    for (int i = 0; i < a->n; i++) {
+        requests[i] = PMPI_Request_c2f(a->req[i]);
+    }
+    if (MPI_STATUSES_IGNORE != a->st) {
+        for (int k = 0; k < nstatus; k++) {
+            PMPI_Status_c2f(&a->st[k], &statuses[k * OB_F_STATUS_SIZE]);
+        }
+    }
+    ob_f_arrays_drop(a);
+}
+
+static void ob_f_waitall(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *statuses, MPI_Fint *ierr)
+{
+    ob_f_arrays a;
+    int rc = ob_f_arrays_get(&a, (int) *count, requests, statuses, 1);
+
+    if (MPI_SUCCESS != rc) {
+        ob_f_set(ierr, rc);
+        return;
+    }
+    rc = ob_waitall(a.n, a.req, a.st);
+    if (MPI_SUCCESS == rc || MPI_ERR_IN_STATUS == rc) {
+        ob_f_arrays_put(&a, requests, statuses, a.n);
+    } else {
+        ob_f_arrays_drop(&a);
+    }
+    ob_f_set(ierr, rc);
+}
+OB_FORTRAN(mpi_waitall, MPI_WAITALL, ob_f_waitall,
+           (MPI_Fint *count, MPI_Fint *requests, MPI_Fint *statuses, MPI_Fint *ierr))
+
+static void ob_f_testall(MPI_Fint *count, MPI_Fint *requests, ob_flogical *flag, MPI_Fint *statuses,
+                         MPI_Fint *ierr)
+{
+    ob_f_arrays a;
+    int c_flag = 0;
+    int rc = ob_f_arrays_get(&a, (int) *count, requests, statuses, 1);
+
+    if (MPI_SUCCESS != rc) {
+        ob_f_set(ierr, rc);
+        return;
+    }
+    rc = ob_testall(a.n, a.req, &c_flag, a.st);
+    if ((MPI_SUCCESS == rc || MPI_ERR_IN_STATUS == rc) && c_flag) {
+        ob_f_arrays_put(&a, requests, statuses, a.n);
+    } else {
+        ob_f_arrays_drop(&a);
+    }
+    if (MPI_SUCCESS == rc) {
+        *flag = c_flag ? 1 : 0;
+    }
+    ob_f_set(ierr, rc);
+}
+OB_FORTRAN(mpi_testall, MPI_TESTALL, ob_f_testall,
+           (MPI_Fint *count, MPI_Fint *requests, ob_flogical *flag, MPI_Fint *statuses,
+            MPI_Fint *ierr))
+
+static void ob_f_any(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *index, ob_flogical *flag,
+                     MPI_Fint *status, MPI_Fint *ierr)
+{
+    ob_f_arrays a;
+    MPI_Status c_status;
+    int ignore = ob_is_mpi_fortran_status_ignore(status);
+    int c_index = MPI_UNDEFINED, c_flag = 1;
+    int rc = ob_f_arrays_get(&a, (int) *count, requests, NULL, 0);
+
+    if (MPI_SUCCESS != rc) {
+        ob_f_set(ierr, rc);
+        return;
+    }
+    if (NULL == flag) {
+        rc = ob_waitany(a.n, a.req, &c_index, ignore ? MPI_STATUS_IGNORE : &c_status);
+    } else {
+        rc = ob_testany(a.n, a.req, &c_index, &c_flag, ignore ? MPI_STATUS_IGNORE : &c_status);
+    }
+    if (MPI_SUCCESS == rc) {
+        for (int i = 0; i < a.n; i++) {
+            requests[i] = PMPI_Request_c2f(a.req[i]);
+        }
+        if (NULL != flag) {
+            *flag = c_flag ? 1 : 0;
+        }
+        /* Fortran indexes from 1. */
+        *index = MPI_UNDEFINED == c_index ? MPI_UNDEFINED : (MPI_Fint) (c_index + 1);
+        if (c_flag && !ignore) {
+            PMPI_Status_c2f(&c_status, status);
+        }
+    }
+    ob_f_arrays_drop(&a);
+    ob_f_set(ierr, rc);
+}
+
+static void ob_f_waitany(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *index, MPI_Fint *status,
+                         MPI_Fint *ierr)
+{
+    ob_f_any(count, requests, index, NULL, status, ierr);
+}
+OB_FORTRAN(mpi_waitany, MPI_WAITANY, ob_f_waitany,
+           (MPI_Fint *count, MPI_Fint *requests, MPI_Fint *index, MPI_Fint *status, MPI_Fint *ierr))
+
+static void ob_f_testany(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *index, ob_flogical *flag,
+                         MPI_Fint *status, MPI_Fint *ierr)
+{
+    ob_f_any(count, requests, index, flag, status, ierr);
+}
+OB_FORTRAN(mpi_testany, MPI_TESTANY, ob_f_testany,
+           (MPI_Fint *count, MPI_Fint *requests, MPI_Fint *index, ob_flogical *flag,
+            MPI_Fint *status, MPI_Fint *ierr))
+
+static void ob_f_some(int wait, MPI_Fint *incount, MPI_Fint *requests, MPI_Fint *outcount,
+                      MPI_Fint *indices, MPI_Fint *statuses, MPI_Fint *ierr)
+{
+    ob_f_arrays a;
+    int c_out = 0;
+    int rc = ob_f_arrays_get(&a, (int) *incount, requests, statuses, 1);
+
+    if (MPI_SUCCESS != rc) {
+        ob_f_set(ierr, rc);
+        return;
+    }
+    if (wait) {
+        rc = ob_waitsome(a.n, a.req, &c_out, indices, a.st);
+    } else {
+        rc = ob_testsome(a.n, a.req, &c_out, indices, a.st);
+    }
+    if (MPI_SUCCESS == rc || MPI_ERR_IN_STATUS == rc) {
+        int done = MPI_UNDEFINED == c_out ? 0 : c_out;
+
+        ob_f_arrays_put(&a, requests, statuses, done);
+        for (int k = 0; k < done; k++) {
+            indices[k] += 1;
+        }
+        *outcount = (MPI_Fint) c_out;
+    } else {
+        ob_f_arrays_drop(&a);
+    }
+    ob_f_set(ierr, rc);
+}
+
+static void ob_f_waitsome(MPI_Fint *incount, MPI_Fint *requests, MPI_Fint *outcount,
+                          MPI_Fint *indices, MPI_Fint *statuses, MPI_Fint *ierr)
+{
+    ob_f_some(1, incount, requests, outcount, indices, statuses, ierr);
+}
+OB_FORTRAN(mpi_waitsome, MPI_WAITSOME, ob_f_waitsome,
+           (MPI_Fint *incount, MPI_Fint *requests, MPI_Fint *outcount, MPI_Fint *indices,
+            MPI_Fint *statuses, MPI_Fint *ierr))
+
+static void ob_f_testsome(MPI_Fint *incount, MPI_Fint *requests, MPI_Fint *outcount,
+                          MPI_Fint *indices, MPI_Fint *statuses, MPI_Fint *ierr)
+{
+    ob_f_some(0, incount, requests, outcount, indices, statuses, ierr);
+}
+OB_FORTRAN(mpi_testsome, MPI_TESTSOME, ob_f_testsome,
+           (MPI_Fint *incount, MPI_Fint *requests, MPI_Fint *outcount, MPI_Fint *indices,
+            MPI_Fint *statuses, MPI_Fint *ierr))

@@ -1,0 +1,199 @@
+/*
+ * Copyright (c) 2026 The omnibatch authors.
+ *
+ * The PMPI layer's internal interface.  Three parts, as in mpiP:
+ *   - lifecycle wrappers (lifecycle.c): MPI_Init, MPI_Init_thread,
+ *     MPI_Finalize, MPI_Pcontrol;
+ *   - thin per-call wrappers (collectives.c, completion.c, fortran.c): each
+ *     tests a few handles and, for a call it does not recognise, calls
+ *     PMPI_X at once -- no lock, no allocation, no clock read;
+ *   - the layer's state (layer.c, requests.c, weight.c) feeding the
+ *     MPI-free core in src/ (step detection, report, trace).
+ * Every wrapper calls PMPI_X exactly once and returns its code unchanged.
+ * The layer's own traffic is PMPI_* on a communicator duplicated from
+ * MPI_COMM_WORLD at init.
+ */
+#ifndef OB_LAYER_H
+#define OB_LAYER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <mpi.h>
+
+#include "omnibatch.h"
+
+/* The library is built with -fvisibility=hidden: a wrapper without this
+ * would silently stop interposing. */
+#define OB_WRAPPER OMNIBATCH_EXPORT
+
+#define OB_LIKELY(x) __builtin_expect(!!(x), 1)
+#define OB_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/** What the fast paths read; written by the lifecycle wrappers only. */
+typedef struct ob_layer_gate {
+    int recognise;               /* recognise gradient allreduces (measure or weight) */
+    int measure;                 /* record them (MPI_Pcontrol switches this) */
+    size_t min_bytes;            /* least payload of a gradient allreduce */
+    int outstanding;             /* recognised non-blocking allreduces in flight */
+} ob_layer_gate;
+
+extern ob_layer_gate ob_gate;
+
+/** Set while this thread runs the layer's own code: wrappers then pass straight through. */
+extern __thread int ob_in_layer;
+
+/**
+ * \brief Bytes per element when (type, op, count) makes a gradient allreduce
+ *        (float or double, MPI_SUM, payload >= OMNIBATCH_MIN_BYTES), else 0.
+ *        A few compares of handles: the whole cost of an unrecognised call.
+ */
+static inline int ob_gradient_elem(MPI_Datatype type, MPI_Op op, int count)
+{
+    int elem;
+
+    if (!__atomic_load_n(&ob_gate.recognise, __ATOMIC_RELAXED) || MPI_SUM != op) {
+        return 0;
+    }
+    if (MPI_FLOAT == type || MPI_REAL == type || MPI_REAL4 == type) {
+        elem = 4;
+    } else if (MPI_DOUBLE == type || MPI_DOUBLE_PRECISION == type || MPI_REAL8 == type) {
+        elem = 8;
+    } else {
+        return 0;
+    }
+    if (count <= 0 || (size_t) count * (size_t) elem < ob_gate.min_bytes || ob_in_layer) {
+        return 0;
+    }
+    return elem;
+}
+
+/* ---------------------------------------------------------------- layer.c */
+
+/** \brief Before PMPI_Init: read the settings; a bad value ends the process (see layer.c). */
+void ob_layer_preinit(void);
+
+/** \brief After a successful PMPI_Init / PMPI_Init_thread: start the layer. */
+void ob_layer_postinit(int thread_provided);
+
+/** \brief Before PMPI_Finalize: stop, gather, report, trace, free. */
+void ob_layer_finalize(void);
+
+/** \brief MPI_Pcontrol: 0 stops measuring, >= 1 resumes. */
+void ob_layer_pcontrol(int level);
+
+/** \brief Seconds since the layer started (monotonic). */
+double ob_layer_clock(void);
+
+/** \brief Record a recognised allreduce that blocked from t0 to t1. */
+void ob_layer_record_call(MPI_Comm comm, int count, int elem, double t0, double t1, long batch);
+
+/** \brief Record time blocked completing recognised requests on \p comm. */
+void ob_layer_record_wait(uint64_t comm, double t0, double t1);
+
+/* --------------------------------------------------------------- weight.c */
+
+/**
+ * \brief Prepare a recognised gradient for weighting (OMNIBATCH_WEIGHT).
+ *
+ * With an API context publishing the running step, scales this rank's data
+ * by b_i / B (mean) or P * b_i / B (divide-by-P): an MPI_IN_PLACE buffer in
+ * place, otherwise into \p *scratch (grown to fit, never shrunk), which the
+ * caller then sends; the user's send buffer is never written.
+ *
+ * \param[in,out] sendbuf   the buffer to send: replaced by the scratch when scaled there.
+ * \param[in,out] scratch, cap  the caller's reusable buffer.
+ * \param[out] batch        the running step's local batch, or -1.
+ * \return 0 on success (also when nothing was scaled); -1 when scratch could not be had
+ *         (the call then passes through unweighted, with a warning once).
+ */
+int ob_weight_prepare(const void **sendbuf, void *recvbuf, int count, int elem, MPI_Comm comm,
+                      void **scratch, size_t *cap, long *batch);
+
+/** \brief This thread's scratch for blocking calls. */
+void ob_weight_thread_scratch(void ***scratch, size_t **cap);
+
+/** \brief Free the calling thread's scratch (at MPI_Finalize). */
+void ob_weight_cleanup(void);
+
+/* ------------------------------------------------------------- requests.c */
+
+/** Slots for recognised non-blocking allreduces in flight. */
+#define OB_REQ_SLOTS 1024
+
+/** \brief Any recognised request in flight?  The only cost of MPI_Wait and MPI_Test otherwise. */
+static inline int ob_req_any(void)
+{
+    return 0 != __atomic_load_n(&ob_gate.outstanding, __ATOMIC_ACQUIRE);
+}
+
+/** \brief Start the table (at init). */
+void ob_req_init(void);
+
+/** \brief Take a free slot and its scratch buffer (for ob_weight_prepare()); -1 if none is free. */
+int ob_req_reserve(void ***scratch, size_t **cap);
+
+/** \brief The request started: make it findable. */
+void ob_req_publish(int slot, MPI_Request req, MPI_Comm comm);
+
+/** \brief The call failed: give the slot back. */
+void ob_req_cancel(int slot);
+
+/** \brief The slot of a recognised request, or -1 (a scan of the slots in use). */
+int ob_req_find(MPI_Request req);
+
+/**
+ * \brief Requests of \p reqs[0..n) that are recognised: their positions and slots.
+ * \return how many; *pos and *slot point to \p small_pos / \p small_slot when
+ *         \p small entries suffice, else to allocated arrays (free with ob_req_matches_free).
+ */
+int ob_req_match(const MPI_Request *reqs, int n, int *small_pos, int *small_slot, int small,
+                 int **pos, int **slot);
+
+/** \brief Free what ob_req_match() allocated. */
+void ob_req_matches_free(int *pos, int *slot, const int *small_pos);
+
+/**
+ * \brief A Wait/Test call involving slot \p first blocked from t0 to t1; the slots
+ *        done[0..ndone) completed and are released.
+ */
+void ob_req_settle(int first, const int *done, int ndone, double t0, double t1);
+
+/** \brief Free every slot's scratch (at MPI_Finalize). */
+void ob_req_cleanup(void);
+
+/* ---------------------------------------------------------- collectives.c */
+
+/** \brief MPI_Allreduce as the C and Fortran entry points share it. */
+int ob_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                 MPI_Comm comm);
+
+/** \brief MPI_Iallreduce as the C and Fortran entry points share it. */
+int ob_iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                  MPI_Comm comm, MPI_Request *request);
+
+/* ------------------------------------------------------------ lifecycle.c */
+
+/** \brief MPI_Init for C and Fortran. */
+int ob_init(int *argc, char ***argv);
+
+/** \brief MPI_Init_thread for C and Fortran: \p required goes to PMPI unchanged. */
+int ob_init_thread(int *argc, char ***argv, int required, int *provided);
+
+/** \brief MPI_Finalize for C and Fortran. */
+int ob_finalize(void);
+
+/* ----------------------------------------------------------- completion.c */
+
+/** \brief The Wait/Test family for C and Fortran. */
+int ob_wait(MPI_Request *request, MPI_Status *status);
+int ob_waitall(int count, MPI_Request requests[], MPI_Status statuses[]);
+int ob_waitany(int count, MPI_Request requests[], int *index, MPI_Status *status);
+int ob_waitsome(int incount, MPI_Request requests[], int *outcount, int indices[],
+                MPI_Status statuses[]);
+int ob_test(MPI_Request *request, int *flag, MPI_Status *status);
+int ob_testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[]);
+int ob_testany(int count, MPI_Request requests[], int *index, int *flag, MPI_Status *status);
+int ob_testsome(int incount, MPI_Request requests[], int *outcount, int indices[],
+                MPI_Status statuses[]);
+
+#endif /* OB_LAYER_H */

@@ -1,0 +1,585 @@
+/*
+ * Copyright (c) 2026 The omnibatch authors.
+ *
+ * The explicit API, part one: options, the lifecycle of a context, and the
+ * plan queries (omnibatch.h).  Steps and timing are in api_step.c, the
+ * weighted allreduce in api_gradient.c.
+ *
+ * Every collective here decides its outcome together: a rank whose
+ * arguments are bad still takes part in the agreement, so all ranks fail
+ * with the same code instead of some of them waiting forever.
+ */
+#include "config.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ob_active.h"
+#include "ob_api.h"
+#include "ob_config.h"
+#include "ob_error.h"
+#include "ob_log.h"
+#include "ob_shard.h"
+#include "ob_topology.h"
+
+OMNIBATCH_EXPORT int omnibatch_options_init(omnibatch_options *opt)
+{
+    const ob_config *cfg = NULL;
+    int rc;
+
+    if (NULL == opt) {
+        return ob_fail(OMNIBATCH_ERR_ARG, "omnibatch_options_init: opt=NULL: expected the address of "
+                       "an omnibatch_options");
+    }
+    /* On a bad setting cfg holds the defaults and the detail line is set:
+     * opt still gets usable values. */
+    rc = ob_config_global(&cfg);
+    memset(opt, 0, sizeof *opt);
+    opt->min_batch = cfg->min_batch;
+    opt->max_batch = cfg->max_batch;
+    opt->granularity = cfg->granularity;
+    opt->gain = cfg->gain;
+    opt->deadband = cfg->deadband;
+    opt->forget = cfg->forget;
+    opt->period = cfg->period;
+    opt->warmup = cfg->warmup;
+    opt->convention = OB_CONVENTION_DIVIDE_BY_P == cfg->convention ? OMNIBATCH_GRAD_DIVIDE_BY_P
+                                                                   : OMNIBATCH_GRAD_MEAN;
+    switch (cfg->prior) {
+    case OB_PRIOR_CORES:
+        opt->prior = OMNIBATCH_PRIOR_CORES;
+        break;
+    case OB_PRIOR_GPUS:
+        opt->prior = OMNIBATCH_PRIOR_GPUS;
+        break;
+    default:
+        opt->prior = OMNIBATCH_PRIOR_EQUAL;
+        break;
+    }
+    opt->adaptive = cfg->enable ? 1 : 0;
+    opt->verify = cfg->verify ? 1 : 0;
+    opt->seed = OMNIBATCH_DEFAULT_SEED;
+    return rc;
+}
+
+/* Every option on its own; what involves the other ranks is checked once
+ * the ranks' values are gathered. */
+static int ob_options_check(long B, long N, const omnibatch_options *o)
+{
+    const char *fn = "omnibatch_create";
+
+    /* The settings' limit keeps the planner's and the shard's sums and
+     * products inside a long. */
+    if (B < 1 || B > OB_CONFIG_BATCH_LIMIT) {
+        return ob_fail(OMNIBATCH_ERR_ARG, "%s: global_batch=%ld: expected 1..%ld", fn, B,
+                       (long) OB_CONFIG_BATCH_LIMIT);
+    }
+    if (N < 1) {
+        return ob_fail(OMNIBATCH_ERR_ARG, "%s: dataset_size=%ld: expected >= 1", fn, N);
+    }
+    if (o->min_batch < 1) {
+        return ob_fail(OMNIBATCH_ERR_ARG, "%s: min_batch=%ld: expected >= 1", fn, o->min_batch);
+    }
+    if (o->min_batch > B) {
+        return ob_fail(OMNIBATCH_ERR_INFEASIBLE, "%s: min_batch=%ld: expected at most "
+                       "global_batch=%ld", fn, o->min_batch, B);
+    }
+    if (0 != o->max_batch && o->max_batch < o->min_batch) {
+        return ob_fail(OMNIBATCH_ERR_ARG, "%s: max_batch=%ld: expected 0 (no limit) or >= "
+                       "min_batch=%ld", fn, o->max_batch, o->min_batch);
+    }
+    if (o->granularity < 1 || o->granularity > B) {
+        return ob_fail(OMNIBATCH_ERR_ARG, "%s: granularity=%ld: expected 1..global_batch (%ld)",
+                       fn, o->granularity, B);
+    }
+    /* Written so that NaN fails too. */
+    if (!(o->gain > 0.0 && o->gain <= 1.0)) {
+        return ob_fail(OMNIBATCH_ERR_ARG, "%s: gain=%g: expected a number in (0, 1]", fn, o->gain);
+    }
+    if (!(o->deadband >= 0.0 && o->deadband <= 0.5)) {
+        return ob_fail(OMNIBATCH_ERR_ARG, "%s: deadband=%g: expected a number in [0, 0.5]", fn,
+                       o->deadband);
+    }
+    if (!(o->forget >= 0.5 && o->forget <= 1.0)) {
+        return ob_fail(OMNIBATCH_ERR_ARG, "%s: forget=%g: expected a number in [0.5, 1]", fn,
+                       o->forget);
+    }
+    if (o->period < 1 || o->period > OB_CONFIG_STEPS_LIMIT) {
+        return ob_fail(OMNIBATCH_ERR_ARG, "%s: period=%ld: expected 1..%ld steps", fn, o->period,
+                       (long) OB_CONFIG_STEPS_LIMIT);
+    }
+    if (o->warmup < 0 || o->warmup > OB_CONFIG_STEPS_LIMIT) {
+        return ob_fail(OMNIBATCH_ERR_ARG, "%s: warmup=%ld: expected 0..%ld steps", fn, o->warmup,
+                       (long) OB_CONFIG_STEPS_LIMIT);
+    }
+    if (OMNIBATCH_GRAD_MEAN != o->convention && OMNIBATCH_GRAD_DIVIDE_BY_P != o->convention) {
+        return ob_fail(OMNIBATCH_ERR_ARG, "%s: convention=%d: expected OMNIBATCH_GRAD_MEAN (0) or "
+                       "OMNIBATCH_GRAD_DIVIDE_BY_P (1)", fn, (int) o->convention);
+    }
+    if (OMNIBATCH_PRIOR_EQUAL != o->prior && OMNIBATCH_PRIOR_CORES != o->prior
+        && OMNIBATCH_PRIOR_GPUS != o->prior) {
+        return ob_fail(OMNIBATCH_ERR_ARG, "%s: prior=%d: expected OMNIBATCH_PRIOR_EQUAL (0), "
+                       "_CORES (1) or _GPUS (2)", fn, (int) o->prior);
+    }
+    if (0 != o->adaptive && 1 != o->adaptive) {
+        return ob_fail(OMNIBATCH_ERR_ARG, "%s: adaptive=%d: expected 0 or 1", fn, o->adaptive);
+    }
+    if (0 != o->verify && 1 != o->verify) {
+        return ob_fail(OMNIBATCH_ERR_ARG, "%s: verify=%d: expected 0 or 1", fn, o->verify);
+    }
+    return OMNIBATCH_SUCCESS;
+}
+
+/* What each rank brings to create: plain fixed-size data (MPI_BYTE). */
+typedef struct ob_create_record {
+    int64_t global_batch;
+    int64_t dataset_size;
+    int64_t granularity;
+    int64_t period;
+    double gain;
+    double deadband;
+    int32_t convention;
+    int32_t prior;
+    int32_t adaptive;
+    int32_t verify;
+    uint64_t seed;
+    int64_t lo;
+    int64_t hi;
+    double cores;                /* prior weights (0 when the prior is equal) */
+    double gpus;
+} ob_create_record;
+
+int ob_api_mpi_fail(int mpi_rc, const char *fn, const char *call)
+{
+    char text[MPI_MAX_ERROR_STRING] = "";
+    int len = 0;
+
+    if (MPI_SUCCESS != PMPI_Error_string(mpi_rc, text, &len)) {
+        text[0] = '\0';
+    }
+    return ob_fail(OMNIBATCH_ERR_MPI, "%s: %s failed with MPI error %d: %s", fn, call, mpi_rc, text);
+}
+
+int ob_api_no_context(const char *fn)
+{
+    return ob_fail(OMNIBATCH_ERR_ARG, "%s: ctx=NULL: expected a context from omnibatch_create", fn);
+}
+
+/* Everything this rank can check alone, and every allocation: a failure
+ * here is agreed on before the ranks depend on each other. */
+static int ob_create_local(long B, long N, const omnibatch_options *opt, struct omnibatch_context *c,
+                           ob_create_record *mine, ob_create_record **all)
+{
+    int rc;
+
+    if (NULL == opt) {
+        rc = omnibatch_options_init(&c->opt);
+        if (OMNIBATCH_SUCCESS != rc) {
+            return rc;
+        }
+    } else {
+        c->opt = *opt;
+    }
+    rc = ob_options_check(B, N, &c->opt);
+    if (OMNIBATCH_SUCCESS != rc) {
+        return rc;
+    }
+    memset(mine, 0, sizeof *mine);
+    mine->global_batch = B;
+    mine->dataset_size = N;
+    mine->granularity = c->opt.granularity;
+    mine->period = c->opt.period;
+    mine->gain = c->opt.gain;
+    mine->deadband = c->opt.deadband;
+    mine->convention = (int32_t) c->opt.convention;
+    mine->prior = (int32_t) c->opt.prior;
+    mine->adaptive = c->opt.adaptive;
+    mine->verify = c->opt.verify;
+    mine->seed = c->opt.seed;
+    mine->lo = c->opt.min_batch;
+    mine->hi = (0 == c->opt.max_batch || c->opt.max_batch > B) ? B : c->opt.max_batch;
+    if (OMNIBATCH_PRIOR_EQUAL != c->opt.prior) {
+        ob_topology_info info;
+
+        rc = ob_topology_query(NULL, NULL, &info);
+        if (OMNIBATCH_SUCCESS != rc) {
+            return rc;
+        }
+        mine->cores = info.cores > 0 ? (double) info.cores : 1.0;
+        mine->gpus = info.gpus > 0 ? (double) info.gpus : 0.0;
+    }
+    c->records = calloc((size_t) c->nranks, sizeof *c->records);
+    c->lo = calloc((size_t) c->nranks, sizeof *c->lo);
+    c->hi = calloc((size_t) c->nranks, sizeof *c->hi);
+    c->agree = calloc(2 * (1 + 2 * (size_t) c->nranks), sizeof *c->agree);
+    *all = calloc((size_t) c->nranks, sizeof **all);
+    if (NULL == c->records || NULL == c->lo || NULL == c->hi || NULL == c->agree || NULL == *all) {
+        return ob_fail(OMNIBATCH_ERR_NOMEM, "omnibatch_create: no memory for %d ranks' records",
+                       c->nranks);
+    }
+    return OMNIBATCH_SUCCESS;
+}
+
+/* The settings every rank must share, compared field by field so that the
+ * message names the first that differs. */
+static int ob_create_agree(const ob_create_record *all, int P)
+{
+#define OB_AGREE(field, fmt, cast)                                                           \
+    for (int i = 1; i < P; i++) {                                                            \
+        if (0 != memcmp(&all[i].field, &all[0].field, sizeof all[0].field)) {                \
+            return ob_fail(OMNIBATCH_ERR_ARG, "omnibatch_create: " #field " differs between "  \
+                           "ranks: " fmt " on rank 0, " fmt " on rank %d: every rank must "  \
+                           "pass the same", cast all[0].field, cast all[i].field, i);        \
+        }                                                                                    \
+    }
+    OB_AGREE(global_batch, "%lld", (long long))
+    OB_AGREE(dataset_size, "%lld", (long long))
+    OB_AGREE(granularity, "%lld", (long long))
+    OB_AGREE(period, "%lld", (long long))
+    OB_AGREE(gain, "%g", (double))
+    OB_AGREE(deadband, "%g", (double))
+    OB_AGREE(convention, "%d", (int))
+    OB_AGREE(prior, "%d", (int))
+    OB_AGREE(adaptive, "%d", (int))
+    OB_AGREE(verify, "%d", (int))
+    OB_AGREE(seed, "%llu", (unsigned long long))
+#undef OB_AGREE
+    return OMNIBATCH_SUCCESS;
+}
+
+static int ob_create_plan(struct omnibatch_context *c, const ob_create_record *all)
+{
+    const int P = c->nranks;
+    const long B = c->global_batch;
+    double sum_lo = 0.0;
+    double sum_hi = 0.0;
+    double *weights = NULL;
+    ob_planner_params params;
+    int rc;
+
+    /* Sums in double: exact far beyond any real batch, and no overflow. */
+    for (int i = 0; i < P; i++) {
+        c->lo[i] = (long) all[i].lo;
+        c->hi[i] = (long) all[i].hi;
+        sum_lo += (double) c->lo[i];
+        sum_hi += (double) c->hi[i];
+    }
+    if (sum_lo > (double) B) {
+        return ob_fail(OMNIBATCH_ERR_INFEASIBLE, "omnibatch_create: min_batch: the %d ranks need "
+                       "at least %.0f samples per step but global_batch=%ld", P, sum_lo, B);
+    }
+    if (sum_hi < (double) B) {
+        return ob_fail(OMNIBATCH_ERR_INFEASIBLE, "omnibatch_create: max_batch: the %d ranks hold at "
+                       "most %.0f samples per step but global_batch=%ld", P, sum_hi, B);
+    }
+    if (OMNIBATCH_PRIOR_EQUAL != c->opt.prior) {
+        int all_gpus = 1;
+
+        weights = malloc((size_t) P * sizeof *weights);
+        if (NULL == weights) {
+            return ob_fail(OMNIBATCH_ERR_NOMEM, "omnibatch_create: no memory for %d weights", P);
+        }
+        for (int i = 0; i < P; i++) {
+            all_gpus = all_gpus && all[i].gpus > 0.0;
+        }
+        /* Weights must share a unit: GPUs only when every rank has one. */
+        for (int i = 0; i < P; i++) {
+            weights[i] = OMNIBATCH_PRIOR_GPUS == c->opt.prior && all_gpus ? all[i].gpus : all[i].cores;
+        }
+        if (OMNIBATCH_PRIOR_GPUS == c->opt.prior && !all_gpus && 0 == c->rank) {
+            ob_log_debug(1, "prior gpus: a rank sees no GPU, the first plan follows cores");
+        }
+    }
+    params.gain = c->opt.gain;
+    params.deadband = c->opt.deadband;
+    params.granularity = c->opt.granularity;
+    rc = ob_controller_init(&c->ctl, P, B, &params, c->lo, c->hi, weights);
+    free(weights);
+    return rc;
+}
+
+static void ob_context_free(struct omnibatch_context *c)
+{
+    free(c->records);
+    free(c->lo);
+    free(c->hi);
+    free(c->agree);
+    free(c->scratch);
+    free(c);
+}
+
+OMNIBATCH_EXPORT int omnibatch_create(MPI_Comm comm, long global_batch, long dataset_size,
+                                      const omnibatch_options *opt, omnibatch_t *ctx)
+{
+    const char *fn = "omnibatch_create";
+    struct omnibatch_context *c;
+    ob_create_record mine;
+    ob_create_record *all = NULL;
+    int initialized = 0;
+    int finalized = 0;
+    int inter = 0;
+    int local_rc;
+    int rc;
+    int mpi_rc;
+    struct {
+        int status;
+        int rank;
+    } verdict, worst;
+
+    if (NULL == ctx) {
+        return ob_fail(OMNIBATCH_ERR_ARG, "%s: ctx=NULL: expected the address of an omnibatch_t", fn);
+    }
+    *ctx = NULL;
+    /* These are the same on every rank of a correct program: failing here,
+     * before any communication, cannot leave a rank waiting. */
+    PMPI_Initialized(&initialized);
+    PMPI_Finalized(&finalized);
+    if (!initialized || finalized) {
+        return ob_fail(OMNIBATCH_ERR_STATE, "%s: MPI is %s: call it between MPI_Init and "
+                       "MPI_Finalize", fn, finalized ? "finalized" : "not initialised");
+    }
+    if (MPI_COMM_NULL == comm) {
+        return ob_fail(OMNIBATCH_ERR_ARG, "%s: comm=MPI_COMM_NULL: expected an intra-communicator",
+                       fn);
+    }
+    mpi_rc = PMPI_Comm_test_inter(comm, &inter);
+    if (MPI_SUCCESS != mpi_rc) {
+        return ob_api_mpi_fail(mpi_rc, fn, "MPI_Comm_test_inter");
+    }
+    if (inter) {
+        return ob_fail(OMNIBATCH_ERR_ARG, "%s: comm is an inter-communicator: expected an "
+                       "intra-communicator", fn);
+    }
+
+    c = calloc(1, sizeof *c);
+    if (NULL == c) {
+        return ob_fail(OMNIBATCH_ERR_NOMEM, "%s: no memory for a context", fn);
+    }
+    c->global_batch = global_batch;
+    c->dataset_size = dataset_size;
+    PMPI_Comm_rank(comm, &c->rank);
+    PMPI_Comm_size(comm, &c->nranks);
+    local_rc = ob_create_local(global_batch, dataset_size, opt, c, &mine, &all);
+
+    /* Collective from here on. */
+    mpi_rc = PMPI_Comm_dup(comm, &c->comm);
+    if (MPI_SUCCESS != mpi_rc) {
+        ob_context_free(c);
+        return ob_api_mpi_fail(mpi_rc, fn, "MPI_Comm_dup");
+    }
+    PMPI_Comm_set_errhandler(c->comm, MPI_ERRORS_RETURN);
+
+    /* Agree on the outcome so far: the worst code, and which rank has it. */
+    verdict.status = local_rc;
+    verdict.rank = c->rank;
+    mpi_rc = PMPI_Allreduce(&verdict, &worst, 1, MPI_2INT, MPI_MAXLOC, c->comm);
+    if (MPI_SUCCESS != mpi_rc) {
+        rc = ob_api_mpi_fail(mpi_rc, fn, "MPI_Allreduce");
+        goto fail;
+    }
+    if (OMNIBATCH_SUCCESS != worst.status) {
+        /* A failing rank keeps its own code and line; the others are told who. */
+        rc = local_rc;
+        if (OMNIBATCH_SUCCESS == rc) {
+            rc = ob_fail(worst.status, "%s: rank %d failed (%s): see its message", fn, worst.rank,
+                         omnibatch_strerror(worst.status));
+        }
+        goto fail;
+    }
+
+    mpi_rc = PMPI_Allgather(&mine, (int) sizeof mine, MPI_BYTE, all, (int) sizeof mine, MPI_BYTE,
+                            c->comm);
+    if (MPI_SUCCESS != mpi_rc) {
+        rc = ob_api_mpi_fail(mpi_rc, fn, "MPI_Allgather");
+        goto fail;
+    }
+    /* From the same gathered records every rank reaches the same verdict. */
+    rc = ob_create_agree(all, c->nranks);
+    if (OMNIBATCH_SUCCESS == rc) {
+        rc = ob_create_plan(c, all);
+    }
+    if (OMNIBATCH_SUCCESS != rc) {
+        goto fail;
+    }
+    free(all);
+
+    c->steps_per_epoch = ob_shard_steps_per_epoch(dataset_size, global_batch);
+    ob_estimator_init(&c->est, c->opt.forget);
+    c->stats.compute_s = -1.0;
+    *ctx = c;
+    return OMNIBATCH_SUCCESS;
+
+fail:
+    free(all);
+    PMPI_Comm_free(&c->comm);
+    ob_context_free(c);
+    return rc;
+}
+
+OMNIBATCH_EXPORT int omnibatch_destroy(omnibatch_t *ctx)
+{
+    struct omnibatch_context *c;
+    int finalized = 0;
+    int rc = OMNIBATCH_SUCCESS;
+
+    if (NULL == ctx || NULL == *ctx) {
+        return ob_fail(OMNIBATCH_ERR_ARG, "omnibatch_destroy: %s=NULL: expected a context from "
+                       "omnibatch_create", NULL == ctx ? "ctx" : "*ctx");
+    }
+    c = *ctx;
+    /* The last step ends here: its measurement counts like any other. */
+    ob_api_step_close(c);
+    ob_active_clear();
+    PMPI_Finalized(&finalized);
+    if (!finalized) {
+        int mpi_rc = PMPI_Comm_free(&c->comm);
+
+        if (MPI_SUCCESS != mpi_rc) {
+            rc = ob_api_mpi_fail(mpi_rc, "omnibatch_destroy", "MPI_Comm_free");
+        }
+    }
+    ob_controller_free(&c->ctl);
+    ob_context_free(c);
+    *ctx = NULL;
+    return rc;
+}
+
+static int ob_check_plan_args(const char *fn, omnibatch_t ctx, const void *plan, int nranks)
+{
+    if (NULL == ctx) {
+        return ob_api_no_context(fn);
+    }
+    if (NULL == plan) {
+        return ob_fail(OMNIBATCH_ERR_ARG, "%s: plan=NULL: expected an array of %d batches", fn,
+                       ctx->nranks);
+    }
+    if (nranks != ctx->nranks) {
+        return ob_fail(OMNIBATCH_ERR_ARG, "%s: nranks=%d: expected the communicator's size %d", fn,
+                       nranks, ctx->nranks);
+    }
+    return OMNIBATCH_SUCCESS;
+}
+
+OMNIBATCH_EXPORT int omnibatch_get_plan(omnibatch_t ctx, long *plan, int nranks)
+{
+    int rc = ob_check_plan_args("omnibatch_get_plan", ctx, plan, nranks);
+
+    if (OMNIBATCH_SUCCESS != rc) {
+        return rc;
+    }
+    memcpy(plan, ctx->ctl.plan, (size_t) nranks * sizeof *plan);
+    return OMNIBATCH_SUCCESS;
+}
+
+/* Sum, bounds and granularity: the invariants every plan of the planner keeps. */
+static int ob_check_plan_values(const struct omnibatch_context *c, const long *plan)
+{
+    const char *fn = "omnibatch_set_plan";
+    const long g = c->opt.granularity;
+    long sum = 0;
+    int odd = -1;
+
+    for (int i = 0; i < c->nranks; i++) {
+        if (plan[i] < c->lo[i] || plan[i] > c->hi[i]) {
+            return ob_fail(OMNIBATCH_ERR_ARG, "%s: plan[%d]=%ld: expected %ld..%ld (rank %d's "
+                           "min_batch..max_batch)", fn, i, plan[i], c->lo[i], c->hi[i], i);
+        }
+        if (0 != plan[i] % g) {
+            if (odd >= 0) {
+                return ob_fail(OMNIBATCH_ERR_ARG, "%s: plan[%d]=%ld: expected a multiple of the "
+                               "granularity %ld (only one rank, here rank %d, may carry the rest "
+                               "of global_batch=%ld)", fn, i, plan[i], g, odd, c->global_batch);
+            }
+            odd = i;
+        }
+        sum += plan[i];
+    }
+    if (sum != c->global_batch) {
+        return ob_fail(OMNIBATCH_ERR_ARG, "%s: plan sums to %ld: expected global_batch=%ld", fn,
+                       sum, c->global_batch);
+    }
+    return OMNIBATCH_SUCCESS;
+}
+
+OMNIBATCH_EXPORT int omnibatch_set_plan(omnibatch_t ctx, const long *plan, int nranks)
+{
+    const char *fn = "omnibatch_set_plan";
+    int64_t *mine;
+    int64_t *most;
+    int rc;
+    int mpi_rc;
+
+    if (NULL == ctx) {
+        return ob_api_no_context(fn);
+    }
+    rc = ob_check_plan_args(fn, ctx, plan, nranks);
+    if (OMNIBATCH_SUCCESS == rc) {
+        rc = ob_check_plan_values(ctx, plan);
+    }
+    /* One MAX allreduce decides for all.  First key: the highest code of a
+     * failing rank (and that rank).  Then the plan and its negation: both
+     * maxima are this rank's own values only if every rank passed the same. */
+    mine = ctx->agree;
+    most = ctx->agree + 1 + 2 * ctx->nranks;
+    mine[0] = OMNIBATCH_SUCCESS == rc ? 0 : (int64_t) rc << 32 | (int64_t) (uint32_t) ctx->rank;
+    for (int i = 0; i < ctx->nranks; i++) {
+        mine[1 + i] = OMNIBATCH_SUCCESS == rc ? plan[i] : 0;
+        mine[1 + ctx->nranks + i] = -mine[1 + i];
+    }
+    mpi_rc = PMPI_Allreduce(mine, most, 1 + 2 * ctx->nranks, MPI_INT64_T, MPI_MAX, ctx->comm);
+    if (MPI_SUCCESS != mpi_rc) {
+        return ob_api_mpi_fail(mpi_rc, fn, "MPI_Allreduce");
+    }
+    if (0 != most[0]) {
+        int code = (int) (most[0] >> 32);
+        int who = (int) (most[0] & 0xffffffff);
+
+        if (OMNIBATCH_SUCCESS == rc) {
+            ob_fail(code, "%s: rank %d rejected the plan (%s): see its message", fn, who,
+                    omnibatch_strerror(code));
+        }
+        return code;
+    }
+    if (0 != memcmp(mine + 1, most + 1, 2 * (size_t) ctx->nranks * sizeof *mine)) {
+        return ob_fail(OMNIBATCH_ERR_DISAGREE, "%s: the ranks passed different plans: every rank "
+                       "must pass the same", fn);
+    }
+    /* Validated above, the same on every rank: the controller accepts it. */
+    return ob_controller_set_plan(&ctx->ctl, plan);
+}
+
+OMNIBATCH_EXPORT int omnibatch_permutation(omnibatch_t ctx, long epoch, long *perm)
+{
+    const char *fn = "omnibatch_permutation";
+
+    if (NULL == ctx) {
+        return ob_api_no_context(fn);
+    }
+    if (epoch < 0) {
+        return ob_fail(OMNIBATCH_ERR_ARG, "%s: epoch=%ld: expected >= 0", fn, epoch);
+    }
+    if (NULL == perm) {
+        return ob_fail(OMNIBATCH_ERR_ARG, "%s: perm=NULL: expected an array of dataset_size=%ld "
+                       "entries", fn, ctx->dataset_size);
+    }
+    return ob_shard_permutation(ctx->opt.seed, epoch, ctx->dataset_size, perm);
+}
+
+OMNIBATCH_EXPORT int omnibatch_get_stats(omnibatch_t ctx, omnibatch_stats *stats)
+{
+    const char *fn = "omnibatch_get_stats";
+
+    if (NULL == ctx) {
+        return ob_api_no_context(fn);
+    }
+    if (NULL == stats) {
+        return ob_fail(OMNIBATCH_ERR_ARG, "%s: stats=NULL: expected the address of an "
+                       "omnibatch_stats", fn);
+    }
+    *stats = ctx->stats;
+    stats->decisions = ctx->ctl.decisions;
+    stats->changes = ctx->ctl.changes;
+    ob_estimator_model(&ctx->est, &stats->alpha, &stats->beta);
+    return OMNIBATCH_SUCCESS;
+}

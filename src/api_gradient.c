@@ -1,0 +1,141 @@
+/*
+ * Copyright (c) 2026 The omnibatch authors.
+ *
+ * The explicit API, part three: the weighted gradient allreduce.  With
+ * unequal batches a plain sum of mean gradients is wrong; the gradient of
+ * the global batch is sum_i (b_i / B) g_i, so each rank scales by its
+ * share before one SUM allreduce (P * b_i / B for codes that divide the
+ * sum by P afterwards).  The call also marks the end of the step's compute.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "ob_api.h"
+#include "ob_error.h"
+#include "ob_timing.h"
+
+/* In double, rounded once to float: the scaled value is the float nearest
+ * to the exact product. */
+static void ob_scale_float(const float *in, float *out, int n, double w)
+{
+    for (int i = 0; i < n; i++) {
+        out[i] = (float) ((double) in[i] * w);
+    }
+}
+
+static void ob_scale_double(const double *in, double *out, int n, double w)
+{
+    for (int i = 0; i < n; i++) {
+        out[i] = in[i] * w;
+    }
+}
+
+static int ob_scratch(struct omnibatch_context *c, size_t bytes)
+{
+    void *p;
+
+    if (bytes <= c->scratch_bytes) {
+        return OMNIBATCH_SUCCESS;
+    }
+    p = realloc(c->scratch, bytes);
+    if (NULL == p) {
+        return ob_fail(OMNIBATCH_ERR_NOMEM, "omnibatch_allreduce_gradient: no memory for a %zu-byte "
+                       "scratch buffer", bytes);
+    }
+    c->scratch = p;
+    c->scratch_bytes = bytes;
+    return OMNIBATCH_SUCCESS;
+}
+
+OMNIBATCH_EXPORT int omnibatch_allreduce_gradient(omnibatch_t ctx, const void *sendbuf,
+                                                  void *recvbuf, int count, MPI_Datatype type)
+{
+    const char *fn = "omnibatch_allreduce_gradient";
+    struct omnibatch_context *c = ctx;
+    uint64_t begin;
+    uint64_t end;
+    size_t elem;
+    void *data;
+    double w;
+    int mpi_rc;
+    int rc;
+
+    /* Stop the step's compute first: checking and scaling are ours. */
+    begin = ob_now_ns();
+    if (NULL == c) {
+        return ob_api_no_context(fn);
+    }
+    if (!c->have_step) {
+        return ob_fail(OMNIBATCH_ERR_STATE, "%s: no step is running: call omnibatch_next_step "
+                       "first", fn);
+    }
+    if (count < 0) {
+        return ob_fail(OMNIBATCH_ERR_ARG, "%s: count=%d: expected >= 0", fn, count);
+    }
+    if (MPI_FLOAT == type) {
+        elem = sizeof(float);
+    } else if (MPI_DOUBLE == type) {
+        elem = sizeof(double);
+    } else {
+        return ob_fail(OMNIBATCH_ERR_ARG, "%s: type is not MPI_FLOAT or MPI_DOUBLE: expected one "
+                       "of those", fn);
+    }
+    if (count > 0 && NULL == recvbuf) {
+        return ob_fail(OMNIBATCH_ERR_ARG, "%s: recvbuf=NULL with count=%d: expected a buffer of "
+                       "%d elements", fn, count, count);
+    }
+    if (count > 0 && NULL == sendbuf) {
+        return ob_fail(OMNIBATCH_ERR_ARG, "%s: sendbuf=NULL with count=%d: expected a buffer or "
+                       "MPI_IN_PLACE", fn, count);
+    }
+    if (count > 0 && sendbuf == recvbuf) {
+        return ob_fail(OMNIBATCH_ERR_ARG, "%s: sendbuf == recvbuf: expected MPI_IN_PLACE for an "
+                       "in-place reduction, or separate buffers", fn);
+    }
+    if (!c->markers) {
+        c->unmarked_ns += begin - c->segment_ns;
+    }
+
+    w = (double) c->step.count / (double) c->step.total;
+    if (OMNIBATCH_GRAD_DIVIDE_BY_P == c->opt.convention) {
+        w *= (double) c->nranks;
+    }
+    if (MPI_IN_PLACE == sendbuf) {
+        data = recvbuf;
+    } else {
+        rc = ob_scratch(c, (size_t) count * elem);
+        if (OMNIBATCH_SUCCESS != rc) {
+            return rc;
+        }
+        data = c->scratch;
+    }
+    /* A rank without samples has no mean gradient (0/0 may well be NaN in
+     * its buffer): it contributes exact zeros. */
+    if (0 == c->step.count) {
+        if (count > 0) {
+            memset(data, 0, (size_t) count * elem);
+        }
+    } else if (MPI_FLOAT == type) {
+        ob_scale_float(MPI_IN_PLACE == sendbuf ? (const float *) recvbuf : (const float *) sendbuf,
+                       (float *) data, count, w);
+    } else {
+        ob_scale_double(MPI_IN_PLACE == sendbuf ? (const double *) recvbuf
+                                                : (const double *) sendbuf,
+                        (double *) data, count, w);
+    }
+
+    begin = ob_now_ns();
+    mpi_rc = PMPI_Allreduce(MPI_IN_PLACE == sendbuf ? MPI_IN_PLACE : data, recvbuf, count, type,
+                            MPI_SUM, c->comm);
+    end = ob_now_ns();
+    c->reductions++;
+    c->blocked_ns += end - begin;
+    c->stats.blocked_total_s += (double) (end - begin) * 1e-9;
+    c->segment_ns = end;
+    if (MPI_SUCCESS != mpi_rc) {
+        return ob_api_mpi_fail(mpi_rc, fn, "MPI_Allreduce");
+    }
+    return OMNIBATCH_SUCCESS;
+}

@@ -1,0 +1,234 @@
+/*
+ * Copyright (c) 2026 The omnibatch authors.
+ *
+ * The explicit API, part two: handing out steps, timing them, and the
+ * periodic plan exchange.  One allgather of one fixed-size record per rank
+ * every `period` steps; every rank then runs the same controller code on
+ * the same records, so all hold the same plan without a root.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "ob_active.h"
+#include "ob_api.h"
+#include "ob_config.h"
+#include "ob_error.h"
+#include "ob_log.h"
+#include "ob_shard.h"
+#include "ob_timing.h"
+
+void ob_api_step_close(struct omnibatch_context *c)
+{
+    uint64_t now = ob_now_ns();
+    double compute = -1.0;
+
+    if (!c->have_step) {
+        return;
+    }
+    if (c->markers) {
+        if (c->in_mark) {
+            c->marked_ns += now - c->mark_begin_ns;
+            c->in_mark = 0;
+        }
+        compute = (double) c->marked_ns * 1e-9;
+    } else if (c->reductions > 0) {
+        compute = (double) c->unmarked_ns * 1e-9;
+    }
+    c->stats.blocked_s = (double) c->blocked_ns * 1e-9;
+    /* A step whose gradient went through omnibatch_allreduce_gradient is
+     * measured exactly here; one whose code reduced by itself is left to the
+     * layer's own detection of its MPI calls. */
+    if (c->reductions > 0 && compute >= 0.0) {
+        ob_active_note_step(c->step.count, c->global_batch, c->reductions, compute,
+                            c->stats.blocked_s);
+    }
+    /* Warm-up steps (cold caches, lazy allocation, first-touch) would teach
+     * the model a speed the rank does not have; a rank without samples has
+     * nothing to say about its per-sample cost. */
+    if (compute >= 0.0 && c->step.global_step >= c->opt.warmup && c->step.count > 0) {
+        ob_estimator_add(&c->est, (double) c->step.count, compute);
+        c->stats.compute_s = compute;
+        c->stats.compute_total_s += compute;
+        c->compute_sum += compute;
+        c->compute_n++;
+    }
+    c->have_step = 0;
+}
+
+/* Under OMNIBATCH_VERIFY: does every rank hold the plan this rank holds?
+ * The maxima of h and ~h are both this rank's own only if all are equal. */
+static int ob_verify_plan(struct omnibatch_context *c)
+{
+    uint64_t mine[2];
+    uint64_t most[2];
+    int mpi_rc;
+
+    mine[0] = ob_controller_plan_hash(&c->ctl);
+    mine[1] = ~mine[0];
+    mpi_rc = PMPI_Allreduce(mine, most, 2, MPI_UINT64_T, MPI_MAX, c->comm);
+    if (MPI_SUCCESS != mpi_rc) {
+        return ob_api_mpi_fail(mpi_rc, "omnibatch_next_step", "MPI_Allreduce");
+    }
+    if (most[0] != mine[0] || most[1] != mine[1]) {
+        return ob_fail(OMNIBATCH_ERR_DISAGREE, "omnibatch_next_step: step %ld: the ranks computed "
+                       "different plans from the same records (OMNIBATCH_VERIFY)",
+                       c->next_global_step);
+    }
+    return OMNIBATCH_SUCCESS;
+}
+
+static int ob_exchange(struct omnibatch_context *c)
+{
+    const char *fn = "omnibatch_next_step";
+    ob_rank_record mine;
+    ob_decision d;
+    int mpi_rc;
+    int rc;
+
+    memset(&d, 0, sizeof d);
+    ob_controller_record(&c->ctl, c->rank, &c->est,
+                         c->compute_n > 0 ? c->compute_sum / (double) c->compute_n : 0.0, &mine);
+    mpi_rc = PMPI_Allgather(&mine, (int) sizeof mine, MPI_BYTE, c->records, (int) sizeof mine,
+                            MPI_BYTE, c->comm);
+    if (MPI_SUCCESS != mpi_rc) {
+        return ob_api_mpi_fail(mpi_rc, fn, "MPI_Allgather");
+    }
+    c->stats.exchanges++;
+    c->compute_sum = 0.0;
+    c->compute_n = 0;
+    if (c->opt.verify) {
+        rc = ob_controller_verify(&c->ctl, c->records);
+        if (OMNIBATCH_SUCCESS != rc) {
+            char why[256];
+
+            snprintf(why, sizeof why, "%s", ob_last_error());
+            return ob_fail(rc, "%s: step %ld: %s (OMNIBATCH_VERIFY)", fn, c->next_global_step, why);
+        }
+    }
+    if (!c->opt.adaptive) {
+        return OMNIBATCH_SUCCESS;
+    }
+    rc = ob_controller_update(&c->ctl, c->records, &d);
+    if (OMNIBATCH_SUCCESS != rc) {
+        /* Every rank met the same records and kept the same plan: training
+         * goes on with it rather than stop over one unusable decision. */
+        ob_log_warn_rank0("step %ld: the plan stays as it is: %s", c->next_global_step,
+                          ob_last_error());
+        return OMNIBATCH_SUCCESS;
+    }
+    if (d.t_optimum > 0.0) {
+        c->stats.predicted_step_s = d.t_next;
+        c->stats.optimum_step_s = d.t_optimum;
+    }
+    if (d.changed && 0 == c->rank && ob_log_debug_level() >= 1) {
+        ob_log_debug(1, "step %ld: plan changed, predicted step %.4g s -> %.4g s (optimum %.4g s)",
+                     c->next_global_step, d.t_current, d.t_next, d.t_optimum);
+    }
+    if (c->opt.verify) {
+        return ob_verify_plan(c);
+    }
+    return OMNIBATCH_SUCCESS;
+}
+
+OMNIBATCH_EXPORT int omnibatch_next_step(omnibatch_t ctx, omnibatch_step *step)
+{
+    const char *fn = "omnibatch_next_step";
+    struct omnibatch_context *c = ctx;
+    ob_active_batch active;
+    long gs;
+    long k;
+    int rc;
+
+    if (NULL == c) {
+        return ob_api_no_context(fn);
+    }
+    if (NULL == step) {
+        return ob_fail(OMNIBATCH_ERR_ARG, "%s: step=NULL: expected the address of an "
+                       "omnibatch_step", fn);
+    }
+    ob_api_step_close(c);
+
+    gs = c->next_global_step;
+    /* Nothing to exchange when the plan cannot move and nobody checks it. */
+    if (gs > 0 && 0 == gs % c->opt.period && (c->opt.adaptive || c->opt.verify)) {
+        rc = ob_exchange(c);
+        if (OMNIBATCH_SUCCESS != rc) {
+            return rc;
+        }
+    }
+
+    k = gs % c->steps_per_epoch;
+    memset(&c->step, 0, sizeof c->step);
+    c->step.epoch = gs / c->steps_per_epoch;
+    c->step.step = k;
+    c->step.global_step = gs;
+    c->step.total = c->dataset_size - k * c->global_batch;
+    if (c->step.total > c->global_batch) {
+        c->step.total = c->global_batch;
+    }
+    rc = ob_shard_locate(c->dataset_size, c->global_batch, k, c->nranks, c->ctl.plan, c->rank,
+                         &c->step.start, &c->step.count);
+    if (OMNIBATCH_SUCCESS != rc) {
+        return rc;
+    }
+
+    active.local = c->step.count;
+    active.total = c->step.total;
+    active.nranks = c->nranks;
+    active.convention = OMNIBATCH_GRAD_DIVIDE_BY_P == c->opt.convention ? OB_CONVENTION_DIVIDE_BY_P
+                                                                        : OB_CONVENTION_MEAN;
+    active.step = gs;
+    ob_active_publish(&active);
+
+    c->next_global_step = gs + 1;
+    c->stats.steps = c->next_global_step;
+    c->have_step = 1;
+    c->reductions = 0;
+    c->unmarked_ns = 0;
+    c->markers = 0;
+    c->in_mark = 0;
+    c->marked_ns = 0;
+    c->blocked_ns = 0;
+    *step = c->step;
+    /* Last, so that the library's own work is not the step's compute. */
+    c->segment_ns = ob_now_ns();
+    return OMNIBATCH_SUCCESS;
+}
+
+OMNIBATCH_EXPORT int omnibatch_compute_begin(omnibatch_t ctx)
+{
+    const char *fn = "omnibatch_compute_begin";
+
+    if (NULL == ctx) {
+        return ob_api_no_context(fn);
+    }
+    if (!ctx->have_step) {
+        return ob_fail(OMNIBATCH_ERR_STATE, "%s: no step is running: call omnibatch_next_step "
+                       "first", fn);
+    }
+    if (ctx->in_mark) {
+        return ob_fail(OMNIBATCH_ERR_STATE, "%s: called twice without omnibatch_compute_end", fn);
+    }
+    ctx->markers = 1;
+    ctx->in_mark = 1;
+    ctx->mark_begin_ns = ob_now_ns();
+    return OMNIBATCH_SUCCESS;
+}
+
+OMNIBATCH_EXPORT int omnibatch_compute_end(omnibatch_t ctx)
+{
+    const char *fn = "omnibatch_compute_end";
+    uint64_t now = ob_now_ns();
+
+    if (NULL == ctx) {
+        return ob_api_no_context(fn);
+    }
+    if (!ctx->in_mark) {
+        return ob_fail(OMNIBATCH_ERR_STATE, "%s: no omnibatch_compute_begin to end", fn);
+    }
+    ctx->marked_ns += now - ctx->mark_begin_ns;
+    ctx->in_mark = 0;
+    return OMNIBATCH_SUCCESS;
+}

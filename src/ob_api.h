@@ -1,0 +1,73 @@
+/*
+ * Copyright (c) 2026 The omnibatch authors.
+ *
+ * The inside of an omnibatch context (omnibatch.h), shared by the files of
+ * the explicit API: api.c (lifecycle, plan queries), api_step.c (steps,
+ * timing, plan exchange) and api_gradient.c (the weighted allreduce).
+ * Not installed.
+ */
+#ifndef OB_API_H
+#define OB_API_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <mpi.h>
+
+#include "omnibatch.h"
+#include "ob_controller.h"
+#include "ob_estimator.h"
+
+struct omnibatch_context {
+    MPI_Comm comm;               /* private duplicate: every message of the library goes here */
+    int rank;
+    int nranks;
+    long global_batch;           /* B */
+    long dataset_size;           /* N */
+    long steps_per_epoch;        /* ceil(N / B) */
+    omnibatch_options opt;       /* as validated at create */
+    long *lo;                    /* nranks: every rank's bounds, gathered at create */
+    long *hi;
+    ob_controller ctl;           /* the plan, identical on every rank */
+    ob_estimator est;            /* this rank's speed model */
+    ob_rank_record *records;     /* nranks: the records of the last exchange */
+    int64_t *agree;              /* 2 * (1 + 2 * nranks): omnibatch_set_plan()'s agreement */
+
+    /* The step handed out last. */
+    long next_global_step;
+    int have_step;
+    omnibatch_step step;
+
+    /* Timing of the running step.  Compute without markers is the time
+     * outside omnibatch_allreduce_gradient() up to the start of the step's
+     * last call of it: segment_ns is where the current stretch of compute
+     * began (next_step's return, or the end of the previous allreduce). */
+    uint64_t segment_ns;
+    uint64_t unmarked_ns;
+    int reductions;
+    int markers;                 /* compute_begin() was called in this step */
+    int in_mark;
+    uint64_t mark_begin_ns;
+    uint64_t marked_ns;
+    uint64_t blocked_ns;
+
+    /* Measured compute since the last exchange (the record's compute_mean). */
+    double compute_sum;
+    long compute_n;
+
+    omnibatch_stats stats;
+
+    /* Reused for scaling a separate send buffer: the user's is never written. */
+    void *scratch;
+    size_t scratch_bytes;
+};
+
+/** \brief ob_fail(OMNIBATCH_ERR_MPI, ...) with MPI's own text for \p mpi_rc. */
+int ob_api_mpi_fail(int mpi_rc, const char *fn, const char *call);
+
+/** \brief The failure of a call given a NULL context, for function \p fn. */
+int ob_api_no_context(const char *fn);
+
+/** \brief Close the running step: feed its compute time to the estimator (after warmup). */
+void ob_api_step_close(struct omnibatch_context *c);
+
+#endif /* OB_API_H */

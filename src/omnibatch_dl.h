@@ -1,0 +1,120 @@
+/*
+ * Copyright (c) 2026 The omnibatch authors.
+ */
+/**
+ * \file omnibatch_dl.h
+ * \brief Reach the omnibatch API at run time, without linking it.
+ *
+ * A program that includes this header (and not -lomnibatch) runs the same
+ * with or without the library: omnibatch_dl_load() looks every function of
+ * omnibatch.h up in the process (dlsym(RTLD_DEFAULT, ...)), so the library
+ * is found when it is linked in or preloaded:
+ *
+ *     mpirun -np 4 -x LD_PRELOAD=/usr/local/lib/libomnibatch.so ./train
+ *
+ * When it is absent, omnibatch_dl_load() returns 0 and the program keeps its
+ * own equal split.  Header-only; needs dlsym (in glibc's libc since 2.34,
+ * otherwise link -ldl).
+ *
+ *     omnibatch_dl ob;
+ *     if (omnibatch_dl_load(&ob)) {
+ *         ob.create(MPI_COMM_WORLD, B, N, NULL, &ctx);
+ *         ...
+ *     }
+ */
+#ifndef OMNIBATCH_DL_H
+#define OMNIBATCH_DL_H
+
+#include <dlfcn.h>
+#include <string.h>
+
+#include "omnibatch.h"
+
+/* glibc declares RTLD_DEFAULT only under _GNU_SOURCE; its value there is 0. */
+#ifndef RTLD_DEFAULT
+#define RTLD_DEFAULT ((void *) 0)
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** \brief The API as function pointers; every one is NULL when the library is absent. */
+typedef struct omnibatch_dl {
+    unsigned version;               /**< omnibatch_get_version() of the library found, or 0 */
+    const char *(*strerror)(int code);
+    const char *(*last_error)(void);
+    unsigned (*get_version)(void);
+    int (*options_init)(omnibatch_options *opt);
+    int (*create)(MPI_Comm comm, long global_batch, long dataset_size,
+                  const omnibatch_options *opt, omnibatch_t *ctx);
+    int (*destroy)(omnibatch_t *ctx);
+    int (*next_step)(omnibatch_t ctx, omnibatch_step *step);
+    int (*compute_begin)(omnibatch_t ctx);
+    int (*compute_end)(omnibatch_t ctx);
+    int (*allreduce_gradient)(omnibatch_t ctx, const void *sendbuf, void *recvbuf, int count,
+                              MPI_Datatype type);
+    int (*get_plan)(omnibatch_t ctx, long *plan, int nranks);
+    int (*set_plan)(omnibatch_t ctx, const long *plan, int nranks);
+    int (*permutation)(omnibatch_t ctx, long epoch, long *perm);
+    int (*get_stats)(omnibatch_t ctx, omnibatch_stats *stats);
+} omnibatch_dl;
+
+/* dlsym gives an object pointer; copying its bytes into the function
+ * pointer is the conversion POSIX allows without a cast ISO C forbids. */
+#define OMNIBATCH_DL_SYM(api, field, name)                       \
+    do {                                                         \
+        void *omnibatch_dl_p_ = dlsym(RTLD_DEFAULT, name);       \
+        memcpy(&(api)->field, &omnibatch_dl_p_, sizeof omnibatch_dl_p_); \
+        omnibatch_dl_found_ += (NULL != omnibatch_dl_p_);        \
+    } while (0)
+
+/**
+ * \brief Look the API up in the running process.
+ *
+ * \param[out] api  filled with the functions found; all NULL unless every one was.
+ * \return 1 when the library is present and its interface matches this header
+ *         (same major version, and the same minor while the major is 0); 0 otherwise.
+ */
+static inline int omnibatch_dl_load(omnibatch_dl *api)
+{
+    int omnibatch_dl_found_ = 0;
+    unsigned v;
+
+    memset(api, 0, sizeof *api);
+    OMNIBATCH_DL_SYM(api, strerror, "omnibatch_strerror");
+    OMNIBATCH_DL_SYM(api, last_error, "omnibatch_last_error");
+    OMNIBATCH_DL_SYM(api, get_version, "omnibatch_get_version");
+    OMNIBATCH_DL_SYM(api, options_init, "omnibatch_options_init");
+    OMNIBATCH_DL_SYM(api, create, "omnibatch_create");
+    OMNIBATCH_DL_SYM(api, destroy, "omnibatch_destroy");
+    OMNIBATCH_DL_SYM(api, next_step, "omnibatch_next_step");
+    OMNIBATCH_DL_SYM(api, compute_begin, "omnibatch_compute_begin");
+    OMNIBATCH_DL_SYM(api, compute_end, "omnibatch_compute_end");
+    OMNIBATCH_DL_SYM(api, allreduce_gradient, "omnibatch_allreduce_gradient");
+    OMNIBATCH_DL_SYM(api, get_plan, "omnibatch_get_plan");
+    OMNIBATCH_DL_SYM(api, set_plan, "omnibatch_set_plan");
+    OMNIBATCH_DL_SYM(api, permutation, "omnibatch_permutation");
+    OMNIBATCH_DL_SYM(api, get_stats, "omnibatch_get_stats");
+    if (14 != omnibatch_dl_found_) {
+        memset(api, 0, sizeof *api);
+        return 0;
+    }
+    /* The structures of this header must be the library's. */
+    v = api->get_version();
+    if ((v >> 16) != OMNIBATCH_VERSION_MAJOR
+        || (0 == OMNIBATCH_VERSION_MAJOR && ((v >> 8) & 0xffu) != OMNIBATCH_VERSION_MINOR)) {
+        memset(api, 0, sizeof *api);
+        return 0;
+    }
+    api->version = v;
+    return 1;
+}
+
+#undef OMNIBATCH_DL_SYM
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* OMNIBATCH_DL_H */

@@ -1,0 +1,175 @@
+/*
+ * Copyright (c) 2026 The omnibatch authors.
+ *
+ * The training benchmark's command line: every option read, every mistake
+ * refused with one line naming the option, the value and what is allowed.
+ */
+#include "config.h"
+
+#include <check.h>
+#include <string.h>
+
+#include "ob_error.h"
+#include "options.h"
+
+#define ARGC(a) ((int) (sizeof(a) / sizeof((a)[0])))
+
+static hetsgd_options opts;
+
+static int parse(int argc, const char *const *argv)
+{
+    hetsgd_options_defaults(&opts);
+    return hetsgd_options_parse(argc, argv, &opts);
+}
+
+START_TEST(test_defaults)
+{
+    const char *argv[] = { "hetsgd" };
+
+    ck_assert_int_eq(parse(ARGC(argv), argv), OMNIBATCH_SUCCESS);
+    ck_assert_int_eq(opts.batch, HETSGD_DEFAULT_BATCH);
+    ck_assert_int_eq(opts.epochs, HETSGD_DEFAULT_EPOCHS);
+    ck_assert_int_eq(opts.max_steps, 0);
+    ck_assert_int_eq(opts.policy, HETSGD_POLICY_OMNIBATCH);
+    ck_assert_int_eq(opts.schedule, HETSGD_SCHEDULE_NONE);
+    ck_assert_int_eq(opts.nspeeds, 0);
+    ck_assert_double_eq(opts.target, 0.85);
+    ck_assert_double_eq(opts.slowdown, 0.0);
+    ck_assert_int_eq(opts.warmup, -1);
+    ck_assert_str_eq(opts.data, "/usr/share/datasets/fashion-mnist");
+    ck_assert_ptr_null(opts.trace);
+    ck_assert(!opts.bind && !opts.help);
+}
+END_TEST
+
+START_TEST(test_every_option_is_read)
+{
+    const char *argv[] = { "hetsgd", "--epochs", "3", "--max-steps=40", "--batch", "128", "--lr", "0.1",
+                     "--momentum", "0", "--seed", "77", "--subset", "5000", "--eval-every", "25",
+                     "--speeds", "1,1,0.5,0.25", "--alpha", "0.002", "--slowdown", "2",
+                     "--warmup", "12", "--schedule", "vanish", "--policy", "omnilearn",
+                     "--target", "0.8", "--data", "/tmp/d", "--trace", "t.csv", "--summary=s.txt" };
+
+    ck_assert_int_eq(parse(ARGC(argv), argv), OMNIBATCH_SUCCESS);
+    ck_assert_int_eq(opts.epochs, 3);
+    ck_assert_int_eq(opts.max_steps, 40);
+    ck_assert_int_eq(opts.batch, 128);
+    ck_assert_double_eq(opts.lr, 0.1);
+    ck_assert_double_eq(opts.momentum, 0.0);
+    ck_assert_uint_eq(opts.seed, 77);
+    ck_assert_int_eq(opts.subset, 5000);
+    ck_assert_int_eq(opts.eval_every, 25);
+    ck_assert_int_eq(opts.nspeeds, 4);
+    ck_assert_double_eq(opts.speeds[2], 0.5);
+    ck_assert_double_eq(opts.speeds[3], 0.25);
+    ck_assert_double_eq(opts.alpha, 0.002);
+    ck_assert_double_eq(opts.slowdown, 2.0);
+    ck_assert_int_eq(opts.warmup, 12);
+    ck_assert_int_eq(opts.schedule, HETSGD_SCHEDULE_VANISH);
+    ck_assert_int_eq(opts.policy, HETSGD_POLICY_OMNILEARN);
+    ck_assert_double_eq(opts.target, 0.8);
+    ck_assert_str_eq(opts.data, "/tmp/d");
+    ck_assert_str_eq(opts.trace, "t.csv");
+    ck_assert_str_eq(opts.summary, "s.txt");
+    ck_assert_str_eq(hetsgd_policy_name(opts.policy), "omnilearn");
+}
+END_TEST
+
+START_TEST(test_bind_takes_whole_cores)
+{
+    const char *good[] = { "hetsgd", "--bind", "--speeds", "2,1" };
+    const char *fraction[] = { "hetsgd", "--bind", "--speeds", "2,0.5" };
+    const char *dynamic[] = { "hetsgd", "--bind", "--schedule", "transient" };
+
+    ck_assert_int_eq(parse(ARGC(good), good), OMNIBATCH_SUCCESS);
+    ck_assert(opts.bind);
+    ck_assert_int_eq(parse(ARGC(fraction), fraction), OMNIBATCH_ERR_ARG);
+    ck_assert_str_eq(ob_last_error(),
+                     "--speeds entry 1 is 0.5: with --bind, expected whole numbers of cores (1 to 4096)");
+    ck_assert_int_eq(parse(ARGC(dynamic), dynamic), OMNIBATCH_ERR_ARG);
+    ck_assert_str_eq(ob_last_error(), "--bind with --schedule transient: --bind takes --schedule none only");
+}
+END_TEST
+
+/* Each bad command line and the line it must produce. */
+static const struct {
+    const char *args[3];
+    const char *message;
+} bad_cases[] = {
+    { { "--batch", "x" }, "--batch 'x': expected an integer from 1 to 100000000" },
+    { { "--batch", "0" }, "--batch '0': expected an integer from 1 to 100000000" },
+    { { "--epochs", "2.5" }, "--epochs '2.5': expected an integer from 1 to 1000000" },
+    { { "--lr", "0" }, "--lr '0': expected a number in (0, 100]" },
+    { { "--momentum", "1" }, "--momentum '1': expected a number in [0, 1)" },
+    { { "--target", "1.5" }, "--target '1.5': expected a number in (0, 1]" },
+    { { "--alpha", "-1" }, "--alpha '-1': expected a number in [0, 60]" },
+    { { "--lr", "nan" }, "--lr 'nan': expected a number in (0, 100]" },
+    { { "--policy", "fast" }, "--policy 'fast': expected static, omnibatch, oracle or omnilearn" },
+    { { "--schedule", "sine" }, "--schedule 'sine': expected none, ramp, transient or vanish" },
+    { { "--speeds", "1,,2" },
+      "--speeds '1,,2': expected up to 4096 comma-separated numbers > 0, e.g. 1,1,0.5,0.25" },
+    { { "--speeds", "1,-1" }, "--speeds '1,-1': entry '-1' is not a number > 0 (e.g. 1,1,0.5,0.25)" },
+    { { "--slowdown", "0.5" }, "--slowdown '0.5': expected auto or a number in [1, 1000]" },
+    { { "--warmup", "-3" }, "--warmup '-3': expected auto or an integer >= 0" },
+    { { "--frobnicate", "1" }, "unknown option '--frobnicate' (see --help)" },
+    { { "--batch" }, "--batch needs a value (see --help)" },
+    { { "batch", "3" }, "unexpected argument 'batch': options start with -- (see --help)" },
+    { { "--bind=yes" }, "--bind takes no value, got 'yes'" },
+    { { "--data", "" }, "--data: empty value" },
+    { { "--schedule", "ramp", "--speeds=1,2" },
+      "--schedule ramp sets every rank's speed itself: leave out --speeds" },
+};
+
+START_TEST(test_mistakes_name_option_value_and_range)
+{
+    const char *argv[4];
+    int argc = 1;
+
+    argv[0] = "hetsgd";
+    for (int k = 0; k < 3 && NULL != bad_cases[_i].args[k]; k++) {
+        argv[argc++] = bad_cases[_i].args[k];
+    }
+    ck_assert_int_eq(parse(argc, argv), OMNIBATCH_ERR_ARG);
+    ck_assert_str_eq(ob_last_error(), bad_cases[_i].message);
+}
+END_TEST
+
+START_TEST(test_usage_mentions_every_option)
+{
+    static const char *const names[] = {
+        "--policy", "--speeds", "--schedule", "--alpha", "--slowdown", "--bind", "--epochs",
+        "--max-steps", "--batch", "--lr", "--momentum", "--seed", "--subset", "--target",
+        "--eval-every", "--warmup", "--data", "--trace", "--summary", "--help"
+    };
+
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+        ck_assert_ptr_nonnull(strstr(hetsgd_options_usage(), names[k]));
+    }
+}
+END_TEST
+
+static Suite *make_hetsgd_options_suite(void)
+{
+    Suite *s = suite_create("hetsgd_options");
+    TCase *tc = tcase_create("core");
+
+    tcase_add_test(tc, test_defaults);
+    tcase_add_test(tc, test_every_option_is_read);
+    tcase_add_test(tc, test_bind_takes_whole_cores);
+    tcase_add_loop_test(tc, test_mistakes_name_option_value_and_range, 0,
+                        (int) (sizeof bad_cases / sizeof bad_cases[0]));
+    tcase_add_test(tc, test_usage_mentions_every_option);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(make_hetsgd_options_suite());
+    int failed;
+
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return 0 == failed ? 0 : 1;
+}

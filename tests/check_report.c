@@ -1,0 +1,396 @@
+/*
+ * Copyright (c) 2026 The omnibatch authors.
+ *
+ * The preload-mode report from synthetic per-rank statistics: who is named
+ * the straggler, how long the others wait, the balancing split and its
+ * predicted speed-up, and JSON that parses.  Expected figures are worked out
+ * here from the synthetic steps, not taken from the writer.
+ */
+#include "config.h"
+
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ob_report.h"
+
+#define MAXR 16
+
+#include "ob_json_check.h"
+
+START_TEST(test_the_validator_rejects_broken_json)
+{
+    ck_assert(json_parses("{\"a\": [1, 2.5e-3, null, true, \"x\\\"y\"]}"));
+    ck_assert(!json_parses("{\"a\": nan}"));
+    ck_assert(!json_parses("{\"a\": 1,}"));
+    ck_assert(!json_parses("{\"a\" 1}"));
+    ck_assert(!json_parses("[1, 2"));
+    ck_assert(!json_parses("{\"a\": \"tab\there\"}"));
+}
+END_TEST
+
+/* --------------------------------------------------------- synthetic runs */
+
+typedef struct run {
+    int P;
+    ob_rank_stats stats[MAXR];
+    ob_report_settings settings;
+    ob_report rep;
+    char *text;
+    char *json;
+} run;
+
+/* Synchronous SGD: every rank's step spans `span` seconds; a rank that
+ * computes c blocks span - c.  Steps vary by +-10% around the means. */
+static void run_fill(run *r, int P, const double *compute, double span, long steps, const long *batch)
+{
+    memset(r, 0, sizeof *r);
+    r->P = P;
+    r->settings.min_bytes = 1024;
+    r->settings.warmup = 2;
+    for (int i = 0; i < P; i++) {
+        ob_rank_stats_init(&r->stats[i], i);
+        snprintf(r->stats[i].host, sizeof r->stats[i].host, "h%d", i);
+        r->stats[i].cores = 4;
+        r->stats[i].calls_per_step = 3;
+        for (long k = 0; k < steps; k++) {
+            double jitter = 0 == k % 2 ? 1.1 : 0.9;      /* even steps: means stay exact */
+
+            ob_rank_stats_add(&r->stats[i], NULL == batch ? -1 : batch[i], compute[i] * jitter,
+                              span * jitter - compute[i] * jitter);
+        }
+    }
+}
+
+static char *capture(int (*writer)(FILE *, const ob_report *), const ob_report *rep)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(writer(f, rep), 0);
+    fclose(f);
+    return buf;
+}
+
+static void run_report(run *r)
+{
+    ck_assert_int_eq(ob_report_analyse(r->stats, r->P, &r->settings, &r->rep), 0);
+    r->text = capture(ob_report_write_text, &r->rep);
+    r->json = capture(ob_report_write_json, &r->rep);
+    ck_assert_msg(json_parses(r->json), "JSON does not parse:\n%s", r->json);
+}
+
+static void run_free(run *r)
+{
+    ob_report_free(&r->rep);
+    free(r->text);
+    free(r->json);
+}
+
+static void assert_contains(const char *text, const char *needle)
+{
+    ck_assert_msg(NULL != strstr(text, needle), "expected \"%s\" in:\n%s", needle, text);
+}
+
+START_TEST(test_names_the_slow_rank_and_what_others_lose)
+{
+    static const double compute[4] = { 0.010, 0.010, 0.030, 0.010 };
+    run r;
+    char line[256];
+
+    /* Rank 2 computes 30 ms; every step spans 31 ms, so the others block
+     * 21 ms of 31: 68%. */
+    run_fill(&r, 4, compute, 0.031, 40, NULL);
+    run_report(&r);
+    ck_assert_int_eq(r.rep.nstragglers, 1);
+    ck_assert_int_eq(r.rep.stragglers[0], 2);
+    ck_assert_int_eq(r.rep.slowest, 2);
+    ck_assert_double_eq_tol(r.rep.spread, 3.0, 1e-9);
+    ck_assert_double_eq_tol(r.rep.imbalance, 0.030 / 0.015, 1e-9);
+    ck_assert_double_eq_tol(r.rep.others_waiting, 0.021 / 0.031, 1e-9);
+    snprintf(line, sizeof line, "rank 2 (host h2) is the straggler: it computes 3.0x as long as "
+             "the fastest; ranks 0,1,3 wait %.0f%% of their step", 100.0 * 0.021 / 0.031);
+    assert_contains(r.text, line);
+    assert_contains(r.json, "\"stragglers\": [2]");
+    run_free(&r);
+}
+END_TEST
+
+START_TEST(test_split_in_shares_without_a_global_batch)
+{
+    static const double compute[4] = { 0.010, 0.010, 0.030, 0.010 };
+    run r;
+    /* alpha = 0: equal finish times need b_i proportional to 1 / c_i:
+     * 1/10 : 1/10 : 1/30 : 1/10 = 3 : 3 : 1 : 3. */
+    static const double share[4] = { 0.3, 0.3, 0.1, 0.3 };
+    double balanced;
+
+    run_fill(&r, 4, compute, 0.031, 40, NULL);
+    run_report(&r);
+    ck_assert(r.rep.split_ok);
+    ck_assert_int_eq(r.rep.global_batch, 0);
+    for (int i = 0; i < 4; i++) {
+        ck_assert_double_eq_tol(r.rep.ranks[i].share, share[i], 1e-6);
+        ck_assert_int_eq(r.rep.ranks[i].plan, -1);
+    }
+    /* Each rank then computes c_i * P * share_i = 12 ms; the allreduces
+     * still cost the least blocked time, rank 2's 1 ms. */
+    balanced = 0.010 * 4 * 0.3 + 0.001;
+    ck_assert_double_eq_tol(r.rep.step_balanced, balanced, 1e-9);
+    ck_assert_double_eq_tol(r.rep.step_now, 0.031, 1e-9);
+    ck_assert_double_eq_tol(r.rep.speedup, 0.031 / balanced, 1e-6);
+    assert_contains(r.text, "shares of the global batch");
+    assert_contains(r.text, " 30.0% 30.0% 10.0% 30.0%");
+    assert_contains(r.json, "\"global_batch\": null");
+    run_free(&r);
+}
+END_TEST
+
+START_TEST(test_split_in_samples_with_a_global_batch)
+{
+    static const double compute[4] = { 0.010, 0.010, 0.030, 0.010 };
+    run r;
+    long sum = 0;
+
+    run_fill(&r, 4, compute, 0.031, 40, NULL);
+    r.settings.global_batch = 250;
+    run_report(&r);
+    ck_assert(r.rep.split_ok);
+    ck_assert_int_eq(r.rep.global_batch, 250);
+    for (int i = 0; i < 4; i++) {
+        /* 75, 75, 25, 75 exactly. */
+        ck_assert_int_eq(r.rep.ranks[i].plan, 2 == i ? 25 : 75);
+        sum += r.rep.ranks[i].plan;
+    }
+    ck_assert_int_eq(sum, 250);
+    assert_contains(r.text, "balanced split of the global batch 250: 75 75 25 75");
+    assert_contains(r.json, "\"balanced_batch\": 25}");
+    run_free(&r);
+}
+END_TEST
+
+START_TEST(test_known_batches_fit_the_per_step_cost)
+{
+    run r;
+    /* t = alpha + beta * b with b alternating 48 / 80 around 64. */
+    static const double alpha[3] = { 0.002, 0.004, 0.001 };
+    static const double beta[3] = { 1e-4, 3e-4, 1e-4 };
+    long sum = 0;
+
+    memset(&r, 0, sizeof r);
+    r.P = 3;
+    r.settings.min_bytes = 1024;
+    for (int i = 0; i < 3; i++) {
+        ob_rank_stats_init(&r.stats[i], i);
+        snprintf(r.stats[i].host, sizeof r.stats[i].host, "node-%d", i);
+        for (int k = 0; k < 20; k++) {
+            long b = 0 == k % 2 ? 48 : 80;
+            double c = alpha[i] + beta[i] * (double) b;
+
+            ob_rank_stats_add(&r.stats[i], b, c, 0.03 - c);
+        }
+    }
+    run_report(&r);
+    ck_assert(r.rep.batch_known);
+    ck_assert_int_eq(r.rep.global_batch, 192);
+    for (int i = 0; i < 3; i++) {
+        ck_assert_double_eq_tol(r.rep.ranks[i].batch, 64.0, 1e-12);
+        ck_assert_double_eq_tol(r.rep.ranks[i].alpha, alpha[i], 1e-9);
+        ck_assert_double_eq_tol(r.rep.ranks[i].beta, beta[i], 1e-12);
+        sum += r.rep.ranks[i].plan;
+    }
+    ck_assert_int_eq(sum, 192);
+    /* Equal finish: alpha_i + beta_i b_i = T for all i with sum b_i = 192:
+     * T = (192 + sum alpha/beta) / sum(1/beta). */
+    {
+        double s1 = 0.0, s2 = 0.0, T;
+
+        for (int i = 0; i < 3; i++) {
+            s1 += alpha[i] / beta[i];
+            s2 += 1.0 / beta[i];
+        }
+        T = (192.0 + s1) / s2;
+        for (int i = 0; i < 3; i++) {
+            ck_assert_double_eq_tol(r.rep.ranks[i].share * 192.0, (T - alpha[i]) / beta[i], 1e-6);
+        }
+    }
+    assert_contains(r.text, "(now 64 64 64)");
+    run_free(&r);
+}
+END_TEST
+
+START_TEST(test_balanced_run_names_nobody)
+{
+    static const double compute[3] = { 0.0200, 0.0205, 0.0198 };
+    run r;
+
+    run_fill(&r, 3, compute, 0.0210, 10, NULL);
+    run_report(&r);
+    ck_assert_int_eq(r.rep.nstragglers, 0);
+    assert_contains(r.text, "no straggler");
+    ck_assert_ptr_null(strstr(r.text, "is the straggler"));
+    assert_contains(r.json, "\"stragglers\": []");
+    run_free(&r);
+}
+END_TEST
+
+START_TEST(test_two_slow_ranks_are_both_named)
+{
+    static const double compute[4] = { 0.010, 0.010, 0.030, 0.0295 };
+    run r;
+
+    run_fill(&r, 4, compute, 0.031, 10, NULL);
+    run_report(&r);
+    ck_assert_int_eq(r.rep.nstragglers, 2);
+    assert_contains(r.text, "ranks 2,3 (hosts h2, h3) are the stragglers: they compute 3.0x as long "
+                    "as the fastest; ranks 0,1 wait");
+    run_free(&r);
+}
+END_TEST
+
+START_TEST(test_stragglers_on_one_host_name_it_once)
+{
+    static const double compute[4] = { 0.010, 0.010, 0.030, 0.0295 };
+    run r;
+
+    run_fill(&r, 4, compute, 0.031, 10, NULL);
+    strcpy(r.stats[3].host, r.stats[2].host);
+    run_report(&r);
+    assert_contains(r.text, "ranks 2,3 (host h2) are the stragglers");
+    run_free(&r);
+}
+END_TEST
+
+START_TEST(test_long_rank_lists_are_ranges)
+{
+    double compute[9];
+    run r;
+
+    for (int i = 0; i < 9; i++) {
+        compute[i] = 6 == i ? 0.05 : 0.01;
+    }
+    run_fill(&r, 9, compute, 0.051, 10, NULL);
+    run_report(&r);
+    assert_contains(r.text, "rank 6 (host h6) is the straggler");
+    assert_contains(r.text, "ranks 0-5,7,8 wait");
+    run_free(&r);
+}
+END_TEST
+
+START_TEST(test_rank_without_steps_is_reported_not_analysed)
+{
+    static const double compute[3] = { 0.010, 0.010, 0.030 };
+    run r;
+
+    run_fill(&r, 3, compute, 0.031, 10, NULL);
+    ob_rank_stats_init(&r.stats[1], 1);
+    snprintf(r.stats[1].host, sizeof r.stats[1].host, "h1");
+    run_report(&r);
+    ck_assert(!r.rep.measured);
+    ck_assert_int_eq(r.rep.nstragglers, 0);
+    assert_contains(r.text, "no training step measured on rank 1: no float or double MPI_SUM "
+                    "allreduce of at least 1024 bytes");
+    assert_contains(r.json, "\"measured\": false");
+    ck_assert_ptr_null(strstr(r.json, "nan"));
+    run_free(&r);
+}
+END_TEST
+
+START_TEST(test_infeasible_split_is_explained)
+{
+    static const double compute[4] = { 0.010, 0.010, 0.030, 0.010 };
+    run r;
+
+    /* A global batch of 3 cannot give 4 ranks one sample each. */
+    run_fill(&r, 4, compute, 0.031, 10, NULL);
+    r.settings.global_batch = 3;
+    run_report(&r);
+    ck_assert(!r.rep.split_ok);
+    ck_assert_str_ne(r.rep.split_error, "");
+    assert_contains(r.text, "no balanced split: ");
+    assert_contains(r.json, "\"split_ok\": false");
+    assert_contains(r.json, "\"speedup\": null");
+    run_free(&r);
+}
+END_TEST
+
+START_TEST(test_rank_without_compute_still_gets_a_split)
+{
+    /* A rank whose blocked time filled its steps: planned as very fast,
+     * not refused by the planner. */
+    static const double compute[3] = { 0.0, 0.010, 0.030 };
+    run r;
+
+    run_fill(&r, 3, compute, 0.031, 10, NULL);
+    run_report(&r);
+    ck_assert(r.rep.split_ok);
+    ck_assert_double_gt(r.rep.ranks[0].share, r.rep.ranks[1].share);
+    ck_assert_double_ge(r.rep.ranks[1].share, r.rep.ranks[2].share);
+    ck_assert_double_eq_tol(r.rep.ranks[0].share + r.rep.ranks[1].share + r.rep.ranks[2].share, 1.0, 1e-9);
+    run_free(&r);
+}
+END_TEST
+
+START_TEST(test_odd_host_names_stay_valid_json)
+{
+    static const double compute[2] = { 0.010, 0.020 };
+    run r;
+
+    run_fill(&r, 2, compute, 0.021, 10, NULL);
+    snprintf(r.stats[0].host, sizeof r.stats[0].host, "a\"b\\c\td");
+    run_report(&r);
+    assert_contains(r.json, "\"host\": \"a\\\"b\\\\c\\u0009d\"");
+    run_free(&r);
+}
+END_TEST
+
+START_TEST(test_analyse_rejects_bad_arguments)
+{
+    ob_report rep;
+    ob_report_settings settings = { 0, 0, 1024, 0, 0, NULL, 0 };
+    ob_rank_stats s;
+
+    ob_rank_stats_init(&s, 0);
+    ck_assert_int_ne(ob_report_analyse(NULL, 1, &settings, &rep), 0);
+    ck_assert_int_ne(ob_report_analyse(&s, 0, &settings, &rep), 0);
+    ck_assert_int_ne(ob_report_analyse(&s, 1, NULL, &rep), 0);
+}
+END_TEST
+
+static Suite *make_report_suite(void)
+{
+    Suite *s = suite_create("report");
+    TCase *tc = tcase_create("core");
+
+    tcase_add_test(tc, test_the_validator_rejects_broken_json);
+    tcase_add_test(tc, test_names_the_slow_rank_and_what_others_lose);
+    tcase_add_test(tc, test_split_in_shares_without_a_global_batch);
+    tcase_add_test(tc, test_split_in_samples_with_a_global_batch);
+    tcase_add_test(tc, test_known_batches_fit_the_per_step_cost);
+    tcase_add_test(tc, test_balanced_run_names_nobody);
+    tcase_add_test(tc, test_two_slow_ranks_are_both_named);
+    tcase_add_test(tc, test_stragglers_on_one_host_name_it_once);
+    tcase_add_test(tc, test_long_rank_lists_are_ranges);
+    tcase_add_test(tc, test_rank_without_steps_is_reported_not_analysed);
+    tcase_add_test(tc, test_infeasible_split_is_explained);
+    tcase_add_test(tc, test_rank_without_compute_still_gets_a_split);
+    tcase_add_test(tc, test_odd_host_names_stay_valid_json);
+    tcase_add_test(tc, test_analyse_rejects_bad_arguments);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(make_report_suite());
+    int failed;
+
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return 0 == failed ? 0 : 1;
+}
