@@ -40,38 +40,100 @@ static void ob_est_fold(ob_estimator *est, double b, double t)
     est->cbb = est->forget * est->cbb + db * (b - est->mean_b);
     est->cbt = est->forget * est->cbt + db * (t - est->mean_t);
     est->ctt = est->forget * est->ctt + dt * (t - est->mean_t);
+    if (0 == est->n) {
+        est->ref_b = b;
+    }
+    {
+        double u = b - est->ref_b;
+
+        est->suutt = est->forget * est->suutt + u * u * t * t;
+        est->sutt = est->forget * est->sutt + u * t * t;
+        est->stt = est->forget * est->stt + t * t;
+    }
+    est->noise_prior_dof *= est->forget;
     est->n++;
 }
 
-/* Relative standard deviation of the step times around the least-squares
- * line: the forgotten residual sum of squares over its degrees of freedom,
- * divided by the mean time; 0 while too few samples tell. */
-static double ob_est_noise(const ob_estimator *est)
+/* How much noisier the times are where the batch is far from its mean than
+ * on average: sum w (b - mean b)^2 t^2 / (sum w (b - mean b)^2 mean t^2).
+ * The noise is relative, so the samples that determine the slope (far from
+ * the mean batch) carry noise in proportion to their times: after a rank's
+ * batch fell from 64 to 16, its old samples are both the farthest and the
+ * noisiest, and the slope is that much less certain than an even noise
+ * would make it (the heteroscedasticity-consistent variance of the slope,
+ * as a factor on the plain one). */
+static double ob_est_leverage_noise(const ob_estimator *est)
+{
+    double m = est->mean_b - est->ref_b;
+    double s = est->suutt - 2.0 * m * est->sutt + m * m * est->stt;
+    double r = s / (est->cbb * est->mean_t * est->mean_t);
+
+    return r > 0.0 && isfinite(r) ? r : 1.0;
+}
+
+/* Relative variance of the step times around the least-squares line (the
+ * forgotten residual sum of squares over its degrees of freedom, divided by
+ * the mean time squared), pooled with what was known of it before the last
+ * change of speed (the noise is relative: a change of speed scales it with
+ * the times, and re-learning the level must not forget it); *dof: the
+ * degrees of freedom of the pool, 0 while nothing tells. */
+static double ob_est_noise_var(const ob_estimator *est, double *dof)
 {
     double rss = est->ctt;
-    double dof = est->weight - 1.0;
+    double d = est->weight - 1.0;
+    double var = 0.0;
 
     if (est->cbb > 0.0) {
         rss -= est->cbt * est->cbt / est->cbb;
-        dof -= 1.0;
+        d -= 1.0;
     }
-    if (est->weight <= OB_EST_MIN_FIT || !(rss > 0.0)) {
-        return 0.0;
+    if (est->n < OB_EST_MIN_FIT || !(d > OB_EST_NOISE_MIN_DOF)) {
+        d = 0.0;
+    } else if (rss > 0.0) {
+        var = rss / d / (est->mean_t * est->mean_t);
     }
-    return sqrt(rss / dof) / est->mean_t;
+    *dof = d + est->noise_prior_dof;
+    return *dof > 0.0 ? (d * var + est->noise_prior_dof * est->noise_prior) / *dof : 0.0;
+}
+
+/* The relative standard deviation of the noise; 0 while nothing tells. */
+static double ob_est_noise(const ob_estimator *est)
+{
+    double dof;
+
+    return sqrt(ob_est_noise_var(est, &dof));
+}
+
+/* The noise as the judgements below need it: enlarged while it rests on
+ * few samples (a standard deviation from 3 samples is a third of the truth
+ * one time in twenty), to its one-sided upper confidence bound at
+ * OB_EST_NOISE_BOUND_Z, s / (1 - z / sqrt(2 dof)) (the normal approximation
+ * of the sample deviation), at most OB_EST_NOISE_BOUND_MAX s, s being at
+ * least OB_EST_NOISE_FLOOR.  Without this, a few samples that happen to agree
+ * make a model look exact: its split is taken as known from them for good,
+ * its error is understated, and the change detector fires on ordinary
+ * noise.  While *dof <= OB_EST_NOISE_MIN_DOF nothing is known of the noise
+ * and callers must not judge by it. */
+static double ob_est_noise_bound(const ob_estimator *est, double *dof)
+{
+    double noise = sqrt(ob_est_noise_var(est, dof));
+    double shrink = *dof > 0.0 ? 1.0 - OB_EST_NOISE_BOUND_Z / sqrt(2.0 * *dof) : 0.0;
+
+    noise = noise > OB_EST_NOISE_FLOOR ? noise : OB_EST_NOISE_FLOOR;
+    return shrink * OB_EST_NOISE_BOUND_MAX > 1.0 ? noise / shrink : noise * OB_EST_NOISE_BOUND_MAX;
 }
 
 /* Precision (1 / variance) of the least-squares fixed share: info / noise^2,
  * info = sum w ((b - mean b) / mean b)^2 = cbb / mean_b^2. */
 static double ob_est_data_precision(const ob_estimator *est)
 {
-    double noise = ob_est_noise(est);
+    double dof;
+    double noise = ob_est_noise_bound(est, &dof);
 
-    if (est->n < OB_EST_MIN_FIT || !(est->cbb > 0.0)) {
+    if (est->n < OB_EST_MIN_FIT || !(est->cbb > 0.0) || !(dof > OB_EST_NOISE_MIN_DOF)) {
         return 0.0;
     }
-    noise = noise > OB_EST_NOISE_FLOOR ? noise : OB_EST_NOISE_FLOOR;
-    return est->cbb / (est->mean_b * est->mean_b) / (noise * noise);
+    return est->cbb / (est->mean_b * est->mean_b) / (noise * noise) / ob_est_leverage_noise(est);
 }
 
 int ob_estimator_identified(const ob_estimator *est)
@@ -139,23 +201,44 @@ int ob_estimator_model(const ob_estimator *est, double *alpha, double *beta)
     return 1;
 }
 
-double ob_estimator_error(const ob_estimator *est, double batch)
+int ob_estimator_error_terms(const ob_estimator *est, double *level, double *share, double *mean_batch)
 {
-    double noise, neff, var_share, pd, sd, dx;
+    double noise, dof, pd, sd;
 
-    if (est->n < OB_EST_MIN_FIT) {
-        return 1.0;
+    noise = ob_est_noise_bound(est, &dof);
+    if (est->n < OB_EST_MIN_FIT || !(dof > OB_EST_NOISE_MIN_DOF)) {
+        *level = 1.0;
+        *share = 0.0;
+        *mean_batch = est->mean_b;
+        return 0;
     }
-    noise = ob_est_noise(est);
-    noise = noise > OB_EST_NOISE_FLOOR ? noise : OB_EST_NOISE_FLOOR;
-    neff = est->weight * est->weight / est->weight2;
     pd = ob_est_data_precision(est);
     sd = est->shape_known ? OB_EST_MAX_SHARE_ERROR : OB_EST_PRIOR_SHARE_SD;
-    var_share = pd * OB_EST_MAX_SHARE_ERROR * OB_EST_MAX_SHARE_ERROR >= 1.0 ? 1.0 / pd : 1.0 / (1.0 / (sd * sd) + pd);
+    /* The level rests on weight^2 / weight2 samples' worth. */
+    *level = noise * sqrt(est->weight2) / est->weight;
+    /* A split the data once determined came from (some of) the data still
+     * in the sums: its prior and their precision are not independent, and
+     * are not added. */
+    if (pd * OB_EST_MAX_SHARE_ERROR * OB_EST_MAX_SHARE_ERROR >= 1.0) {
+        *share = sqrt(1.0 / pd);
+    } else {
+        *share = est->shape_known ? sd : sqrt(1.0 / (1.0 / (sd * sd) + pd));
+    }
+    *mean_batch = est->mean_b;
+    return 1;
+}
+
+double ob_estimator_error(const ob_estimator *est, double batch)
+{
+    double level, share, mean_batch, dx;
+
+    if (!ob_estimator_error_terms(est, &level, &share, &mean_batch)) {
+        return 1.0;
+    }
     /* Relative to the mean time: the level, and the split times the
      * distance from the operating point. */
-    dx = batch / est->mean_b - 1.0;
-    return sqrt(noise * noise / neff + var_share * dx * dx) * est->mean_t / ob_estimator_predict(est, batch);
+    dx = batch / mean_batch - 1.0;
+    return sqrt(level * level + share * share * dx * dx) * est->mean_t / ob_estimator_predict(est, batch);
 }
 
 double ob_estimator_predict(const ob_estimator *est, double batch)
@@ -209,9 +292,13 @@ static double ob_est_median_ratio(const ob_estimator *est)
  * past), then the held samples folded. */
 static void ob_est_relearn(ob_estimator *est, double rho, double evidence)
 {
+    est->noise_prior = ob_est_noise_var(est, &est->noise_prior_dof);
     est->mean_t *= rho;
     est->cbt *= rho;
     est->ctt *= rho * rho;
+    est->suutt *= rho * rho;
+    est->sutt *= rho * rho;
+    est->stt *= rho * rho;
     if (est->weight > evidence) {
         double keep = evidence / est->weight;
 
@@ -222,6 +309,9 @@ static void ob_est_relearn(ob_estimator *est, double rho, double evidence)
         est->cbb *= keep;
         est->cbt *= keep;
         est->ctt *= keep;
+        est->suutt *= keep;
+        est->sutt *= keep;
+        est->stt *= keep;
     }
     for (int k = 0; k < est->nheld; k++) {
         ob_est_fold(est, est->held_b[k], est->held_t[k]);
@@ -241,14 +331,16 @@ static void ob_est_relearn(ob_estimator *est, double rho, double evidence)
  * the run that raised it) and the length of that run. */
 static int ob_est_cusum(ob_estimator *est, double batch, double seconds, double *shift, long *run)
 {
-    double noise, err, sd, r, z;
+    double noise, dof, err, sd, r, z;
     double clip = OB_EST_CUSUM_LIMIT / OB_EST_CONFIRM + OB_EST_CUSUM_SLACK;
 
     if (est->n < OB_EST_MIN_FIT) {
         return 0;
     }
-    noise = ob_est_noise(est);
-    noise = noise > OB_EST_NOISE_FLOOR ? noise : OB_EST_NOISE_FLOOR;
+    noise = ob_est_noise_bound(est, &dof);
+    if (dof < OB_EST_CUSUM_MIN_DOF) {
+        return 0;
+    }
     err = ob_estimator_error(est, batch);
     sd = sqrt(noise * noise + err * err);
     r = log(seconds / ob_estimator_predict(est, batch));

@@ -11,27 +11,52 @@
  * Lifecycle: ob_controller_init() -> (ob_controller_record(), exchange,
  * ob_controller_update()) every period -> ob_controller_free().
  *
- * When the plan moves.  One ob_plan_decide() per update, whose dead-band is
- * the larger of
- *   - the configured dead-band (OMNIBATCH_DEADBAND), or OB_CTL_REFINE_BAND
- *     of it while the controller is refining (below), and
- *   - OB_CTL_CONFIDENCE standard errors of the predicted gain, taken as
- *     sqrt(2) times the largest rel_error of the records: a gain the models
- *     cannot tell from their noise is not acted on, so young models after a
- *     change of speed move the plan only for large gains, and timing noise
- *     does not make a settled plan wander.
- * After a change of plan the controller refines: it keeps moving with the
- * smaller band until it is confident (gain plus the same number of standard
- * errors) that the plan is inside the full band, then applies the full band
- * again.  So a move made on rough models is followed up once the models
- * know better, and a plan at rest sits well inside the band rather than at
- * its edge, where noise alone would later push it over.
+ * How a decision is made.  Each record carries its rank's model and the
+ * model's error terms, so that the relative error err_i(b) of its predicted
+ * time is known at any batch (it grows with the distance from the batches
+ * the rank ran, as far as its split of fixed and per-sample time is
+ * uncertain).  With P ranks the step time is the largest of P uncertain
+ * times, and a model error of e standard errors on any rank costs the whole
+ * step: at P = 65,536 the largest of the ranks' errors is about 4.3 of
+ * them.  So:
+ *   - Hedge.  The planner plans on each model scaled by 1 + spread * err_i,
+ *     spread being the expected largest of P standard normal deviates (0.56
+ *     at P = 2, 3.6 at 4096, 4.3 at 65,536), err_i taken where the optimum
+ *     of the models hedged at the held plan would put the rank.  With equal
+ *     errors the plan is that of the models; a rank whose model is young or
+ *     extrapolated far gets less work, at a cost to the others of a share
+ *     of it, and no longer decides the step time when its model errs by 2
+ *     or 3 standard errors.
+ *   - Judge by the expected step time.  The planner's proportional step on
+ *     the hedged models is the candidate; it is adopted when the expected
+ *     step time E[max_i t_i], each t_i normal around its model with its
+ *     error at its batch (Clark's moment-matching, O(P)), falls by more
+ *     than the band.  A gain that comes from one rank predicted slow by less
+ *     than its own uncertainty, or from the largest of many small random
+ *     wanderings of the models (the reason a rule on the predicted gain, or
+ *     on the worst rank's error, stalls or churns at large P), is mostly not
+ *     there in expectation, and is not acted on; a rank really slower is.
+ *   - Band.  The configured dead-band (OMNIBATCH_DEADBAND), or
+ *     OB_CTL_REFINE_BAND of it while refining: right after a change of
+ *     plan (a move made on rough models is followed up), and whenever the
+ *     models' mean error has fallen below OB_CTL_REFINE_PRECISION of the one
+ *     last looked at while spread * error still exceeds OB_CTL_REFINE_FLOOR
+ *     of the dead-band (the plan catches up with models that have become
+ *     more precise, as long as that can still matter: at large P for longer
+ *     than at small P).  A steady run's models stop gaining precision (the
+ *     forgetting factor's memory) and the full band applies for good, so a
+ *     settled plan stops changing.
+ * The arithmetic of a decision is IEEE addition, multiplication, division,
+ * sqrt, floor and ldexp only, so that every rank reaches the same plan
+ * whatever its libm.
  *
  * Measured on the simulated heterogeneity levels of tests/check_controller.c
- * (10% uniform noise, defaults of ob_config.h, 480 runs): within 1.03x of
- * the oracle from decision 25 at the latest, last change of plan at
- * decision 75; after one rank turns 2x slower, back within 1.05x in 1
- * decision (median), 6 (97%), 11 (worst).
+ * (defaults of ob_config.h, 480 runs per noise law): with 10% normal noise
+ * within 1.03x of the oracle from decision 23 at the latest, last change of
+ * plan at decision 133 of 400, and after one rank turns 2x slower back
+ * within 1.05x for good after 1 decision (median), 4 (97%), 9 (worst);
+ * with uniform +-10% noise from decision 9, last change at 46, back after
+ * 1, 2 (99%), 4 decisions.  bench/simulate runs it at up to 65,536 ranks.
  */
 #ifndef OB_CONTROLLER_H
 #define OB_CONTROLLER_H
@@ -41,10 +66,14 @@
 #include "ob_estimator.h"
 #include "ob_planner.h"
 
-/** Fraction of the dead-band that applies while refining after a change of plan. */
+/** Fraction of the dead-band that applies while refining (below). */
 #define OB_CTL_REFINE_BAND 0.25
-/** Standard errors a predicted gain must exceed to be acted on. */
-#define OB_CTL_CONFIDENCE 2.0
+/** Refining: the models' mean error fell below this fraction of the one last looked at... */
+#define OB_CTL_REFINE_PRECISION 0.9
+/** ... and spread * error still exceeds this fraction of the dead-band. */
+#define OB_CTL_REFINE_FLOOR 0.25
+/** Largest relative error of a model taken into account (a record's rel_error is capped here). */
+#define OB_CTL_MAX_ERROR 1.0
 
 /** What each rank contributes to a decision: fixed size, plain data (MPI_BYTE), no padding. */
 typedef struct ob_rank_record {
@@ -56,6 +85,9 @@ typedef struct ob_rank_record {
     double compute_mean;         /* mean measured compute seconds since the last exchange (report) */
     uint64_t plan_hash;          /* hash of the plan this rank holds (OMNIBATCH_VERIFY) */
     double rel_error;            /* relative standard error of the model at the rank's batch; 0 = unknown */
+    double level_error;          /* the model's error terms (ob_estimator_error_terms()), so that its */
+    double share_error;          /* error is known at any batch; mean_batch = 0: not given, */
+    double mean_batch;           /* rel_error applies at every batch */
 } ob_rank_record;
 
 typedef struct ob_controller {
@@ -64,9 +96,15 @@ typedef struct ob_controller {
     ob_planner_params params;
     long *plan;                  /* nranks entries, sum == global_batch */
     ob_rank_model *bounds;       /* nranks entries: lo and hi (alpha, beta unused) */
-    ob_rank_model *models;       /* nranks entries: models and bounds of the last update */
+    ob_rank_model *models;       /* nranks entries: the hedged models and bounds of the last update */
     long *next;                  /* nranks entries of scratch */
-    int refining;                /* the plan changed and is not yet confidently inside the band */
+    double *target;              /* nranks entries of scratch */
+    double *error;               /* nranks entries: each model's relative error at the plan held */
+    uint64_t plan_hash;          /* ob_controller_plan_hash(), kept with the plan */
+    double spread;               /* expected largest of nranks standard normal deviates */
+    double refine_error;         /* mean relative error of the models at the last change of plan or refinement */
+    int follow_up;               /* the last decision changed the plan: the next one refines */
+    int refining;                /* the last decision applied the small band */
     long decisions;              /* updates that had every model */
     long changes;                /* of which changed the plan */
     ob_decision last;            /* the last decision */
@@ -85,7 +123,8 @@ int ob_controller_init(ob_controller *ctl, int P, long B, const ob_planner_param
                        const long *lo, const long *hi, const double *weights);
 
 /**
- * \brief Fill this rank's record for the next exchange.
+ * \brief Fill this rank's record for the next exchange: O(1) (the plan's hash is kept with
+ *        the plan).
  * \param[in] rank          this rank (its bounds are the ones the controller holds).
  * \param[in] est           this rank's estimator (no model yet: samples = 0).
  * \param[in] compute_mean  mean compute seconds since the last exchange (report only).
@@ -100,11 +139,15 @@ void ob_controller_record(const ob_controller *ctl, int rank, const ob_estimator
  * OMNIBATCH_SUCCESS (d->changed = 0, its times 0): that is the warm-up.
  * Records with invalid numbers (samples < 0, a model the planner rejects,
  * infeasible bounds) leave the plan unchanged and return OMNIBATCH_ERR_ARG
- * or OMNIBATCH_ERR_INFEASIBLE with a detail line.  Otherwise one
- * ob_plan_decide().  Records whose bounds differ from the ones held replace
+ * or OMNIBATCH_ERR_INFEASIBLE with a detail line.  Otherwise one decision
+ * as described above (two water-fillings and O(P) besides: about 20 ms at
+ * 65,536 ranks).  Records whose bounds differ from the ones held replace
  * them; if the plan breaks the new bounds it is replaced by the rounded
- * optimum, whatever the gain and the dead-band.
- * \param[out] d what was decided (may be NULL).
+ * optimum of the hedged models, whatever the gain and the dead-band.
+ * \param[out] d what was decided (may be NULL): its times are expected step times of the
+ *               models with their errors (t_current, t_candidate, t_next), and the water
+ *               level of the hedged models (t_optimum); on new bounds, step times of the
+ *               hedged models.
  */
 int ob_controller_update(ob_controller *ctl, const ob_rank_record *records, ob_decision *d);
 
@@ -114,7 +157,11 @@ int ob_controller_update(ob_controller *ctl, const ob_rank_record *records, ob_d
  */
 int ob_controller_set_plan(ob_controller *ctl, const long *plan);
 
-/** \brief A stable 64-bit hash of a plan, equal on every rank holding the same plan. */
+/**
+ * \brief A stable 64-bit hash of the plan held, equal on every rank holding the same plan:
+ *        FNV-1a over P, B and every batch, each as a little-endian 64-bit integer; kept with
+ *        the plan, so O(1).
+ */
 uint64_t ob_controller_plan_hash(const ob_controller *ctl);
 
 /**

@@ -17,9 +17,21 @@
  * (x = b / mean b) the fit's information matrix is sum w [1, x; x, x^2]; its
  * conditioning for the split is info = sum w (x - 1)^2 = cbb / mean_b^2
  * (about twice its smallest eigenvalue), and the least-squares share has
- * standard error noise / sqrt(info), noise being the relative standard
- * deviation of the times around the line (from the forgotten residual sum of
- * squares, at least OB_EST_NOISE_FLOOR).  When that error is at most
+ * standard error noise * sqrt(lev / info), noise being the relative standard
+ * deviation of the times around the line and lev how much noisier than
+ * average the samples far from the mean batch are (the noise is relative,
+ * so where the times were longer it was larger: after a rank's batch fell
+ * from 64 to 16 its old samples are both the farthest and the noisiest; the
+ * heteroscedasticity-consistent variance of the slope).  The noise judging
+ * the fit is the forgotten residual sum of squares over its degrees of
+ * freedom, pooled with what was known before the last change of speed,
+ * at least OB_EST_NOISE_FLOOR, and taken at its one-sided
+ * OB_EST_NOISE_BOUND_Z upper confidence bound (at most
+ * OB_EST_NOISE_BOUND_MAX times it; nothing is judged while it rests on no
+ * degree of freedom): otherwise four samples that happen to agree would
+ * make a split known for good, understate the model's error and set off
+ * the change detector.
+ * When that error is at most
  * OB_EST_MAX_SHARE_ERROR (and OB_EST_MIN_FIT samples were used) the data
  * determine the share and the least-squares line is the model.  Otherwise the
  * share is a prior and the data weighed by their precisions: the prior is 0
@@ -48,13 +60,19 @@
  * residuals against the prediction, standardised by the noise and the
  * model's own error at that batch, slack OB_EST_CUSUM_SLACK, alarm at
  * OB_EST_CUSUM_LIMIT, each term clipped so that OB_EST_CONFIRM samples are
- * needed to raise it (changes too small to be outliers, e.g. 1.15x); the
- * shift is the mean residual of the run that raised it, or the held
- * outliers' median when there are some.  Response: the model keeps its
+ * needed to raise it (changes too small to be outliers, e.g. 1.15x), and
+ * silent until the noise rests on OB_EST_CUSUM_MIN_DOF degrees of freedom;
+ * the shift is the mean residual of the run that raised it, or the held
+ * outliers' median when there are some.  A false alarm is costly: the model
+ * is re-learnt from the run that raised it, the most extreme stretch of
+ * noise in the rank's history, and at 65,536 ranks the largest of those
+ * errors sets the step time; so the CUSUM is sized for about one false
+ * alarm in 3e7 samples of 10% normal noise (measured: 3 in 1e8), where
+ * limit 12 and slack 0.5 gave one in 1e5.  Response: the model keeps its
  * shape, is scaled by the shift, and the past is weighed down to as many
  * samples as revealed the change, so that the new speed is learnt at once
- * and refined by the next samples.  Changes below both detectors are
- * followed by the forgetting factor.
+ * and refined by the next samples (the noise is remembered).  Changes below
+ * both detectors are followed by the forgetting factor.
  *
  * Measured (tests/check_estimator.c, 10% uniform noise): a 2x slowdown is
  * followed within 10% after OB_EST_CONFIRM samples at a steady batch (at
@@ -69,6 +87,12 @@
 #define OB_EST_MAX_SHARE_ERROR 0.1
 /** Least relative noise assumed when judging the fit (timers are never exact). */
 #define OB_EST_NOISE_FLOOR 0.01
+/** Judging the fit, the noise is taken at this one-sided normal quantile of its estimate (95%)... */
+#define OB_EST_NOISE_BOUND_Z 1.645
+/** ... and at most this multiple of the estimate (while it rests on a handful of samples). */
+#define OB_EST_NOISE_BOUND_MAX 5.0
+/** Degrees of freedom (forgotten) below which nothing is known of the noise. */
+#define OB_EST_NOISE_MIN_DOF 0.5
 /** Standard deviation of the prior share 0 before the data ever determined one. */
 #define OB_EST_PRIOR_SHARE_SD 0.3
 /** Least samples used before alpha is estimated. */
@@ -79,10 +103,12 @@
 #define OB_EST_TOL_FLOOR 0.2
 /** Outlier threshold in standard deviations of the noise. */
 #define OB_EST_TOL_SIGMAS 4.0
-/** CUSUM alarm level in standard deviations (no false alarm in 1.5 million samples of 10% noise). */
-#define OB_EST_CUSUM_LIMIT 12.0
+/** CUSUM alarm level in standard deviations. */
+#define OB_EST_CUSUM_LIMIT 14.0
 /** CUSUM slack in standard deviations: shifts below about twice this are left to forgetting. */
-#define OB_EST_CUSUM_SLACK 0.5
+#define OB_EST_CUSUM_SLACK 0.75
+/** Degrees of freedom of the noise before the CUSUM runs: its scale must rest on enough samples. */
+#define OB_EST_CUSUM_MIN_DOF 20.0
 
 /** What ob_estimator_add() did with a sample. */
 typedef enum ob_sample_verdict {
@@ -103,6 +129,12 @@ typedef struct ob_estimator {
     double cbb;                  /* forgotten centred sum of (b - mean_b)^2 */
     double cbt;                  /* forgotten centred sum of (b - mean_b)(t - mean_t) */
     double ctt;                  /* forgotten centred sum of (t - mean_t)^2 */
+    double ref_b;                /* the first batch: u = b - ref_b below */
+    double suutt;                /* forgotten sums of u^2 t^2, u t^2 and t^2: how noisy the samples */
+    double sutt;                 /* far from the mean batch are (relative noise is larger where t is) */
+    double stt;
+    double noise_prior;          /* relative noise variance known before the last change of speed */
+    double noise_prior_dof;      /* its degrees of freedom, forgotten like the samples */
     double shape;                /* prior fixed share of mean_t: the last one the data determined, else 0 */
     int shape_known;             /* 1 once the data have determined the share */
     double held_b[OB_EST_CONFIRM]; /* outliers held back, oldest first */
@@ -154,9 +186,21 @@ double ob_estimator_predict(const ob_estimator *est, double batch);
 /**
  * \brief Relative standard error of ob_estimator_predict() at \p batch: the noise of the level
  *        over the effective number of samples, and the uncertainty of the split times the
- *        distance from the recent mean batch.  1 (100%) before OB_EST_MIN_FIT samples.
+ *        distance from the recent mean batch.  1 (100%) before OB_EST_MIN_FIT samples, or while
+ *        the noise rests on no degree of freedom.
  */
 double ob_estimator_error(const ob_estimator *est, double batch);
+
+/**
+ * \brief The two parts of ob_estimator_error(), so that it can be evaluated at any batch b
+ *        from the model alone: err(b) = sqrt(level^2 + share^2 (b / mean_batch - 1)^2)
+ *        * t(mean_batch) / t(b), with t the model.
+ * \param[out] level       relative standard error of the time at the mean batch.
+ * \param[out] share       standard error of the fixed share of that time (alpha / t).
+ * \param[out] mean_batch  the recent mean batch (forgotten), where the model is surest.
+ * \return 1; 0 before OB_EST_MIN_FIT samples (level 1, share 0: 100% everywhere).
+ */
+int ob_estimator_error_terms(const ob_estimator *est, double *level, double *share, double *mean_batch);
 
 /** \brief Number of samples used so far. */
 long ob_estimator_count(const ob_estimator *est);

@@ -22,12 +22,17 @@
  *
  * Quality of the integer plan.  Each b_i lies within one granule g of a
  * continuous optimum for the rounded bounds, so with gain 1 its step time is
- * below that optimum plus g * max_i beta_i.
+ * below that optimum plus g * max_i beta_i.  A decision hands the granules
+ * left after the floors to the ranks whose step time grows least by them
+ * (ob_plan_round() and the prior plans, which know no speeds, to the
+ * largest fractions), so the step time is at most the optimum plus the
+ * least such growth that places them all: with many ranks, about g times
+ * the smaller betas rather than the largest.
  *
  * Cost: the breakpoints are sorted by an O(P) radix sort and swept once, so a
- * call is O(P) (about 10 ms for the optimum, 20 ms for a decision, at 65,536
- * ranks); O(P) memory is allocated per call (OMNIBATCH_ERR_NOMEM if that
- * fails).
+ * call is O(P) (about 3 ms for the optimum, 5 ms for a decision with
+ * granularity 1, which needs one water-filling, at 65,536 ranks); O(P)
+ * memory is allocated per call (OMNIBATCH_ERR_NOMEM if that fails).
  */
 #ifndef OB_PLANNER_H
 #define OB_PLANNER_H
@@ -101,6 +106,13 @@ int ob_plan_proportional(const ob_rank_model *m, int P, long B, long granularity
 
 /** \brief Check gain, dead-band and granularity (OMNIBATCH_ERR_ARG with a detail line). */
 int ob_plan_check_params(const ob_planner_params *p);
+
+/**
+ * \brief Check every model: alpha in [0, OB_PLAN_MAX_ALPHA], beta in [OB_PLAN_MIN_BETA,
+ *        OB_PLAN_MAX_BETA] (bounds are not looked at).
+ * \return OMNIBATCH_SUCCESS, or OMNIBATCH_ERR_ARG naming the first rank at fault.
+ */
+int ob_plan_check_models(const ob_rank_model *m, int P);
 
 /**
  * \brief Check P, B, every bound and the granularity: whether any plan exists.

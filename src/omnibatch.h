@@ -280,10 +280,11 @@ typedef struct omnibatch_stats {
     double blocked_total_s;         /**< all time blocked in omnibatch_allreduce_gradient() */
     double alpha;                   /**< this rank's model t = alpha + beta * b (0 before any) */
     double beta;
-    double predicted_step_s;        /**< last decision: predicted step time of the plan adopted
-                                         (0 before the first decision) */
-    double optimum_step_s;          /**< last decision: the best step time these models allow
-                                         (the oracle; 0 before the first decision) */
+    double predicted_step_s;        /**< last decision: expected step time of the plan adopted,
+                                         the models' uncertainty included (0 before the first
+                                         decision) */
+    double optimum_step_s;          /**< last decision: the best expected step time the measured
+                                         models allow (their oracle; 0 before the first decision) */
 } omnibatch_stats;
 
 /** \brief This rank's view of the run so far (local). */

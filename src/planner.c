@@ -513,12 +513,16 @@ static int ob_pick_carrier(const ob_rank_model *m, int P, long B, const ob_granu
  * every target by one common amount so that they fit the granule bounds
  * and sum to Q (water-filling with unit slopes; no shift when they already
  * fit the bounds: a sum a hair off is absorbed below), take the floors, then give the missing granules one each to the
- * largest fractional parts.  Each result is within one granule of its
+ * largest fractional parts, or, \p by_time, to the ranks whose step time
+ * with one granule more is least (with the targets of a water-filling
+ * optimum that gives the least step time an integer plan can have, where
+ * the largest fractions would give the extra granules to slow ranks as
+ * readily as to fast ones).  Each result is within one granule of its
  * shifted target.  \p target is read in full before the scratch is
  * written, so it may be w->x.
  */
 static int ob_round_carrier(const ob_rank_model *m, int P, long B, const ob_granules *gr, int j,
-                            const double *target, long *plan, ob_work *w)
+                            const double *target, int by_time, long *plan, ob_work *w)
 {
     long long deficit = gr->Q;
     double g = (double) gr->g;
@@ -548,9 +552,15 @@ static int ob_round_carrier(const ob_rank_model *m, int P, long B, const ob_gran
         k = k < w->wf[i].lo ? w->wf[i].lo : (k > w->wf[i].hi ? w->wf[i].hi : k);
         plan[i] = (long) k;
         deficit -= plan[i];
-        /* Larger fraction first; equal ones in rank order (the sort is
-         * stable), so the plan does not depend on anything but the input. */
-        w->key[i] = ~ob_key(w->x[i] - k);
+        /* Larger fraction (or shorter time) first; equal ones in rank order
+         * (the sort is stable), so the plan depends on nothing but the input. */
+        if (by_time) {
+            double b = (k + 1.0) * g + (i == j ? (double) gr->r : 0.0);
+
+            w->key[i] = ob_key(m[i].alpha + m[i].beta * b);
+        } else {
+            w->key[i] = ~ob_key(w->x[i] - k);
+        }
         w->tag[i] = (uint32_t) i;
     }
     ob_radix_sort(w->key, w->tag, w->key2, w->tag2, (size_t) P);
@@ -596,7 +606,7 @@ static int ob_round_carrier(const ob_rank_model *m, int P, long B, const ob_gran
 static int ob_round_targets(const ob_rank_model *m, int P, long B, const ob_granules *gr,
                             const double *target, long *plan, ob_work *w)
 {
-    return ob_round_carrier(m, P, B, gr, ob_pick_carrier(m, P, B, gr, target), target, plan, w);
+    return ob_round_carrier(m, P, B, gr, ob_pick_carrier(m, P, B, gr, target), target, 0, plan, w);
 }
 
 /* Shape, bounds and granularity of a call, in the order a user would fix them. */
@@ -618,6 +628,14 @@ static int ob_check_problem(const ob_rank_model *m, int P, long B, long g, ob_gr
 
 /* ------------------------------------------------------------------ */
 /* Public                                                               */
+
+int ob_plan_check_models(const ob_rank_model *m, int P)
+{
+    if (NULL == m || P < 1) {
+        return ob_fail(OMNIBATCH_ERR_ARG, "planner: no rank models given");
+    }
+    return ob_check_models(m, P);
+}
 
 int ob_plan_check_bounds(const ob_rank_model *m, int P, long B, long granularity)
 {
@@ -831,21 +849,24 @@ int ob_plan_decide(const ob_planner_params *p, const ob_rank_model *m, int P, lo
     ob_wf_solve(w.wf, P, (double) B, w.x, &w);
     t_opt = ob_wf_step_time(w.wf, P, w.x);
     /* The target, on the bounds the granularity leaves: each rank's range
-     * rounded inward, the carrier's to values congruent to r. */
+     * rounded inward, the carrier's to values congruent to r (granularity 1
+     * leaves them as they are: the oracle is the target). */
     carrier = ob_pick_carrier(m, P, B, &gr, w.x);
-    for (int i = 0; i < P; i++) {
-        long L, H, shift = i == carrier ? gr.r : 0;
+    if (gr.g > 1) {
+        for (int i = 0; i < P; i++) {
+            long L, H, shift = i == carrier ? gr.r : 0;
 
-        ob_granule_bounds(&m[i], B, &gr, i == carrier, &L, &H);
-        w.wf[i].lo = (double) (L * gr.g + shift);
-        w.wf[i].hi = (double) (H * gr.g + shift);
+            ob_granule_bounds(&m[i], B, &gr, i == carrier, &L, &H);
+            w.wf[i].lo = (double) (L * gr.g + shift);
+            w.wf[i].hi = (double) (H * gr.g + shift);
+        }
+        ob_wf_solve(w.wf, P, (double) B, w.x, &w);
     }
-    ob_wf_solve(w.wf, P, (double) B, w.x, &w);
     /* The proportional step toward it. */
     for (int i = 0; i < P; i++) {
         w.x[i] = (double) current[i] + p->gain * (w.x[i] - (double) current[i]);
     }
-    rc = ob_round_carrier(m, P, B, &gr, carrier, w.x, w.cand, &w);
+    rc = ob_round_carrier(m, P, B, &gr, carrier, w.x, 1, w.cand, &w);
     if (OMNIBATCH_SUCCESS != rc) {
         ob_work_free(&w);
         return rc;

@@ -40,6 +40,15 @@ static double noise(uint64_t *s, double amp)
     return 1.0 + amp * (2.0 * ((double) (rng_next(s) >> 11) * 0x1.0p-53) - 1.0);
 }
 
+/* 1 + sd z, z standard normal (Box-Muller; 1 - u is in (0, 1]). */
+static double normal_noise(uint64_t *s, double sd)
+{
+    double u = 1.0 - (double) (rng_next(s) >> 11) * 0x1.0p-53;
+    double v = (double) (rng_next(s) >> 11) * 0x1.0p-53;
+
+    return 1.0 + sd * sqrt(-2.0 * log(u)) * cos(6.283185307179586 * v);
+}
+
 static const double varied[5] = { 200, 300, 250, 350, 220 };
 
 static double truth(double alpha, double beta, double b)
@@ -80,11 +89,19 @@ START_TEST(test_exact_recovery_on_noiseless_varied_data)
     ck_assert_double_eq_tol(a, 0.005, 1e-9 * 0.005);
     ck_assert_double_eq_tol(b, 2e-4, 1e-9 * 2e-4);
     ck_assert_int_eq(ob_estimator_count(&e), 20);
-    /* Three distinct batches are enough without noise. */
+    /* Three distinct batches, three times over, are enough without noise:
+     * three samples alone are not, because one degree of freedom cannot
+     * show that the noise is small (the split of a model that merely
+     * happens to fit would be kept for good). */
     ob_estimator_init(&e, 0.9);
     for (int k = 0; k < 3; k++) {
         ob_estimator_add(&e, varied[k], truth(0.02, 1e-3, varied[k]));
     }
+    ck_assert_int_eq(ob_estimator_identified(&e), 0);
+    for (int k = 3; k < 9; k++) {
+        ob_estimator_add(&e, varied[k % 3], truth(0.02, 1e-3, varied[k % 3]));
+    }
+    ck_assert_int_eq(ob_estimator_identified(&e), 1);
     ob_estimator_model(&e, &a, &b);
     ck_assert_double_eq_tol(a, 0.02, 1e-9 * 0.02);
     ck_assert_double_eq_tol(b, 1e-3, 1e-9 * 1e-3);
@@ -372,6 +389,167 @@ START_TEST(test_error_estimate_tracks_the_noise)
 }
 END_TEST
 
+START_TEST(test_error_terms_give_the_error_at_any_batch)
+{
+    uint64_t s = 17;
+    ob_estimator e;
+    double level, share, mean_batch;
+
+    ob_estimator_init(&e, 0.998);
+    ck_assert_int_eq(ob_estimator_error_terms(&e, &level, &share, &mean_batch), 0);
+    ck_assert_double_eq(level, 1.0);
+    for (int k = 0; k < 300; k++) {
+        double batch = varied[k % 5];
+
+        ob_estimator_add(&e, batch, truth(0.005, 2e-4, batch) * noise(&s, 0.1));
+    }
+    ck_assert_int_eq(ob_estimator_error_terms(&e, &level, &share, &mean_batch), 1);
+    ck_assert_double_eq_tol(mean_batch, e.mean_b, 1e-12 * mean_batch);
+    for (double b = 100.0; b <= 600.0; b += 50.0) {
+        double dx = b / mean_batch - 1.0;
+        double expected = sqrt(level * level + share * share * dx * dx) * ob_estimator_predict(&e, mean_batch)
+                          / ob_estimator_predict(&e, b);
+
+        ck_assert_double_eq_tol(ob_estimator_error(&e, b), expected, 1e-12);
+    }
+}
+END_TEST
+
+START_TEST(test_a_learnt_split_is_not_counted_twice)
+{
+    /* Once the data have determined the split it is kept as the prior when
+     * the batch settles; it came from those data, so the two are not
+     * added: the stated error of the split is the prior's, never less,
+     * until the data alone determine it again. */
+    uint64_t s = 19;
+    ob_estimator e;
+    double level, share, mean_batch;
+    int seen = 0;
+
+    ob_estimator_init(&e, 0.998);
+    for (int k = 0; k < 200; k++) {
+        double batch = varied[k % 5];
+
+        ob_estimator_add(&e, batch, truth(0.005, 2e-4, batch) * noise(&s, 0.1));
+    }
+    ck_assert_int_eq(e.shape_known, 1);
+    for (int k = 0; k < 3000; k++) {
+        ob_estimator_add(&e, 256, truth(0.005, 2e-4, 256) * noise(&s, 0.1));
+        ob_estimator_error_terms(&e, &level, &share, &mean_batch);
+        if (!ob_estimator_identified(&e)) {
+            ck_assert_msg(share >= OB_EST_MAX_SHARE_ERROR * (1.0 - 1e-12), "sample %d: share error %g", k, share);
+            seen++;
+        }
+    }
+    ck_assert_int_gt(seen, 1000);
+}
+END_TEST
+
+START_TEST(test_a_few_agreeing_samples_do_not_fix_the_split)
+{
+    /* Two samples at one batch and two at another, 10% normal noise: four
+     * samples cannot determine the split to 0.1, however well they happen
+     * to agree, and the model must not claim the precision of the noise
+     * floor. */
+    for (uint64_t seed = 1; seed <= 2000; seed++) {
+        uint64_t s = seed;
+        ob_estimator e;
+
+        ob_estimator_init(&e, 0.998);
+        for (int k = 0; k < 4; k++) {
+            double batch = k < 2 ? 1024.0 : 865.0;
+
+            ob_estimator_add(&e, batch, truth(0.005, 1.5625e-5, batch) * normal_noise(&s, 0.1));
+        }
+        ck_assert_msg(!ob_estimator_identified(&e), "seed %d: split taken as known from 4 samples", (int) seed);
+        ck_assert_msg(ob_estimator_error(&e, 865.0) > 0.02, "seed %d: error %g from 4 samples", (int) seed,
+                      ob_estimator_error(&e, 865.0));
+    }
+}
+END_TEST
+
+START_TEST(test_the_noise_is_remembered_across_a_change)
+{
+    /* After 400 samples of 10% uniform noise (standard deviation 5.8%) the
+     * speed halves: the level is re-learnt from the OB_EST_CONFIRM samples
+     * that showed it, but the noise is known, so the model's error is that
+     * of 3 samples' mean (3.3%), not that of a noise estimated from them. */
+    uint64_t s = 18;
+    ob_estimator e;
+    int k;
+
+    ob_estimator_init(&e, 0.998);
+    for (k = 0; k < 400; k++) {
+        ob_estimator_add(&e, 256, truth(0.005, 2e-4, 256) * noise(&s, 0.1));
+    }
+    for (k = 0; k < OB_EST_CONFIRM; k++) {
+        if (OB_SAMPLE_CHANGE == ob_estimator_add(&e, 256, 2.0 * truth(0.005, 2e-4, 256) * noise(&s, 0.1))) {
+            break;
+        }
+    }
+    ck_assert_int_eq(e.changes, 1);
+    ck_assert_double_eq_tol(ob_estimator_error(&e, 256), 0.1 / sqrt(3.0) / sqrt(3.0), 0.01);
+}
+END_TEST
+
+START_TEST(test_no_false_change_under_normal_noise)
+{
+    /* A false alarm re-learns a rank from its most extreme stretch of
+     * noise; with many ranks the largest of those errors sets the step
+     * time.  2000 ranks x 1000 samples of 10% normal noise, the batch moved
+     * twice: no change confirmed once the first samples are past (the first
+     * sample of a rank may itself be the outlier, and is replaced). */
+    long late = 0;
+
+    for (uint64_t r = 1; r <= 2000; r++) {
+        uint64_t s = r * 7919;
+        ob_estimator e;
+
+        ob_estimator_init(&e, 0.998);
+        for (int k = 0; k < 1000; k++) {
+            double batch = k < 8 ? 64.0 : (k < 16 ? 50.0 : 48.0);
+
+            if (OB_SAMPLE_CHANGE == ob_estimator_add(&e, batch, truth(0.01, 1e-3, batch) * normal_noise(&s, 0.1))
+                && k >= 8) {
+                late++;
+            }
+        }
+    }
+    ck_assert_int_eq(late, 0);
+}
+END_TEST
+
+START_TEST(test_the_split_error_is_honest_when_old_samples_were_noisier)
+{
+    /* The batch fell from 64 to 16 (a slow rank given less work): the old
+     * samples, far from the mean batch, carry the noise of their longer
+     * times and decide the slope.  Over 400 seeds the error of the fixed
+     * share, in units of its stated standard error, has a standard deviation
+     * near 1 (about 2 if the noise were taken as even). */
+    double sum2 = 0.0;
+    int n = 0;
+
+    for (uint64_t seed = 1; seed <= 400; seed++) {
+        uint64_t s = seed * 104729;
+        ob_estimator e;
+        double level, share, mean_batch, a, b, z;
+
+        ob_estimator_init(&e, 0.998);
+        for (int k = 0; k < 400; k++) {
+            double batch = k < 100 ? 64.0 : 16.0;
+
+            ob_estimator_add(&e, batch, truth(0.005, 1.5625e-4, batch) * normal_noise(&s, 0.1));
+        }
+        ob_estimator_error_terms(&e, &level, &share, &mean_batch);
+        ob_estimator_model(&e, &a, &b);
+        z = (a / (a + b * mean_batch) - 0.005 / truth(0.005, 1.5625e-4, mean_batch)) / share;
+        sum2 += z * z;
+        n++;
+    }
+    ck_assert_msg(sqrt(sum2 / n) > 0.6 && sqrt(sum2 / n) < 1.4, "standard deviation %g", sqrt(sum2 / n));
+}
+END_TEST
+
 START_TEST(test_forgetting_factor_is_clamped)
 {
     ob_estimator e;
@@ -400,12 +578,18 @@ static Suite *make_estimator_suite(void)
     tcase_add_test(fit, test_partial_variation_moves_alpha_from_its_prior);
     tcase_add_test(fit, test_guards_keep_alpha_nonnegative_and_beta_positive);
     tcase_add_test(fit, test_error_estimate_tracks_the_noise);
+    tcase_add_test(fit, test_error_terms_give_the_error_at_any_batch);
+    tcase_add_test(fit, test_a_few_agreeing_samples_do_not_fix_the_split);
+    tcase_add_test(fit, test_a_learnt_split_is_not_counted_twice);
+    tcase_add_test(fit, test_the_split_error_is_honest_when_old_samples_were_noisier);
     tcase_add_test(fit, test_forgetting_factor_is_clamped);
     tcase_add_test(robust, test_single_spike_does_not_move_the_model);
     tcase_add_test(robust, test_lasting_change_is_followed);
     tcase_add_test(robust, test_change_is_reported);
     tcase_add_test(robust, test_cold_first_sample_is_relearnt);
     tcase_add_test(robust, test_no_false_change_on_long_stationary_run);
+    tcase_add_test(robust, test_no_false_change_under_normal_noise);
+    tcase_add_test(robust, test_the_noise_is_remembered_across_a_change);
     tcase_add_test(robust, test_invalid_samples_are_ignored);
     suite_add_tcase(s, fit);
     suite_add_tcase(s, robust);

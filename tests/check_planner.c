@@ -498,6 +498,38 @@ START_TEST(test_integer_plan_without_granularity_is_within_one_sample)
 }
 END_TEST
 
+START_TEST(test_decision_gives_spare_samples_where_they_cost_least)
+{
+    /* Two fast ranks (t = 0.8 + b) and two slow ones (t = 2 b), B = 302:
+     * the water level is 101.2 with the fast ranks at 100.4 and the slow at
+     * 50.6.  After the floors two samples are left.  The largest fractions
+     * (.6) would give them to the slow ranks, 102 s; a decision gives them
+     * to the ranks whose time grows least, the fast ones, 101.8 s, the
+     * least step time of any integer plan. */
+    ob_rank_model m[4] = { { 0.8, 1.0, 1, 302 }, { 0.8, 1.0, 1, 302 }, { 0.0, 2.0, 1, 302 }, { 0.0, 2.0, 1, 302 } };
+    ob_planner_params p = { 1.0, 0.0, 1 };
+    long cur[4] = { 75, 75, 76, 76 }, next[4], rounded[4];
+    double target[4], T;
+    ob_decision d;
+
+    ck_assert_int_eq(ob_plan_optimum(m, 4, 302, target, &T), OMNIBATCH_SUCCESS);
+    ck_assert_double_eq_tol(T, 101.2, 1e-12);
+    ck_assert_int_eq(ob_plan_decide(&p, m, 4, 302, cur, next, &d), OMNIBATCH_SUCCESS);
+    ck_assert_int_eq(d.changed, 1);
+    ck_assert_int_eq(next[0], 101);
+    ck_assert_int_eq(next[1], 101);
+    ck_assert_int_eq(next[2], 50);
+    ck_assert_int_eq(next[3], 50);
+    ck_assert_double_eq_tol(d.t_next, 101.8, 1e-12);
+    ck_assert_double_eq_tol(d.t_next, ref_integer_optimum(m, 4, 302, 1), 1e-12);
+    /* Rounding targets alone, without speeds, takes the largest fractions. */
+    ck_assert_int_eq(ob_plan_round(m, 4, 302, 1, target, rounded), OMNIBATCH_SUCCESS);
+    ck_assert_int_eq(rounded[0], 100);
+    ck_assert_int_eq(rounded[2], 51);
+    ck_assert_double_eq_tol(ob_plan_step_time(m, 4, rounded), 102.0, 1e-12);
+}
+END_TEST
+
 START_TEST(test_equal_and_proportional_plans)
 {
     ob_rank_model m[4] = { { 0, 0, 1, LONG_MAX }, { 0, 0, 1, LONG_MAX }, { 0, 0, 1, LONG_MAX },
@@ -774,6 +806,11 @@ START_TEST(test_bad_models_are_refused)
     m[0].alpha = -INFINITY;
     ASSERT_FAILS(ob_plan_optimum(m, 3, 30, x, NULL), OMNIBATCH_ERR_ARG,
                  "rank 0: alpha = -inf s: expected a finite number in [0, 1e+06]");
+    ASSERT_FAILS(ob_plan_check_models(m, 3), OMNIBATCH_ERR_ARG,
+                 "rank 0: alpha = -inf s: expected a finite number in [0, 1e+06]");
+    ASSERT_FAILS(ob_plan_check_models(NULL, 3), OMNIBATCH_ERR_ARG, "planner: no rank models given");
+    m[0].alpha = 0.0;
+    ck_assert_int_eq(ob_plan_check_models(m, 3), OMNIBATCH_SUCCESS);
     /* Nothing was written on a refusal. */
     memcpy(next, plan, sizeof plan);
     m[0].alpha = NAN;
@@ -856,6 +893,7 @@ static Suite *make_planner_suite(void)
     tcase_add_test(integer, test_integer_plan_small_against_exact_minimax);
     tcase_add_test(integer, test_integer_plan_larger_against_exact_minimax);
     tcase_add_test(integer, test_integer_plan_without_granularity_is_within_one_sample);
+    tcase_add_test(integer, test_decision_gives_spare_samples_where_they_cost_least);
     tcase_add_test(integer, test_equal_and_proportional_plans);
     tcase_add_test(integer, test_random_proportional_plans_keep_invariants);
     tcase_add_test(integer, test_round_follows_targets);

@@ -349,22 +349,12 @@ static int ob_sim_phase_of(const ob_rank_model *m, int P, long B, long *scratch,
 }
 
 /* Every rank's record, as the API fills it on that rank with
- * ob_controller_record().  That call also hashes the whole plan (O(P)), the
- * same value on every rank; holding all P ranks in one process, the
- * simulator hashes once per exchange and fills each rank's record through a
- * one-rank view of the controller (its plan and bounds entries), so that an
- * exchange costs O(P) and not O(P^2). */
+ * ob_controller_record() (O(1) each: the controller keeps its plan's hash). */
 static void ob_sim_records(const ob_controller *ctl, const ob_estimator *est, const double *compute_mean,
                            ob_rank_record *rec)
 {
-    const uint64_t hash = ob_controller_plan_hash(ctl);
-    ob_controller view = *ctl;
-    view.nranks = 1;
     for (int i = 0; i < ctl->nranks; i++) {
-        view.plan = ctl->plan + i;
-        view.bounds = ctl->bounds + i;
-        ob_controller_record(&view, 0, &est[i], compute_mean[i], &rec[i]);
-        rec[i].plan_hash = hash;
+        ob_controller_record(ctl, i, &est[i], compute_mean[i], &rec[i]);
     }
 }
 
