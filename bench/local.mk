@@ -1,3 +1,11 @@
 # bench/: the benchmarks.
 include %reldir%/tools.mk
 include %reldir%/hetsgd.mk
+
+# make bench: the standard comparison (bench/run.sh) on this build; options
+# through BENCH_FLAGS, e.g. make bench BENCH_FLAGS=--quick.
+EXTRA_DIST += %reldir%/run.sh %reldir%/RESULTS.md
+.PHONY: bench
+bench: all
+	MPIRUN='$(MPIRUN)' GNUPLOT='$(GNUPLOT)' VALGRIND='$(VALGRIND)' NM='$(NM)' \
+	$(SHELL) $(srcdir)/%reldir%/run.sh --builddir $(builddir) $(BENCH_FLAGS)

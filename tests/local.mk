@@ -24,3 +24,4 @@ include %reldir%/preload.mk
 include %reldir%/api.mk
 include %reldir%/tools.mk
 include %reldir%/hetsgd.mk
+include %reldir%/runner.mk

@@ -1,0 +1,74 @@
+#!/bin/sh
+# bench/run.sh end to end in --quick mode on a small generated data set
+# (never the real one): it must exit 0 and print the table, the targets and
+# where its output is.  The figures are never checked (machines are noisy,
+# and a few steps on tiny batches mean nothing); the arithmetic behind them
+# is tested by the hetsgd and simulate suites.
+set -eu
+srcdir=${top_srcdir:-.}
+builddir=${top_builddir:-.}
+runner="$srcdir/bench/run.sh"
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/bench-runner.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT INT TERM
+
+fail() {
+    echo "FAIL: $*" >&2
+    [ -f "$tmp/out" ] && cat "$tmp/out" >&2
+    exit 1
+}
+
+"$builddir/tests/hetsgd_mkdata" "$tmp/data" 512 128 || fail "generating the data set"
+
+# One static and one dynamic scenario; overhead at its smallest.
+sh "$runner" --builddir "$builddir" --quick --data "$tmp/data" --out "$tmp/out.d" \
+    --scenarios headline,ramp --no-simulate >"$tmp/out" 2>&1 || fail "the runner exited non-zero"
+
+grep -q '^scenario  *speeds  *steps  *omb/orc  *(pred)  *omb/stat  *OL/orc  *TTA o/s  *acc pts  *recover  *overrun$' \
+    "$tmp/out" || fail "no table header"
+for s in headline ramp; do
+    grep -q "^$s " "$tmp/out" || fail "no table row for $s"
+done
+# Policies that did not run are NA, and the table says why.
+awk '$1 == "ramp" && $6 == "NA" && $7 == "NA" { ok = 1 } END { exit !ok }' "$tmp/out" ||
+    fail "ramp: static and omnilearn columns are not NA"
+grep -q "^NA in omb/stat, acc pts: static does not run in ramp " "$tmp/out" || fail "no reason for the NA columns"
+# The static scenarios have no recovery; the ramp's changes are counted.
+awk '$1 == "headline" && $(NF - 1) == "-" { ok = 1 } END { exit !ok }' "$tmp/out" || fail "headline shows a recovery"
+grep -q '^ramp .* ([0-9]*/[1-9][0-9]*) ' "$tmp/out" || fail "ramp: no count of speed changes"
+
+grep -q '^targets:$' "$tmp/out" || fail "no targets"
+for t in 'steady step <= 1.05x oracle (static scenarios)' \
+         'recovery within 5% of oracle in <= 10 steps' \
+         'time to 50% accuracy >= 1.8x faster than static (1,1,0.5,0.25)' \
+         'final accuracy within 0.3 points of static' \
+         'overhead <= 1% at 8 B'; do
+    grep -F "  $t: " "$tmp/out" | grep -q ': \(met\|MISSED\): ' || fail "no verdict for target '$t'"
+done
+grep -q '^overhead: preload / plain MPI_Allreduce float at 8 B ' "$tmp/out" || fail "no overhead line"
+grep -q '^simulate: not run (--no-simulate)$' "$tmp/out" || fail "no simulate line"
+grep -q '^plot: ' "$tmp/out" || fail "no plot line"
+grep -q "^traces (CSV per run), logs and summaries: $tmp/out.d/runs$" "$tmp/out" || fail "no traces line"
+# Every run left its trace and one summary line.
+[ "$(wc -l <"$tmp/out.d/summary.txt")" -eq 6 ] || fail "expected 6 summary lines"
+[ -s "$tmp/out.d/runs/headline.omnibatch.r1.csv" ] || fail "no headline omnibatch trace"
+
+# A failed run names its command and shows its output; the exit is non-zero.
+rm "$tmp/data/t10k-labels-idx1-ubyte.gz"
+printf 'not an IDX file' | gzip >"$tmp/data/t10k-labels-idx1-ubyte.gz"
+if sh "$runner" --builddir "$builddir" --quick --data "$tmp/data" --out "$tmp/out.d" \
+    --scenarios hl2 --no-overhead --no-simulate >"$tmp/out" 2>&1; then
+    fail "a broken data set was accepted"
+fi
+grep -q '^bench/run.sh: hl2/static run 1 failed (exit [1-9][0-9]*): .*/hetsgd --data ' "$tmp/out" ||
+    fail "the failed command is not named"
+grep -q '^  | hetsgd: .*t10k-labels' "$tmp/out" || fail "the failed run's output is not shown"
+
+# Nonsense options: one line, exit 2, nothing run.
+for bad in "--repeat 0" "--scenarios hl3" "--quick --full" "--slowdown 0.5" "--frobnicate"; do
+    rc=0
+    # shellcheck disable=SC2086
+    sh "$runner" --builddir "$builddir" $bad >"$tmp/out" 2>&1 || rc=$?
+    [ 2 -eq "$rc" ] || fail "'$bad': exit $rc, expected 2"
+    [ 1 -eq "$(wc -l <"$tmp/out")" ] && grep -q '^bench/run.sh: ' "$tmp/out" || fail "'$bad': not one line"
+done
+echo "bench_runner_smoke: ok"
