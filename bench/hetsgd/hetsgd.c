@@ -33,6 +33,7 @@
 #include "omnilearn.h"
 #include "options.h"
 #include "report.h"
+#include "rng.h"
 #include "schedule.h"
 
 #define HIDDEN1 256
@@ -41,6 +42,8 @@
 #define RECOVERY_TOLERANCE 1.05
 /* Repetitions of each calibration measurement; the least is kept (noise only adds). */
 #define CALIBRATION_REPS 3
+/* What evict_caches() writes: more than the last-level cache of the machines this runs on. */
+#define CALIBRATION_EVICT_MB 64
 
 typedef struct run {
     hetsgd_options opt;
@@ -187,13 +190,39 @@ static double compute_clock(const run *r)
     return r->opt.bind ? ob_now() : hetsgd_thread_cpu_seconds();
 }
 
-/* The least of a few timings of one forward and backward pass of n samples. */
+/* Leave the caches as a training step finds them.  Between two steps a
+ * rank reduces, updates the weights and sleeps while other processes run
+ * on its core, so a step starts with the model, the gradient and its
+ * samples out of cache: back-to-back passes on warm caches measured a fixed
+ * cost per step 25x too small, and the oracle built on it overloaded the
+ * slowest rank. */
+static void evict_caches(void)
+{
+    static volatile unsigned char *junk;
+    static size_t size = (size_t) CALIBRATION_EVICT_MB << 20;
+
+    if (NULL == junk) {
+        junk = malloc(size);
+        if (NULL == junk) {
+            return;
+        }
+    }
+    for (size_t i = 0; i < size; i += 64) {
+        junk[i]++;
+    }
+}
+
+/* The least of a few timings of one forward and backward pass of n samples,
+ * each on cold caches and on samples scattered like a shuffled epoch's. */
 static double time_pass(run *r, long n)
 {
     double best = INFINITY;
 
     for (int k = 0; k < CALIBRATION_REPS; k++) {
-        double c0 = compute_clock(r);
+        double c0;
+
+        evict_caches();
+        c0 = compute_clock(r);
 
         hetsgd_gather(&r->ds.train_images, &r->ds.train_labels, r->perm, n, r->x, r->y);
         hetsgd_mlp_loss_grad(r->model, r->x, r->y, n, r->grad);
@@ -234,8 +263,10 @@ static void calibrate(run *r)
     long small = large / (2 * r->P) > 0 ? large / (2 * r->P) : 1;
     double t_small, t_large, a, b;
 
+    uint64_t rng = (uint64_t) r->opt.seed ^ UINT64_C(0xca1b7a7e);
+
     for (long i = 0; i < large; i++) {
-        r->perm[i] = i;
+        r->perm[i] = hetsgd_rng_range(&rng, 0, r->N - 1);
     }
     measure_contention(r);
     t_small = time_pass(r, small);
