@@ -171,7 +171,7 @@ default)
     level_args="--max-steps 40 --subset 5120 --warmup 15"
     dyn_args="--max-steps 105 --warmup 0"
     dyn_policies="omnibatch oracle omnilearn"
-    ov_args="--rounds 4 --max-seconds 12 --max-bytes 8"
+    ov_args="--rounds 4 --max-seconds 12 --max-bytes 8 --cg-bytes 8"
     sim_args="--ranks 65536 --big-steps 120"
     ;;
 full)

@@ -193,6 +193,7 @@ void ob_layer_postinit(int thread_provided)
     ob_trace_init(&L->trace, L->trace_on ? ob_trace_rank_limit(L->size) : 0);
     ob_req_init();
     ob_gate.min_bytes = cfg->min_bytes;
+    ob_gate.min_count = (long) ((cfg->min_bytes + 7) / 8);
     __atomic_store_n(&ob_gate.measure, 1, __ATOMIC_RELAXED);
     L->started = 1;
     ob_active_set_step_hook(ob_layer_on_api_step);

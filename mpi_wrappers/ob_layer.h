@@ -34,6 +34,7 @@ typedef struct ob_layer_gate {
     int recognise;               /* recognise gradient allreduces (measure or weight) */
     int measure;                 /* record them (MPI_Pcontrol switches this) */
     size_t min_bytes;            /* least payload of a gradient allreduce */
+    long min_count;              /* least element count that can reach min_bytes (8-byte elements) */
     int outstanding;             /* recognised non-blocking allreduces in flight */
 } ob_layer_gate;
 
@@ -51,7 +52,11 @@ static inline int ob_gradient_elem(MPI_Datatype type, MPI_Op op, int count)
 {
     int elem;
 
-    if (!__atomic_load_n(&ob_gate.recognise, __ATOMIC_RELAXED) || MPI_SUM != op) {
+    /* Small messages (a loss, a counter) are the common passthrough and the
+     * ones whose latency a few instructions can show in: one compare, before
+     * any handle is looked at. */
+    if (!__atomic_load_n(&ob_gate.recognise, __ATOMIC_RELAXED) || count < ob_gate.min_count ||
+        MPI_SUM != op) {
         return 0;
     }
     if (MPI_FLOAT == type || MPI_REAL == type || MPI_REAL4 == type) {
