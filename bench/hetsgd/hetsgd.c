@@ -625,7 +625,7 @@ static int report(run *r, const double *all)
             }
         }
     }
-    hetsgd_recovery(ratio, change, steps, RECOVERY_TOLERANCE, &rec);
+    hetsgd_recovery(ratio, change, steps, RECOVERY_TOLERANCE, 1, &rec);
     mean_step = hetsgd_mean_judged(step_s, 0, steps);
     steady_step = hetsgd_mean_judged(step_s, warmup, steps);
     pred_ratio = hetsgd_mean_judged(ratio, warmup, steps);
