@@ -23,7 +23,7 @@ fail() {
 sh "$runner" --builddir "$builddir" --quick --data "$tmp/data" --out "$tmp/out.d" \
     --scenarios headline,ramp --no-simulate >"$tmp/out" 2>&1 || fail "the runner exited non-zero"
 
-grep -q '^scenario  *speeds  *steps  *omb/orc  *(pred)  *omb/stat  *OL/orc  *TTA o/s  *acc pts  *recover  *overrun$' \
+grep -q '^scenario  *speeds  *steps  *omb/orc  *(pred)  *omb/stat  *OL/orc  *TTA o/s  *acc pts (last)  *recover  *overrun$' \
     "$tmp/out" || fail "no table header"
 for s in headline ramp; do
     grep -q "^$s " "$tmp/out" || fail "no table row for $s"
@@ -31,10 +31,20 @@ done
 # Policies that did not run are NA, and the table says why.
 awk '$1 == "ramp" && $6 == "NA" && $7 == "NA" { ok = 1 } END { exit !ok }' "$tmp/out" ||
     fail "ramp: static and omnilearn columns are not NA"
-grep -q "^NA in omb/stat, acc pts: static does not run in ramp " "$tmp/out" || fail "no reason for the NA columns"
+grep -q "^NA in omb/stat, acc pts, static: static does not run in ramp " "$tmp/out" || fail "no reason for the NA columns"
 # The static scenarios have no recovery; the ramp's changes are counted.
 awk '$1 == "headline" && $(NF - 1) == "-" { ok = 1 } END { exit !ok }' "$tmp/out" || fail "headline shows a recovery"
 grep -q '^ramp .* ([0-9]*/[1-9][0-9]*) ' "$tmp/out" || fail "ramp: no count of speed changes"
+# The balance table: one row per scenario, every measured balance >= 1 (max t_i over a weighted
+# mean of the t_i), the recoveries of omnibatch, the oracle and the model.
+grep -q '^scenario  *static  *omnibatch  *oracle  *omnilearn  *omnibatch  *oracle  *omnibatch model$' "$tmp/out" ||
+    fail "no balance table header"
+awk '$1 == "headline" && NF == 11 && $6 ~ /^(never|[0-9]+)$/ && $7 == "(start)" { ok = 1 } END { exit !ok }' \
+    "$tmp/out" || fail "balance table: no headline row with the recovery from the start"
+awk '$1 == "ramp" && NF == 11 && $2 == "NA" && $5 == "NA" && $7 ~ /^[(][0-9]+[/][1-9][0-9]*[)]$/ { ok = 1 } END { exit !ok }' \
+    "$tmp/out" || fail "balance table: no ramp row with static and omnilearn NA and counted changes"
+awk '($1 == "headline" || $1 == "ramp") && NF == 11 { for (i = 2; i <= 5; i++) if ($i != "NA" && !($i >= 1)) bad = 1 }
+     END { exit bad }' "$tmp/out" || fail "balance table: a measured balance below 1"
 
 grep -q '^targets:$' "$tmp/out" || fail "no targets"
 for t in 'steady step <= 1.05x oracle (static scenarios)' \
@@ -44,6 +54,16 @@ for t in 'steady step <= 1.05x oracle (static scenarios)' \
          'overhead <= 1% at 8 B'; do
     grep -F "  $t: " "$tmp/out" | grep -q ': \(met\|MISSED\): ' || fail "no verdict for target '$t'"
 done
+# The verdicts say what they are judged on.
+grep -F '  steady step <= 1.05x oracle (static scenarios): ' "$tmp/out" |
+    grep -q 'measured omnibatch / oracle (median of 1 run(s)): headline [0-9.]*; the model (pred, not judged): ' ||
+    fail "steady step: not judged on the measured ratio"
+grep -F '  recovery within 5% of oracle in <= 10 steps: ' "$tmp/out" |
+    grep -qF '(measured balance within 5% for 3 steps); the oracle on the same measure: ' ||
+    fail "recovery: not judged on the measured balance"
+grep -F '  final accuracy within 0.3 points of static: ' "$tmp/out" |
+    grep -q 'points, mean of the [1-9][0-9]* evaluations from step [0-9]* on (static [0-9.]*%); the last evaluation alone ' ||
+    fail "final accuracy: not judged on the mean of the last evaluations"
 grep -q '^overhead: preload / plain MPI_Allreduce float at 8 B ' "$tmp/out" || fail "no overhead line"
 grep -q '^simulate: not run (--no-simulate)$' "$tmp/out" || fail "no simulate line"
 grep -q '^plot: ' "$tmp/out" || fail "no plot line"

@@ -36,6 +36,7 @@ START_TEST(test_defaults)
     ck_assert_double_eq(opts.target, 0.85);
     ck_assert_double_eq(opts.slowdown, 0.0);
     ck_assert_int_eq(opts.warmup, -1);
+    ck_assert_int_eq(opts.final_evals, 5);
     ck_assert_str_eq(opts.data, "/usr/share/datasets/fashion-mnist");
     ck_assert_ptr_null(opts.trace);
     ck_assert(!opts.bind && !opts.help);
@@ -45,7 +46,7 @@ END_TEST
 START_TEST(test_every_option_is_read)
 {
     const char *argv[] = { "hetsgd", "--epochs", "3", "--max-steps=40", "--batch", "128", "--lr", "0.1",
-                     "--momentum", "0", "--seed", "77", "--subset", "5000", "--eval-every", "25",
+                     "--momentum", "0", "--seed", "77", "--subset", "5000", "--eval-every", "25", "--final-evals", "3",
                      "--speeds", "1,1,0.5,0.25", "--alpha", "0.002", "--slowdown", "2",
                      "--warmup", "12", "--schedule", "vanish", "--policy", "omnilearn",
                      "--target", "0.8", "--data", "/tmp/d", "--trace", "t.csv", "--summary=s.txt" };
@@ -59,6 +60,7 @@ START_TEST(test_every_option_is_read)
     ck_assert_uint_eq(opts.seed, 77);
     ck_assert_int_eq(opts.subset, 5000);
     ck_assert_int_eq(opts.eval_every, 25);
+    ck_assert_int_eq(opts.final_evals, 3);
     ck_assert_int_eq(opts.nspeeds, 4);
     ck_assert_double_eq(opts.speeds[2], 0.5);
     ck_assert_double_eq(opts.speeds[3], 0.25);
@@ -110,6 +112,7 @@ static const struct {
       "--speeds '1,,2': expected up to 4096 comma-separated numbers > 0, e.g. 1,1,0.5,0.25" },
     { { "--speeds", "1,-1" }, "--speeds '1,-1': entry '-1' is not a number > 0 (e.g. 1,1,0.5,0.25)" },
     { { "--slowdown", "0.5" }, "--slowdown '0.5': expected auto or a number in [1, 1000]" },
+    { { "--final-evals", "0" }, "--final-evals '0': expected an integer from 1 to 1000000" },
     { { "--warmup", "-3" }, "--warmup '-3': expected auto or an integer >= 0" },
     { { "--frobnicate", "1" }, "unknown option '--frobnicate' (see --help)" },
     { { "--batch" }, "--batch needs a value (see --help)" },
@@ -139,7 +142,7 @@ START_TEST(test_usage_mentions_every_option)
     static const char *const names[] = {
         "--policy", "--speeds", "--schedule", "--alpha", "--slowdown", "--bind", "--epochs",
         "--max-steps", "--batch", "--lr", "--momentum", "--seed", "--subset", "--target",
-        "--eval-every", "--warmup", "--data", "--trace", "--summary", "--help"
+        "--eval-every", "--final-evals", "--warmup", "--data", "--trace", "--summary", "--help"
     };
 
     for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {

@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <check.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +23,7 @@ START_TEST(test_recovery_counts_steps_to_tolerance)
     const unsigned char change[10] = { 1, 0, 0, 0, 0, 1, 0, 0, 1, 0 };
     hetsgd_recovery_stats s;
 
-    hetsgd_recovery(ratio, change, 10, 1.05, &s);
+    hetsgd_recovery(ratio, change, 10, 1.05, 1, &s);
     ck_assert_int_eq(s.initial, 2);
     ck_assert_int_eq(s.changes, 2);
     ck_assert_int_eq(s.worst, 2);
@@ -39,12 +40,134 @@ START_TEST(test_recovery_stops_at_the_next_change)
     const unsigned char change[6] = { 1, 0, 1, 0, 1, 0 };
     hetsgd_recovery_stats s;
 
-    hetsgd_recovery(ratio, change, 6, 1.05, &s);
+    hetsgd_recovery(ratio, change, 6, 1.05, 1, &s);
     ck_assert_int_eq(s.initial, 0);
     ck_assert_int_eq(s.changes, 2);
     ck_assert_int_eq(s.unrecovered, 1);
     ck_assert_int_eq(s.worst, 0);
     ck_assert_double_eq(s.mean, 0.0);
+}
+END_TEST
+
+START_TEST(test_recovery_holds_for_steps_in_a_row)
+{
+    /* Held for 3 judged steps: the start's 1.04 at step 1 is undone by step 2, so it recovers at
+     * step 3 (steps 3, 4 and 6; step 5 is not judged).  The change at 7 recovers at 8, where
+     * only 2 steps remain before the end. */
+    const double ratio[10] = { 1.3, 1.04, 1.2, 1.03, 1.02, -1.0, 1.01, 1.5, 1.0, 1.0 };
+    const unsigned char change[10] = { 1, 0, 0, 0, 0, 0, 0, 1, 0, 0 };
+    hetsgd_recovery_stats s;
+
+    hetsgd_recovery(ratio, change, 10, 1.05, 3, &s);
+    ck_assert_int_eq(s.initial, 3);
+    ck_assert_int_eq(s.changes, 1);
+    ck_assert_int_eq(s.worst, 1);
+    ck_assert_int_eq(s.unrecovered, 0);
+    /* One step within is enough with hold 1. */
+    hetsgd_recovery(ratio, change, 10, 1.05, 1, &s);
+    ck_assert_int_eq(s.initial, 1);
+    /* A phase that ends on a step outside is never recovered, however long the hold. */
+    {
+        const double r2[4] = { 1.0, 1.0, 1.0, 1.2 };
+        const unsigned char c2[4] = { 1, 0, 1, 0 };
+
+        hetsgd_recovery(r2, c2, 4, 1.05, 2, &s);
+        ck_assert_int_eq(s.initial, 0);
+        ck_assert_int_eq(s.unrecovered, 1);
+    }
+}
+END_TEST
+
+/* One step of a trace of P ranks: batches b and compute times t. */
+static void fill_step(double *rec, int P, const double *b, const double *t)
+{
+    memset(rec, 0, (size_t) P * HETSGD_TRACE_FIELDS * sizeof *rec);
+    for (int i = 0; i < P; i++) {
+        rec[i * HETSGD_TRACE_FIELDS + HETSGD_TRACE_BATCH] = b[i];
+        rec[i * HETSGD_TRACE_FIELDS + HETSGD_TRACE_COMPUTE] = t[i];
+    }
+}
+
+START_TEST(test_balance_ratio_is_one_exactly_when_balanced)
+{
+    double rec[3 * HETSGD_TRACE_FIELDS];
+    double T = 0.0;
+
+    /* Different batches, equal times: balanced, whatever the throughputs. */
+    fill_step(rec, 3, (const double[]) { 100, 200, 50 }, (const double[]) { 0.1, 0.1, 0.1 });
+    ck_assert_double_eq_tol(hetsgd_balance_ratio(rec, 1, 3, 0, &T), 1.0, 1e-12);
+    ck_assert_double_eq_tol(T, 0.1, 1e-12);
+    /* Rank 1 has half the throughput of rank 0; spread by throughput, 200 samples give rank 0
+     * 400/3 and rank 1 200/3, and both take 2/15 s. */
+    fill_step(rec, 2, (const double[]) { 100, 100 }, (const double[]) { 0.1, 0.2 });
+    ck_assert_double_eq_tol(hetsgd_balance_ratio(rec, 1, 2, 0, &T), 0.2 / (2.0 / 15.0), 1e-12);
+    ck_assert_double_eq_tol(T, 2.0 / 15.0, 1e-12);
+    ck_assert_double_eq_tol((400.0 / 3.0) * 0.1 / 100.0, T, 1e-12);
+    ck_assert_double_eq_tol((200.0 / 3.0) * 0.2 / 100.0, T, 1e-12);
+    /* NULL is allowed for T*; a time that is not positive is not judged. */
+    ck_assert_double_gt(hetsgd_balance_ratio(rec, 1, 2, 0, NULL), 1.0);
+    fill_step(rec, 2, (const double[]) { 100, 100 }, (const double[]) { 0.1, 0.0 });
+    ck_assert_double_eq(hetsgd_balance_ratio(rec, 1, 2, 0, &T), -1.0);
+}
+END_TEST
+
+START_TEST(test_balance_ratio_error_with_a_fixed_cost)
+{
+    /* Two equal ranks, t(b) = a + c b with a = 10 ms and c = 1 ms: the best split of 200 is
+     * 100 + 100 at 110 ms.  From the split 50 + 150 the yardstick T* differs from it by the
+     * weighted mean (equal weights here) of a / t_i x (t_i - T*) / T*, as report.h says. */
+    const double a = 0.010, c = 0.001;
+    const double t[2] = { a + c * 50, a + c * 150 };
+    double rec[2 * HETSGD_TRACE_FIELDS];
+    double T = 0.0;
+    double expected = 0.0;
+
+    fill_step(rec, 2, (const double[]) { 50, 150 }, t);
+    ck_assert_double_gt(hetsgd_balance_ratio(rec, 1, 2, 0, &T), 1.0);
+    for (int i = 0; i < 2; i++) {
+        expected += 0.5 * a / t[i] * (t[i] - T) / T;
+    }
+    ck_assert_double_eq_tol((a + c * 100) / T - 1.0, expected, 1e-12);
+    /* Here the error is below the imbalance itself. */
+    ck_assert_double_lt(fabs(expected), t[1] / T - 1.0);
+}
+END_TEST
+
+START_TEST(test_smoothing_drops_spikes_within_a_phase)
+{
+    const double x[10] = { 1.0, 1.5, 1.0, 1.0, 1.2, 1.2, 1.0, -1.0, 1.3, 2.0 };
+    const unsigned char change[10] = { 1, 0, 0, 0, 0, 0, 1, 0, 0, 0 };
+    const double expect[10] = { 1.25, 1.0, 1.0, 1.0, 1.2, 1.2, 1.15, -1.0, 1.3, 1.65 };
+    double out[10];
+
+    hetsgd_smooth_median3(x, change, 10, out);
+    for (int k = 0; k < 10; k++) {
+        ck_assert_double_eq_tol(out[k], expect[k], 1e-12);
+    }
+}
+END_TEST
+
+START_TEST(test_final_accuracy_over_the_last_evaluations)
+{
+    /* Evaluations every 10 steps and at an epoch's end (35). */
+    const long done[6] = { 10, 20, 30, 35, 40, 50 };
+    const double acc[6] = { 0.5, 0.6, 0.7, 0.8, 0.9, 0.7 };
+    long used = 0, from = 0;
+
+    /* 2 evaluations of 10 steps: the last 20 steps, 3 evaluations from step 35. */
+    ck_assert_double_eq_tol(hetsgd_final_accuracy(done, acc, 6, 50, 10, 2, &used, &from), 0.8, 1e-12);
+    ck_assert_int_eq(used, 3);
+    ck_assert_int_eq(from, 35);
+    /* Per epoch only: the last 2 evaluations. */
+    ck_assert_double_eq_tol(hetsgd_final_accuracy(done, acc, 6, 50, 0, 2, &used, &from), 0.8, 1e-12);
+    ck_assert_int_eq(used, 2);
+    ck_assert_int_eq(from, 40);
+    /* A window longer than the run takes every evaluation; one evaluation is the last one. */
+    ck_assert_double_eq_tol(hetsgd_final_accuracy(done, acc, 6, 50, 10, 9, &used, &from), 4.2 / 6, 1e-12);
+    ck_assert_int_eq(used, 6);
+    ck_assert_double_eq_tol(hetsgd_final_accuracy(done, acc, 6, 50, 0, 1, &used, &from), 0.7, 1e-12);
+    ck_assert_double_eq(hetsgd_final_accuracy(done, acc, 0, 50, 10, 5, &used, &from), -1.0);
+    ck_assert_int_eq(used, 0);
 }
 END_TEST
 
@@ -144,6 +267,11 @@ static Suite *make_hetsgd_report_suite(void)
 
     tcase_add_test(tc, test_recovery_counts_steps_to_tolerance);
     tcase_add_test(tc, test_recovery_stops_at_the_next_change);
+    tcase_add_test(tc, test_recovery_holds_for_steps_in_a_row);
+    tcase_add_test(tc, test_balance_ratio_is_one_exactly_when_balanced);
+    tcase_add_test(tc, test_balance_ratio_error_with_a_fixed_cost);
+    tcase_add_test(tc, test_smoothing_drops_spikes_within_a_phase);
+    tcase_add_test(tc, test_final_accuracy_over_the_last_evaluations);
     tcase_add_test(tc, test_mean_skips_unjudged_steps);
     tcase_add_test(tc, test_trace_rows_per_step_and_rank);
     tcase_add_test(tc, test_overruns_judge_the_step_not_each_rank);

@@ -52,10 +52,16 @@ grep -q "schedule=ramp" "$tmp/summary.txt" || fail "oracle: the ramp is not in t
 awk -F, '$1 == 8 && $2 == 2 { b2 = $4 } $1 == 8 && $2 == 3 { b3 = $4 } END { exit !(b3 > b2) }' \
     "$tmp/oracle.csv" || fail "oracle: no larger batch for the fast rank under HL8"
 [ "$(wc -l <"$tmp/summary.txt")" -eq 4 ] || fail "summary file: expected 4 lines"
-for key in policy ranks speeds schedule batch steps time_to_target_s final_acc mean_step_s \
-           steady_step_s pred_ratio_oracle recover_initial; do
+for key in policy ranks speeds schedule batch steps time_to_target_s final_acc final_acc_mean \
+           final_acc_evals mean_step_s steady_step_s balance_steady balance_recover_initial \
+           balance_recover_unrecovered pred_ratio_oracle model_recover_initial; do
     [ "$(grep -c " $key=\|^$key=" "$tmp/summary.txt")" -eq 4 ] || fail "summary file: key $key missing"
 done
+# The measured balance is max t_i over a weighted mean of the t_i: never below 1.  The smoothed
+# final accuracy averages accuracies: within [0, 1].
+awk '{ for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+       if (!(v["balance_steady"] >= 1) || !(v["final_acc_mean"] >= 0 && v["final_acc_mean"] <= 1)) bad = 1 }
+     END { exit bad }' "$tmp/summary.txt" || fail "summary file: balance_steady < 1 or final_acc_mean outside [0, 1]"
 
 # Mistakes: one line naming the option, a non-zero exit, before any step;
 # reported once however many ranks make it.

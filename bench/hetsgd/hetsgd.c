@@ -38,8 +38,12 @@
 
 #define HIDDEN1 256
 #define HIDDEN2 128
-/* "Recovered" after a change: the plan's predicted step time within 5% of the optimum. */
+/* "Recovered" after a change: within 5% of the best step time (predicted from the model, or
+ * measured by the balance yardstick). */
 #define RECOVERY_TOLERANCE 1.05
+/* Steps in a row the smoothed measured balance must stay within the tolerance to count as
+ * recovered: one quiet step in noisy timings is not a recovery. */
+#define BALANCE_HOLD 3
 /* Repetitions of each calibration measurement; the least is kept (noise only adds). */
 #define CALIBRATION_REPS 3
 /* What evict_caches() writes: more than the last-level cache of the machines this runs on. */
@@ -96,6 +100,10 @@ typedef struct run {
     double final_acc;
     double final_loss;
     double train_s;
+    /* Every evaluation: steps done and test accuracy (rank 0 reports them). */
+    long *eval_done;
+    double *eval_acc;
+    long n_evals;
 } run;
 
 /* A failure inside the training loop, where the other ranks may already be
@@ -425,6 +433,11 @@ static void checkpoint(run *r, long k)
     double at = train_clock(r);
 
     evaluate(r, &r->final_acc, &r->final_loss);
+    if (r->n_evals < r->total_steps) {
+        r->eval_done[r->n_evals] = k + 1;
+        r->eval_acc[r->n_evals] = r->final_acc;
+        r->n_evals++;
+    }
     if (r->time_to_target < 0.0 && r->final_acc >= r->opt.target) {
         r->time_to_target = at;
         r->target_step = k + 1;
@@ -569,7 +582,11 @@ static void join_speeds(const run *r, char *out, size_t size)
 }
 
 /* Rank 0, after gathering every rank's trace: the figures of the run, the
- * trace file, the closing lines and the summary. */
+ * trace file, the closing lines and the summary.  Two kinds of figures:
+ * "model" ones rate each step's plan with the calibrated cost model times the
+ * true speeds (free of timing noise, but only as right as the calibration);
+ * "balance" ones come from the measured batch and compute time of every rank
+ * (report.h), so they need no model at all. */
 static int report(run *r, const double *all)
 {
     const long steps = r->total_steps;
@@ -577,21 +594,27 @@ static int report(run *r, const double *all)
     double *step_s = alloc_or_null((size_t) steps, sizeof(double));
     double *ratio = alloc_or_null((size_t) steps, sizeof(double));
     double *optimum = alloc_or_null((size_t) steps, sizeof(double));
+    double *balance = alloc_or_null((size_t) steps, sizeof(double));
+    double *smooth = alloc_or_null((size_t) steps, sizeof(double));
     unsigned char *change = alloc_or_null((size_t) steps, 1);
-    hetsgd_recovery_stats rec;
-    double mean_step, steady_step, pred_ratio, pred_optimum;
+    hetsgd_recovery_stats rec, bal;
+    double mean_step, steady_step, pred_ratio, pred_optimum, balance_steady, final_mean;
+    long final_used = 0, final_from = -1;
     long overruns = r->opt.bind ? 0 : hetsgd_overrun_steps(all, steps, r->P, r->slowdown, r->opt.alpha);
     double overrun_share = (double) overruns / (double) steps;
     char speeds[512];
     char ttt[64];
     char tstep[32];
-    char line[2048];
+    char line[3072];
     int rc = OMNIBATCH_SUCCESS;
 
-    if (NULL == step_s || NULL == ratio || NULL == optimum || NULL == change) {
+    if (NULL == step_s || NULL == ratio || NULL == optimum || NULL == balance || NULL == smooth ||
+        NULL == change) {
         free(step_s);
         free(ratio);
         free(optimum);
+        free(balance);
+        free(smooth);
         free(change);
         return ob_fail(OMNIBATCH_ERR_NOMEM, "cannot allocate the figures of %ld steps", steps);
     }
@@ -615,6 +638,7 @@ static int report(run *r, const double *all)
         step_s[k] = total == r->B ? sum_step / r->P : -1.0;
         ratio[k] = -1.0;
         optimum[k] = -1.0;
+        balance[k] = total == r->B ? hetsgd_balance_ratio(all, steps, r->P, k, NULL) : -1.0;
         if (total == r->B) {
             double T;
 
@@ -625,11 +649,16 @@ static int report(run *r, const double *all)
             }
         }
     }
-    hetsgd_recovery(ratio, change, steps, RECOVERY_TOLERANCE, &rec);
+    hetsgd_recovery(ratio, change, steps, RECOVERY_TOLERANCE, 1, &rec);
+    hetsgd_smooth_median3(balance, change, steps, smooth);
+    hetsgd_recovery(smooth, change, steps, RECOVERY_TOLERANCE, BALANCE_HOLD, &bal);
     mean_step = hetsgd_mean_judged(step_s, 0, steps);
     steady_step = hetsgd_mean_judged(step_s, warmup, steps);
     pred_ratio = hetsgd_mean_judged(ratio, warmup, steps);
     pred_optimum = hetsgd_mean_judged(optimum, warmup, steps);
+    balance_steady = hetsgd_mean_judged(balance, warmup, steps);
+    final_mean = hetsgd_final_accuracy(r->eval_done, r->eval_acc, r->n_evals, steps, r->opt.eval_every,
+                                       r->opt.final_evals, &final_used, &final_from);
 
     if (NULL != r->opt.trace) {
         rc = hetsgd_write_trace(r->opt.trace, hetsgd_policy_name(r->opt.policy), steps, r->P, all);
@@ -647,16 +676,25 @@ static int report(run *r, const double *all)
            r->time_to_target >= 0.0 ? tstep : "", r->eval_s);
     printf("hetsgd: mean steady step %.3f ms (full steps %ld..%ld; the first %ld left out as warm-up), "
            "all steps %.3f ms\n", 1e3 * steady_step, warmup, steps - 1, warmup, 1e3 * mean_step);
-    printf("hetsgd: predicted from the true speeds: plan / oracle step time %.4f over the steady steps "
-           "(oracle %.3f ms); %s within %.0f%% of the oracle after %ld step(s)",
+    printf("hetsgd: measured balance, max_i t_i / (B / sum_i b_i/t_i) per step: %.4f over the steady "
+           "steps; within %.0f%% (median of 3 steps, for %d steps in a row) after %ld step(s)",
+           balance_steady, 100.0 * (RECOVERY_TOLERANCE - 1.0), BALANCE_HOLD, bal.initial);
+    if (bal.changes > 0) {
+        printf("; after %d speed change(s): worst %ld, mean %.1f steps, %d not recovered",
+               bal.changes, bal.worst, bal.mean, bal.unrecovered);
+    }
+    printf("\n");
+    printf("hetsgd: model (the calibrated cost x the true speeds): plan / oracle step time %.4f over the "
+           "steady steps (oracle %.3f ms); %s within %.0f%% of the oracle after %ld step(s)",
            pred_ratio, 1e3 * pred_optimum, "first", 100.0 * (RECOVERY_TOLERANCE - 1.0), rec.initial);
     if (rec.changes > 0) {
         printf("; after %d speed change(s): worst %ld, mean %.1f steps, %d not recovered",
                rec.changes, rec.worst, rec.mean, rec.unrecovered);
     }
     printf("\n");
-    printf("hetsgd: final test accuracy %.4f, loss %.4f; training %.2f s\n",
-           r->final_acc, r->final_loss, r->train_s);
+    printf("hetsgd: final test accuracy %.4f, mean of the %ld evaluation(s) from step %ld on %.4f; "
+           "loss %.4f; training %.2f s\n", r->final_acc, final_used, final_from, final_mean,
+           r->final_loss, r->train_s);
     if (!r->opt.bind) {
         printf("hetsgd: emulation: in %ld of %ld steps (%.1f%%) the real compute outlasted the "
                "emulated step\n", overruns, steps, 100.0 * overrun_share);
@@ -674,16 +712,22 @@ static int report(run *r, const double *all)
     snprintf(line, sizeof line,
              "policy=%s ranks=%d speeds=%s schedule=%s alpha=%g slowdown=%.4g bind=%d batch=%ld "
              "lr=%g momentum=%g seed=%llu samples=%ld steps=%ld steps_per_epoch=%ld warmup=%ld "
-             "target=%g time_to_target_s=%s target_step=%s final_acc=%.4f final_loss=%.4f "
+             "target=%g time_to_target_s=%s target_step=%s final_acc=%.4f final_acc_mean=%.4f "
+             "final_acc_evals=%ld final_acc_from_step=%ld final_loss=%.4f "
              "train_s=%.3f eval_s=%.3f mean_step_s=%.6f steady_step_s=%.6f "
-             "pred_ratio_oracle=%.4f pred_oracle_step_s=%.6f recover_initial=%ld recover_changes=%d "
-             "recover_worst=%ld recover_mean=%.2f recover_unrecovered=%d "
+             "balance_steady=%.4f balance_recover_initial=%ld balance_recover_changes=%d "
+             "balance_recover_worst=%ld balance_recover_mean=%.2f balance_recover_unrecovered=%d "
+             "pred_ratio_oracle=%.4f pred_oracle_step_s=%.6f model_recover_initial=%ld "
+             "model_recover_changes=%d model_recover_worst=%ld model_recover_mean=%.2f "
+             "model_recover_unrecovered=%d "
              "omnilearn_overfull=%d omnilearn_excess_max=%ld omnilearn_fit=trim-largest "
              "cpu_per_sample_s=%.4g cpu_per_step_s=%.4g contention=%.3g overrun_share=%.4f",
              hetsgd_policy_name(r->opt.policy), r->P, speeds, hetsgd_schedule_name(r->opt.schedule),
              r->opt.alpha, r->slowdown, r->opt.bind, r->B, r->opt.lr, r->opt.momentum,
              (unsigned long long) r->opt.seed, r->N, steps, r->steps_per_epoch, warmup, r->opt.target,
-             ttt, tstep, r->final_acc, r->final_loss, r->train_s, r->eval_s, mean_step, steady_step,
+             ttt, tstep, r->final_acc, final_mean, final_used, final_from, r->final_loss, r->train_s,
+             r->eval_s, mean_step, steady_step,
+             balance_steady, bal.initial, bal.changes, bal.worst, bal.mean, bal.unrecovered,
              pred_ratio, pred_optimum, rec.initial, rec.changes, rec.worst, rec.mean, rec.unrecovered,
              r->ol_overfull, r->ol_excess_max, r->beta0[0], r->alpha0[0], r->contention,
              overrun_share);
@@ -699,6 +743,8 @@ static int report(run *r, const double *all)
     free(step_s);
     free(ratio);
     free(optimum);
+    free(balance);
+    free(smooth);
     free(change);
     return rc;
 }
@@ -822,6 +868,11 @@ static int setup(run *r)
         r->target = alloc_or_null((size_t) r->P, sizeof(double));
         r->plan = alloc_or_null((size_t) r->P, sizeof(long));
         r->models = alloc_or_null((size_t) r->P, sizeof(ob_rank_model));
+        r->eval_done = alloc_or_null((size_t) r->total_steps, sizeof(long));
+        r->eval_acc = alloc_or_null((size_t) r->total_steps, sizeof(double));
+        if (NULL == r->eval_done || NULL == r->eval_acc) {
+            rc = ob_fail(OMNIBATCH_ERR_NOMEM, "cannot allocate the evaluations of %ld steps", r->total_steps);
+        }
         if (NULL == r->grad || NULL == r->x || NULL == r->y || NULL == r->perm || NULL == r->test_x ||
             NULL == r->test_y || NULL == r->record || NULL == r->alpha0 || NULL == r->beta0 ||
             NULL == r->speeds || NULL == r->ones || NULL == r->target || NULL == r->plan || NULL == r->models) {
@@ -906,6 +957,8 @@ static void release(run *r)
     free(r->target);
     free(r->plan);
     free(r->models);
+    free(r->eval_done);
+    free(r->eval_acc);
 }
 
 int main(int argc, char **argv)

@@ -35,6 +35,9 @@ static const char usage_text[] =
     "  --subset N       train on the first N samples only (default: all)\n"
     "  --target A       test accuracy whose time is reported (default 0.85)\n"
     "  --eval-every K   also evaluate every K steps, for time-to-target resolution (default: per epoch)\n"
+    "  --final-evals K  the smoothed final accuracy is the mean of the evaluations of the last\n"
+    "                   K x eval-every steps, or of the last K evaluations without --eval-every\n"
+    "                   (default 5)\n"
     "  --warmup N       steps left out of the steady step time (default auto: 10% of the run)\n"
     "  --data DIR       IDX files (default /usr/share/datasets/fashion-mnist)\n"
     "  --trace FILE     CSV, one row per step and rank\n"
@@ -73,6 +76,7 @@ void hetsgd_options_defaults(hetsgd_options *o)
     o->schedule = HETSGD_SCHEDULE_NONE;
     o->policy = HETSGD_POLICY_OMNIBATCH;
     o->target = HETSGD_DEFAULT_TARGET;
+    o->final_evals = HETSGD_DEFAULT_FINAL_EVALS;
     o->data = HETSGD_DEFAULT_DATA;
 }
 
@@ -231,6 +235,8 @@ int hetsgd_options_parse(int argc, const char *const *argv, hetsgd_options *o)
             rc = parse_long(name, value, 1, 100000000, &o->subset);
         } else if (0 == strcmp(name, "--eval-every")) {
             rc = parse_long(name, value, 0, 1000000000, &o->eval_every);
+        } else if (0 == strcmp(name, "--final-evals")) {
+            rc = parse_long(name, value, 1, 1000000, &o->final_evals);
         } else if (0 == strcmp(name, "--speeds")) {
             rc = parse_speeds(value, o);
         } else if (0 == strcmp(name, "--alpha")) {

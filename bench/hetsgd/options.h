@@ -31,6 +31,7 @@ typedef enum hetsgd_policy {
 #define HETSGD_DEFAULT_MOMENTUM 0.9
 #define HETSGD_DEFAULT_SEED 1
 #define HETSGD_DEFAULT_TARGET 0.85
+#define HETSGD_DEFAULT_FINAL_EVALS 5
 
 typedef struct hetsgd_options {
     long epochs;                   /* --epochs N, >= 1 */
@@ -41,6 +42,8 @@ typedef struct hetsgd_options {
     uint64_t seed;                 /* --seed N */
     long subset;                   /* --subset N: first N training samples, 0 = all */
     long eval_every;               /* --eval-every K: also evaluate every K steps, 0 = per epoch only */
+    long final_evals;              /* --final-evals K: the final accuracy is averaged over the last
+                                      K x eval_every steps (the last K evaluations per epoch only) */
     int nspeeds;                   /* entries of --speeds, 0 = all ranks at speed 1 */
     double speeds[HETSGD_MAX_SPEEDS];
     double alpha;                  /* --alpha S: fixed per-step cost in seconds, >= 0 */

@@ -36,7 +36,25 @@ int hetsgd_write_trace(const char *path, const char *policy, long steps, int P, 
     return OMNIBATCH_SUCCESS;
 }
 
-void hetsgd_recovery(const double *ratio, const unsigned char *change, long steps, double tol,
+/* Whether the hold judged steps from k on (fewer at the phase's end) are all within tol. */
+static int holds_from(const double *ratio, const unsigned char *change, long steps, long k, double tol,
+                      long hold)
+{
+    long seen = 0;
+
+    for (long j = k; j < steps && seen < hold && (j == k || !change[j]); j++) {
+        if (ratio[j] < 0.0) {
+            continue;
+        }
+        if (ratio[j] > tol) {
+            return 0;
+        }
+        seen++;
+    }
+    return seen > 0;
+}
+
+void hetsgd_recovery(const double *ratio, const unsigned char *change, long steps, double tol, long hold,
                      hetsgd_recovery_stats *out)
 {
     long recovered_sum = 0;
@@ -45,6 +63,7 @@ void hetsgd_recovery(const double *ratio, const unsigned char *change, long step
     memset(out, 0, sizeof *out);
     out->initial = -1;
     out->worst = -1;
+    hold = hold > 0 ? hold : 1;
     for (long c = 0; c < steps; c++) {
         long took = -1;
 
@@ -52,7 +71,7 @@ void hetsgd_recovery(const double *ratio, const unsigned char *change, long step
             continue;
         }
         for (long k = c; k < steps && (k == c || !change[k]); k++) {
-            if (ratio[k] >= 0.0 && ratio[k] <= tol) {
+            if (ratio[k] >= 0.0 && holds_from(ratio, change, steps, k, tol, hold)) {
                 took = k - c;
                 break;
             }
@@ -71,6 +90,105 @@ void hetsgd_recovery(const double *ratio, const unsigned char *change, long step
         }
     }
     out->mean = recovered > 0 ? (double) recovered_sum / recovered : 0.0;
+}
+
+double hetsgd_balance_ratio(const double *record, long steps, int P, long k, double *balanced)
+{
+    double samples = 0.0;
+    double throughput = 0.0;
+    double longest = 0.0;
+
+    for (int i = 0; i < P; i++) {
+        const double *x = record + ((long) i * steps + k) * HETSGD_TRACE_FIELDS;
+        double b = x[HETSGD_TRACE_BATCH];
+        double t = x[HETSGD_TRACE_COMPUTE];
+
+        if (!(t > 0.0) || b < 0.0) {
+            return -1.0;
+        }
+        samples += b;
+        throughput += b / t;
+        longest = t > longest ? t : longest;
+    }
+    if (!(samples > 0.0)) {
+        return -1.0;
+    }
+    if (NULL != balanced) {
+        *balanced = samples / throughput;
+    }
+    return longest * throughput / samples;
+}
+
+static double median3(double a, double b, double c)
+{
+    double lo = a < b ? a : b;
+    double hi = a < b ? b : a;
+
+    return c < lo ? lo : c > hi ? hi : c;
+}
+
+void hetsgd_smooth_median3(const double *x, const unsigned char *change, long steps, double *out)
+{
+    for (long k = 0; k < steps; k++) {
+        long before = -1;
+        long after = -1;
+
+        out[k] = -1.0;
+        if (x[k] < 0.0) {
+            continue;
+        }
+        /* The nearest judged neighbours, without crossing a change: at step k itself a change
+         * separates k from what came before. */
+        for (long j = k; j > 0 && !change[j]; j--) {
+            if (x[j - 1] >= 0.0) {
+                before = j - 1;
+                break;
+            }
+        }
+        for (long j = k + 1; j < steps && !change[j]; j++) {
+            if (x[j] >= 0.0) {
+                after = j;
+                break;
+            }
+        }
+        if (before >= 0 && after >= 0) {
+            out[k] = median3(x[before], x[k], x[after]);
+        } else if (before >= 0 || after >= 0) {
+            out[k] = 0.5 * (x[k] + x[before >= 0 ? before : after]);
+        } else {
+            out[k] = x[k];
+        }
+    }
+}
+
+double hetsgd_final_accuracy(const long *done, const double *acc, long n, long steps, long eval_every,
+                             long evals, long *used, long *from)
+{
+    double sum = 0.0;
+    long first;
+    long count = 0;
+
+    *used = 0;
+    *from = -1;
+    if (n <= 0) {
+        return -1.0;
+    }
+    evals = evals > 0 ? evals : 1;
+    if (eval_every > 0) {
+        first = n - 1;
+        while (first > 0 && done[first - 1] > steps - evals * eval_every) {
+            first--;
+        }
+    } else {
+        first = n > evals ? n - evals : 0;
+    }
+    for (long e = first; e < n; e++) {
+        sum += acc[e];
+        count++;
+    }
+    *used = count;
+    *from = done[first];
+    return sum / (double) count;
 }
 
 long hetsgd_overrun_steps(const double *record, long steps, int P, double slowdown, double alpha)

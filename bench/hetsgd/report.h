@@ -24,7 +24,7 @@ enum {
  */
 int hetsgd_write_trace(const char *path, const char *policy, long steps, int P, const double *record);
 
-/** How fast a policy's plan came back within a tolerance of the optimum after each change. */
+/** How fast a policy came back within a tolerance after each change. */
 typedef struct hetsgd_recovery_stats {
     int changes;                 /* speed changes after step 0 */
     long initial;                /* steps from step 0 until within tolerance (-1: never) */
@@ -35,15 +35,52 @@ typedef struct hetsgd_recovery_stats {
 
 /**
  * \brief Steps to recover after each change.
- * \param[in] ratio   per step: predicted step time of the plan run / the optimum (< 0: not
+ * \param[in] ratio   per step: how far the step was from the best one, as a ratio >= 1 (< 0: not
  *                    judged, e.g. an epoch's short last step, and skipped).
  * \param[in] change  per step: 1 where the speeds changed (step 0 counts as the start).
- * \param[in] tol     e.g. 1.05: within 5% of the optimum.
- * A change at step c recovers at the first judged step k >= c with ratio[k] <= tol, before the
- * next change; it took k - c steps.
+ * \param[in] tol     e.g. 1.05: within 5% of the best.
+ * \param[in] hold    judged steps in a row that must be within \p tol (fewer if the next change
+ *                    or the end comes first); 1 = the first step within counts.
+ * A change at step c recovers at the first judged step k >= c from which \p hold judged steps,
+ * all before the next change, have ratio <= tol; it took k - c steps.
  */
-void hetsgd_recovery(const double *ratio, const unsigned char *change, long steps, double tol,
+void hetsgd_recovery(const double *ratio, const unsigned char *change, long steps, double tol, long hold,
                      hetsgd_recovery_stats *out);
+
+/**
+ * \brief How unbalanced step k of the trace was, from its measurements alone.
+ *
+ * With b_i and t_i the batch and compute time (emulated sleep included) of rank i,
+ * T* = sum b_i / sum (b_i / t_i) is the batch-weighted harmonic mean of the times: the step time
+ * the same ranks reach with the work spread in proportion to their measured throughputs b_i / t_i.
+ * The ratio max_i t_i / T* is >= 1, and 1 exactly when every rank finished at once, whatever the
+ * cost model.  T* is the best step time when compute is proportional to the batch; with a fixed
+ * cost a_i per step it is off by the weighted mean of (a_i / t_i) x (t_i - T*) / T*, either way: a
+ * fraction of the imbalance, which vanishes at balance.
+ * \param[out] balanced  T* (NULL: not wanted).
+ * \return the ratio, or -1 when a time is not positive or no rank has a sample.
+ */
+double hetsgd_balance_ratio(const double *record, long steps, int P, long k, double *balanced);
+
+/**
+ * \brief Median of each judged x[k] and its nearest judged neighbour on either side within the
+ *        same phase (no change between them): a one-step spike of timing noise is dropped, a
+ *        lasting level kept, and nothing crosses a change.  Unjudged steps (x < 0) stay -1.
+ */
+void hetsgd_smooth_median3(const double *x, const unsigned char *change, long steps, double *out);
+
+/**
+ * \brief The final accuracy smoothed over the last evaluations: with \p eval_every > 0, the mean
+ *        of the evaluations made in the last \p evals x \p eval_every steps; otherwise of the last
+ *        \p evals evaluations.
+ * \param[in]  done  per evaluation: the steps done when it ran, increasing.
+ * \param[in]  acc   per evaluation: the test accuracy.
+ * \param[out] used  evaluations averaged.
+ * \param[out] from  the steps done at the first of them.
+ * \return the mean, or -1 with no evaluation.
+ */
+double hetsgd_final_accuracy(const long *done, const double *acc, long n, long steps, long eval_every,
+                             long evals, long *used, long *from);
 
 /**
  * \brief Steps the emulation did not control: those whose longest compute (the one the step
