@@ -123,6 +123,48 @@ static double ob_est_noise_bound(const ob_estimator *est, double *dof)
     return shrink * OB_EST_NOISE_BOUND_MAX > 1.0 ? noise / shrink : noise * OB_EST_NOISE_BOUND_MAX;
 }
 
+/* The noise the detectors judge by: the residual noise at its bound, or the
+ * step-to-step noise at its bound when that is smaller (see ob_estimator.h). */
+static double ob_est_detect_noise(const ob_estimator *est, double *dof)
+{
+    double noise = ob_est_noise_bound(est, dof);
+
+    if (est->dw >= OB_EST_DIFF_MIN) {
+        double step = sqrt(0.5 * est->dsq / est->dw);
+        double shrink = 1.0 - OB_EST_NOISE_BOUND_Z / sqrt(2.0 * est->dw);
+
+        step = step > OB_EST_NOISE_FLOOR ? step : OB_EST_NOISE_FLOOR;
+        step /= shrink;
+        if (step < noise) {
+            noise = step;
+            *dof = *dof > est->dw ? *dof : est->dw;
+        }
+    }
+    return noise;
+}
+
+/* Fold the step-to-step difference of a sample at the previous sample's batch. */
+static void ob_est_fold_diff(ob_estimator *est, double batch, double seconds)
+{
+    double logt = log(seconds);
+
+    if (est->n > 0 && batch == est->last_b) {
+        double d = logt - est->last_logt;
+        double d2 = d * d;
+
+        if (est->dw >= OB_EST_DIFF_MIN) {
+            double sd = sqrt(est->dsq / est->dw);
+            double cap = OB_EST_DIFF_CLIP * (sd > OB_EST_NOISE_FLOOR ? sd : OB_EST_NOISE_FLOOR);
+
+            d2 = d2 < cap * cap ? d2 : cap * cap;
+        }
+        est->dsq = est->forget * est->dsq + d2;
+        est->dw = est->forget * est->dw + 1.0;
+    }
+    est->last_b = batch;
+    est->last_logt = logt;
+}
+
 /* Precision (1 / variance) of the least-squares fixed share: info / noise^2,
  * info = sum w ((b - mean b) / mean b)^2 = cbb / mean_b^2. */
 static double ob_est_data_precision(const ob_estimator *est)
@@ -337,7 +379,7 @@ static int ob_est_cusum(ob_estimator *est, double batch, double seconds, double 
     if (est->n < OB_EST_MIN_FIT) {
         return 0;
     }
-    noise = ob_est_noise_bound(est, &dof);
+    noise = ob_est_detect_noise(est, &dof);
     if (dof < OB_EST_CUSUM_MIN_DOF) {
         return 0;
     }
@@ -388,12 +430,20 @@ ob_sample_verdict ob_estimator_add(ob_estimator *est, double batch, double secon
         return OB_SAMPLE_INVALID;
     }
     if (0 == est->n) {
+        ob_est_fold_diff(est, batch, seconds);
         ob_est_fold(est, batch, seconds);
         return OB_SAMPLE_USED;
     }
     alarm = ob_est_cusum(est, batch, seconds, &shift, &run);
     evidence = (double) (run > OB_EST_CONFIRM ? run : OB_EST_CONFIRM);
     tol = OB_EST_TOL_SIGMAS * ob_est_noise(est);
+    if (est->dw >= OB_EST_DIFF_MIN) {
+        double dof;
+        double step = OB_EST_TOL_SIGMAS * ob_est_detect_noise(est, &dof);
+
+        tol = step < tol ? step : tol;
+    }
+    ob_est_fold_diff(est, batch, seconds);
     if (tol < OB_EST_TOL_FLOOR) {
         tol = OB_EST_TOL_FLOOR;
     }

@@ -54,6 +54,19 @@
  * back, not folded; an isolated one (a GC pause, a page fault) is dropped
  * when the next normal sample comes.
  *
+ * Step-to-step noise.  The residuals around the line measure the noise only
+ * while the line is right.  When the speed drifts or changes by less than
+ * the detectors below see, the line lags, the residuals grow and the noise
+ * estimated from them grows with them, which blinds the detectors further:
+ * the model can stay 30% off for good.  So the noise is also measured from
+ * successive samples at one batch, (log t_k - log t_k-1)^2 / 2, each
+ * difference clipped at OB_EST_DIFF_CLIP standard deviations (a spike counts
+ * once, moderately), forgotten like the samples; a level shift adds one
+ * difference only.  The detectors judge by the smaller of the two noises
+ * once OB_EST_DIFF_MIN differences were seen; the fit's own uncertainty
+ * keeps the residual noise.  With independent noise and a right line the
+ * two agree.
+ *
  * Lasting changes.  Two detectors, then one response.  (1) OB_EST_CONFIRM
  * held outliers in a row on one side (a 2x slowdown); the shift is their
  * median ratio to the prediction.  (2) Page's two-sided CUSUM of the log
@@ -109,6 +122,10 @@
 #define OB_EST_CUSUM_SLACK 0.75
 /** Degrees of freedom of the noise before the CUSUM runs: its scale must rest on enough samples. */
 #define OB_EST_CUSUM_MIN_DOF 20.0
+/** Successive differences at one batch before the step-to-step noise is used by the detectors. */
+#define OB_EST_DIFF_MIN 8.0
+/** A step-to-step difference is clipped at this many of their standard deviations (spikes). */
+#define OB_EST_DIFF_CLIP 4.0
 
 /** What ob_estimator_add() did with a sample. */
 typedef enum ob_sample_verdict {
@@ -133,6 +150,10 @@ typedef struct ob_estimator {
     double suutt;                /* forgotten sums of u^2 t^2, u t^2 and t^2: how noisy the samples */
     double sutt;                 /* far from the mean batch are (relative noise is larger where t is) */
     double stt;
+    double last_b;               /* the previous sample's batch and log seconds, for the step-to-step */
+    double last_logt;            /* noise (held-back samples included) */
+    double dsq;                  /* forgotten sum of squared log differences of successive samples at */
+    double dw;                   /* one batch (each clipped), and their forgotten number */
     double noise_prior;          /* relative noise variance known before the last change of speed */
     double noise_prior_dof;      /* its degrees of freedom, forgotten like the samples */
     double shape;                /* prior fixed share of mean_t: the last one the data determined, else 0 */
