@@ -79,6 +79,22 @@ static int ob_verify_plan(struct omnibatch_context *c)
     return OMNIBATCH_SUCCESS;
 }
 
+/* OMNIBATCH_DEBUG >= 2, rank 0: every decision, with each rank's record and
+ * the plan now held, so that a plan that does not move can be explained. */
+static void ob_log_debug_decision(const struct omnibatch_context *c, const ob_decision *d)
+{
+    ob_log_debug(2, "step %ld: decision: expected step %.4g s now, %.4g s candidate, %.4g s "
+                 "next (water level %.4g s)%s", c->next_global_step, d->t_current, d->t_candidate,
+                 d->t_next, d->t_optimum, d->changed ? ", plan changed" : "");
+    for (int i = 0; i < c->nranks; i++) {
+        const ob_rank_record *r = &c->records[i];
+
+        ob_log_debug(2, "step %ld: rank %d: batch %ld, compute %.4g s, model %.4g s + %.4g s x b "
+                     "on %lld samples, error %.3g", c->next_global_step, i, c->ctl.plan[i],
+                     r->compute_mean, r->alpha, r->beta, (long long) r->samples, r->rel_error);
+    }
+}
+
 static int ob_exchange(struct omnibatch_context *c)
 {
     const char *fn = "omnibatch_next_step";
@@ -125,6 +141,9 @@ static int ob_exchange(struct omnibatch_context *c)
     if (d.changed && 0 == c->rank && ob_log_debug_level() >= 1) {
         ob_log_debug(1, "step %ld: plan changed, predicted step %.4g s -> %.4g s (optimum %.4g s)",
                      c->next_global_step, d.t_current, d.t_next, d.t_optimum);
+    }
+    if (0 == c->rank && ob_log_debug_level() >= 2) {
+        ob_log_debug_decision(c, &d);
     }
     if (c->opt.verify) {
         return ob_verify_plan(c);
