@@ -195,6 +195,12 @@ if [ yes = "$callgrind" ] && ! command -v "$valgrind" >/dev/null 2>&1; then
     cg_note="valgrind not found: instruction counts skipped"
     callgrind=no
 fi
+# A build instrumented with AddressSanitizer cannot run under valgrind (both
+# claim the shadow memory), and its counts would measure the instrumentation.
+if [ yes = "$callgrind" ] && ldd "$lib" 2>/dev/null | grep -q 'libasan'; then
+    cg_note="$lib is built with AddressSanitizer, which valgrind cannot run: instruction counts skipped"
+    callgrind=no
+fi
 if [ yes = "$callgrind" ]; then
     cg_one() {  # $1 = plain | preload
         cgout=$work/callgrind.$1.out
