@@ -173,7 +173,7 @@ default)
     timeout=600
     common="--batch 1024"
     head_args="--epochs 4 --max-steps 200 --eval-every 10"
-    level_args="--max-steps 80 --subset 5120 --warmup 20"
+    level_args="--epochs 16 --max-steps 80 --subset 5120 --warmup 20"
     dyn_args="--max-steps 105 --warmup 0"
     dyn_policies="omnibatch oracle omnilearn"
     ov_args="--rounds 4 --max-seconds 12 --max-bytes 8 --cg-bytes 8"
