@@ -63,6 +63,13 @@ awk '{ for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
        if (!(v["balance_steady"] >= 1) || !(v["final_acc_mean"] >= 0 && v["final_acc_mean"] <= 1)) bad = 1 }
      END { exit bad }' "$tmp/summary.txt" || fail "summary file: balance_steady < 1 or final_acc_mean outside [0, 1]"
 
+# A training set smaller than each rank's slice of the test set (--subset in
+# make bench's quick mode): the buffers are sized for both.
+"$builddir/tests/hetsgd_mkdata" "$tmp/wide" 64 4096 || fail "generating the wide data set"
+"$run" 4 "$bin" --data "$tmp/wide" --batch 16 --epochs 1 --lr 0.1 --policy static >"$tmp/out" 2>&1 ||
+    fail "a training set smaller than the test slice of a rank"
+grep -q "^hetsgd: final test accuracy " "$tmp/out" || fail "wide data set: no final line"
+
 # Mistakes: one line naming the option, a non-zero exit, before any step;
 # reported once however many ranks make it.
 if "$run" 4 "$bin" --data "$tmp/data" --speeds 1,1,1 >"$tmp/out" 2>&1; then

@@ -857,7 +857,8 @@ static int setup(run *r)
         r->grad = alloc_or_null((size_t) r->nparams + 1, sizeof(float));
         r->x = alloc_or_null((size_t) r->B * (size_t) dims[0], sizeof(float));
         r->y = alloc_or_null((size_t) r->B, 1);
-        r->perm = alloc_or_null((size_t) r->N, sizeof(long));
+        /* perm also indexes this rank's test slice once, below: it may be longer than a --subset. */
+        r->perm = alloc_or_null((size_t) (r->N > r->test_count ? r->N : r->test_count), sizeof(long));
         r->test_x = alloc_or_null((size_t) r->test_count * (size_t) dims[0], sizeof(float));
         r->test_y = alloc_or_null((size_t) r->test_count, 1);
         r->record = alloc_or_null((size_t) r->total_steps * HETSGD_TRACE_FIELDS, sizeof(double));
