@@ -59,8 +59,11 @@ grep -F '  steady step <= 1.05x oracle (static scenarios): ' "$tmp/out" |
     grep -q 'measured omnibatch / oracle (median of 1 run(s)): headline [0-9.]*; the model (pred, not judged): ' ||
     fail "steady step: not judged on the measured ratio"
 grep -F '  recovery within 5% of oracle in <= 10 steps: ' "$tmp/out" |
-    grep -qF '(measured balance within 5% for 3 steps); the oracle on the same measure: ' ||
-    fail "recovery: not judged on the measured balance"
+    grep -qF '(balance over that of the oracle at the same steps <= 1.05 for 3 steps); on the balance alone (<= 1.05): omnibatch ' ||
+    fail "recovery: not judged side by side with the oracle"
+# The side-by-side recovery of every dynamic scenario that ran both policies: the ramp's 6 changes.
+grep -q '^scenario=ramp rep=1 vsorc_recover_initial=-\{0,1\}[0-9]* vsorc_recover_changes=6 vsorc_recover_worst=-\{0,1\}[0-9]* ' \
+    "$tmp/out.d/recovery.txt" || fail "recovery.txt: no side-by-side recovery of the ramp"
 grep -F '  final accuracy within 0.3 points of static: ' "$tmp/out" |
     grep -q 'points, mean of the [1-9][0-9]* evaluations from step [0-9]* on (static [0-9.]*%); the last evaluation alone ' ||
     fail "final accuracy: not judged on the mean of the last evaluations"
