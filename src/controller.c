@@ -346,6 +346,34 @@ static int ob_controller_replan(ob_controller *ctl, ob_decision *d)
     return rc;
 }
 
+/* The trust region of one decision (ob_controller.h): with on = 1, each
+ * rank's upper bound becomes at most the larger of OB_CTL_MAX_GROWTH times
+ * its batch and its batch plus OB_CTL_GROWTH_SHARE of the mean share, rounded
+ * up to the granularity; with on = 0, the bounds of the records again.  The
+ * plan held sums to B within these bounds, so they stay feasible. */
+static void ob_controller_trust(ob_controller *ctl, const ob_rank_record *records, int on)
+{
+    int P = ctl->nranks;
+    long g = ctl->params.granularity > 0 ? ctl->params.granularity : 1;
+    double step = OB_CTL_GROWTH_SHARE * (double) ctl->global_batch / (double) P;
+
+    for (int i = 0; i < P; i++) {
+        ob_rank_model *m = &ctl->models[i];
+        const ob_rank_record *rec = &records[i];
+
+        m->hi = 0 == rec->lo && 0 == rec->hi ? ctl->bounds[i].hi : (long) rec->hi;
+        if (on) {
+            double b = (double) ctl->plan[i];
+            double cap = OB_CTL_MAX_GROWTH * b > b + step ? OB_CTL_MAX_GROWTH * b : b + step;
+            double units = -floor(-cap / (double) g);
+
+            if (units * (double) g < (double) m->hi) {
+                m->hi = (long) units * g;
+            }
+        }
+    }
+}
+
 /* One decision on held bounds: the candidate is the planner's proportional
  * step on the hedged models, whenever it shortens their step time at all;
  * it is adopted when it lowers the expected step time by more than the
@@ -376,7 +404,9 @@ static int ob_controller_decide(ob_controller *ctl, const ob_rank_record *record
     ob_controller_errors(ctl, records, ctl->target, ctl->target);
     ob_controller_hedge(ctl, records, ctl->target);
     p.deadband = 0.0;
+    ob_controller_trust(ctl, records, 1);
     rc = ob_plan_decide(&p, ctl->models, P, ctl->global_batch, ctl->plan, ctl->next, dec);
+    ob_controller_trust(ctl, records, 0);
     if (OMNIBATCH_SUCCESS != rc) {
         return rc;
     }

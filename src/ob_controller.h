@@ -36,6 +36,17 @@
  *     wanderings of the models (the reason a rule on the predicted gain, or
  *     on the worst rank's error, stalls or churns at large P), is mostly not
  *     there in expectation, and is not acted on; a rank really slower is.
+ *   - Trust region.  In one decision a rank's batch grows at most to the
+ *     larger of OB_CTL_MAX_GROWTH times it and it plus OB_CTL_GROWTH_SHARE of
+ *     the mean share B / P; it may shrink at once.  A model extrapolated far
+ *     from the batches its rank ran (a rank back from a tiny batch, or one
+ *     whose fixed share absorbed a change of speed) can be optimistic by
+ *     several times, and the one mistake that costs the whole step is to
+ *     give a rank too much: measured on the ramp benchmark, a slow rank
+ *     planned 668 and 923 samples from a model fitted on batches of 1 took 6
+ *     times the balanced step.  A rank that slowed down is not held back:
+ *     it sheds its work as fast as the others may take it (at once when
+ *     they hold shares alike).
  *   - Band.  The configured dead-band (OMNIBATCH_DEADBAND), or
  *     OB_CTL_REFINE_BAND of it while refining: right after a change of
  *     plan (a move made on rough models is followed up), and whenever the
@@ -72,6 +83,10 @@
 #define OB_CTL_REFINE_PRECISION 0.9
 /** ... and spread * error still exceeds this fraction of the dead-band. */
 #define OB_CTL_REFINE_FLOOR 0.25
+/** Trust region: in one decision a batch grows at most by this factor... */
+#define OB_CTL_MAX_GROWTH 2.0
+/** ... or by this fraction of the mean share B / P, if that is more (a rank back from a tiny batch). */
+#define OB_CTL_GROWTH_SHARE 0.5
 /** Largest relative error of a model taken into account (a record's rel_error is capped here). */
 #define OB_CTL_MAX_ERROR 1.0
 

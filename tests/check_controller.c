@@ -560,6 +560,59 @@ START_TEST(test_uncertain_ranks_get_less_work)
 }
 END_TEST
 
+START_TEST(test_a_batch_at_most_doubles_in_one_decision)
+{
+    /* Rank 3's model says it is 20x faster than the others (say, fitted on
+     * a batch of 1 after it came back).  The optimum would give it 868 of
+     * 1024; one decision gives it at most twice its 64 plus half the mean
+     * share of 256, and the next ones go on from there; the others shrink
+     * at once. */
+    enum { N = 4 };
+    ob_planner_params p = { 1.0, 0.0, 1 };
+    double alpha[N] = { 0.0, 0.0, 0.0, 0.0 }, beta[N] = { 1e-3, 1e-3, 1e-3, 0.05e-3 };
+    long lo[N] = { 1, 1, 1, 1 }, hi[N] = { 1024, 1024, 1024, 1024 };
+    double weights[N] = { 4.0, 4.0, 4.0, 0.25 };
+    ob_rank_record rec[N];
+    ob_controller c;
+    long before;
+
+    /* A first plan of 64 for rank 3 (weights 4 : 4 : 4 : 0.25 of 1024, rounded). */
+    ck_assert_int_eq(ob_controller_init(&c, N, 1024, &p, lo, hi, weights), OMNIBATCH_SUCCESS);
+    ck_assert_int_le(c.plan[3], 64);
+    before = c.plan[3];
+    fill_records(&c, alpha, beta, rec);
+    ck_assert_int_eq(ob_controller_update(&c, rec, NULL), OMNIBATCH_SUCCESS);
+    ck_assert_int_gt(c.plan[3], before);
+    ck_assert_int_le(c.plan[3], (2 * before > before + 128 ? 2 * before : before + 128));
+    for (int k = 0; k < 6; k++) {
+        before = c.plan[3];
+        fill_records(&c, alpha, beta, rec);
+        ck_assert_int_eq(ob_controller_update(&c, rec, NULL), OMNIBATCH_SUCCESS);
+        ck_assert_int_le(c.plan[3], 2 * before > before + 128 ? 2 * before : before + 128);
+    }
+    ck_assert_int_ge(c.plan[3], 800);
+    /* Now rank 3 is 20x slower than the others: it sheds work as fast as
+     * the others may take it (each at most doubles, or grows by 128), and
+     * is down to its share within 3 decisions. */
+    beta[3] = 20e-3;
+    for (int k = 0; k < 3; k++) {
+        long others = 0;
+
+        for (int i = 0; i < 3; i++) {
+            others += 2 * c.plan[i] > c.plan[i] + 128 ? 2 * c.plan[i] : c.plan[i] + 128;
+        }
+        before = c.plan[3];
+        fill_records(&c, alpha, beta, rec);
+        ck_assert_int_eq(ob_controller_update(&c, rec, NULL), OMNIBATCH_SUCCESS);
+        ck_assert_int_le(c.plan[3], before);
+        ck_assert_int_ge(c.plan[3], 1024 - others);
+        ck_assert(c.plan[3] <= 1024 - others + 1 || c.plan[3] <= 30);
+    }
+    ck_assert_int_le(c.plan[3], 30);
+    ob_controller_free(&c);
+}
+END_TEST
+
 START_TEST(test_an_unknown_split_limits_the_move)
 {
     /* Rank 1 is predicted twice as fast, from samples at batch 500 only.
@@ -864,6 +917,7 @@ static Suite *make_controller_suite(void)
     tcase_add_test(book, test_the_largest_of_many_small_errors_does_not_move_the_plan);
     tcase_add_test(book, test_uncertain_ranks_get_less_work);
     tcase_add_test(book, test_an_unknown_split_limits_the_move);
+    tcase_add_test(book, test_a_batch_at_most_doubles_in_one_decision);
     tcase_add_test(book, test_records_without_models_or_with_bad_numbers);
     tcase_add_test(book, test_new_bounds_in_records_replan);
     tcase_add_test(book, test_hash_and_agreement);
