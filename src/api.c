@@ -406,6 +406,7 @@ OMNIBATCH_EXPORT int omnibatch_create(MPI_Comm comm, long global_batch, long dat
 
     c->steps_per_epoch = ob_shard_steps_per_epoch(dataset_size, global_batch);
     ob_estimator_init(&c->est, c->opt.forget);
+    ob_estimator_set_ranks(&c->est, c->nranks);
     c->stats.compute_s = -1.0;
     *ctx = c;
     return OMNIBATCH_SUCCESS;

@@ -18,6 +18,15 @@ void ob_estimator_init(ob_estimator *est, double forget)
         forget = isnan(forget) ? 1.0 : 0.5;
     }
     est->forget = forget > 1.0 ? 1.0 : forget;
+    est->cusum_limit = OB_EST_CUSUM_LIMIT;
+}
+
+void ob_estimator_set_ranks(ob_estimator *est, int nranks)
+{
+    double span = log((double) (nranks > 2 ? nranks : 2)) / log(65536.0);
+
+    span = span < 1.0 ? span : 1.0;
+    est->cusum_limit = OB_EST_CUSUM_LIMIT_FEW + (OB_EST_CUSUM_LIMIT - OB_EST_CUSUM_LIMIT_FEW) * span;
 }
 
 long ob_estimator_count(const ob_estimator *est)
@@ -374,7 +383,7 @@ static void ob_est_relearn(ob_estimator *est, double rho, double evidence)
 static int ob_est_cusum(ob_estimator *est, double batch, double seconds, double *shift, long *run)
 {
     double noise, dof, err, sd, r, z;
-    double clip = OB_EST_CUSUM_LIMIT / OB_EST_CONFIRM + OB_EST_CUSUM_SLACK;
+    double clip = est->cusum_limit / OB_EST_CONFIRM + OB_EST_CUSUM_SLACK;
 
     if (est->n < OB_EST_MIN_FIT) {
         return 0;
@@ -406,12 +415,12 @@ static int ob_est_cusum(ob_estimator *est, double batch, double seconds, double 
         est->cusum_lo = est->sum_lo = 0.0;
         est->run_lo = 0;
     }
-    if (est->cusum_hi >= OB_EST_CUSUM_LIMIT) {
+    if (est->cusum_hi >= est->cusum_limit) {
         *run = est->run_hi;
         *shift = est->sum_hi / est->run_hi;
         return 1;
     }
-    if (est->cusum_lo >= OB_EST_CUSUM_LIMIT) {
+    if (est->cusum_lo >= est->cusum_limit) {
         *run = est->run_lo;
         *shift = est->sum_lo / est->run_lo;
         return 1;

@@ -72,7 +72,8 @@
  * median ratio to the prediction.  (2) Page's two-sided CUSUM of the log
  * residuals against the prediction, standardised by the noise and the
  * model's own error at that batch, slack OB_EST_CUSUM_SLACK, alarm at
- * OB_EST_CUSUM_LIMIT, each term clipped so that OB_EST_CONFIRM samples are
+ * OB_EST_CUSUM_LIMIT (less with few ranks: ob_estimator_set_ranks()), each
+ * term clipped so that OB_EST_CONFIRM samples are
  * needed to raise it (changes too small to be outliers, e.g. 1.15x), and
  * silent until the noise rests on OB_EST_CUSUM_MIN_DOF degrees of freedom;
  * the shift is the mean residual of the run that raised it, or the held
@@ -116,8 +117,10 @@
 #define OB_EST_TOL_FLOOR 0.2
 /** Outlier threshold in standard deviations of the noise. */
 #define OB_EST_TOL_SIGMAS 4.0
-/** CUSUM alarm level in standard deviations. */
+/** CUSUM alarm level in standard deviations (at 65,536 ranks, and when the ranks are not known). */
 #define OB_EST_CUSUM_LIMIT 14.0
+/** CUSUM alarm level for a handful of ranks (ob_estimator_set_ranks()). */
+#define OB_EST_CUSUM_LIMIT_FEW 8.0
 /** CUSUM slack in standard deviations: shifts below about twice this are left to forgetting. */
 #define OB_EST_CUSUM_SLACK 0.75
 /** Degrees of freedom of the noise before the CUSUM runs: its scale must rest on enough samples. */
@@ -162,6 +165,7 @@ typedef struct ob_estimator {
     double held_t[OB_EST_CONFIRM];
     int nheld;
     int held_side;               /* +1: the held samples were slower than plausible, -1: faster */
+    double cusum_limit;          /* the CUSUM's alarm level (ob_estimator_set_ranks()) */
     double cusum_hi;             /* CUSUM of standardised residuals, slower side */
     double cusum_lo;             /* faster side */
     double sum_hi;               /* sum of the (clipped) log residuals of the current run, each side */
@@ -180,6 +184,20 @@ typedef struct ob_estimator {
  *            outside is clamped into that range, NaN gives 1.
  */
 void ob_estimator_init(ob_estimator *est, double forget);
+
+/**
+ * \brief Size the change detector for a run of \p nranks ranks.
+ *
+ * The CUSUM's alarm level is OB_EST_CUSUM_LIMIT (one false alarm in about
+ * 3e7 samples of 10% noise) at 65,536 ranks or more, where the largest of
+ * the ranks' false alarms sets the step time; with fewer ranks a false alarm
+ * costs less than a late detection, and the level falls with log P to
+ * OB_EST_CUSUM_LIMIT_FEW at 2 ranks (8.75 at 4 ranks: 0 to 3 false alarms
+ * in 2e6 samples of 10% normal noise, and a 1.3x change followed in 3.8
+ * samples on average instead of 4.9; tests/check_estimator.c).
+ * ob_estimator_init() leaves the level at OB_EST_CUSUM_LIMIT.
+ */
+void ob_estimator_set_ranks(ob_estimator *est, int nranks);
 
 /**
  * \brief Fold one step: \p batch samples took \p seconds of compute.

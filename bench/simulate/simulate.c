@@ -432,6 +432,7 @@ static int ob_sim_run(const ob_sim_opts *o, const ob_sim_scenario *sc, int P, ob
     }
     for (int i = 0; i < P; i++) {
         ob_estimator_init(&est[i], o->forget);
+        ob_estimator_set_ranks(&est[i], P);   /* as the API sizes it */
     }
     ob_sim_equal_split(P, B, ol_b);
     dec_ratio[0] = ob_sim_step_time(truth, P, ctl.plan) / phase.integer;
