@@ -376,20 +376,18 @@ static void ob_est_relearn(ob_estimator *est, double rho, double evidence)
 }
 
 /* Page's two-sided CUSUM of the log residual against the prediction,
- * standardised by the noise and the model's own error at that batch, each
- * term clipped so that a single spike cannot raise the alarm alone.
+ * standardised by the detectors' noise (ob_est_detect_noise(), on dof
+ * degrees of freedom) and the model's own error at that batch, each term
+ * clipped so that a single spike cannot raise the alarm alone.
  * Returns 1 on an alarm, with the estimated log shift (the mean residual of
  * the run that raised it) and the length of that run. */
-static int ob_est_cusum(ob_estimator *est, double batch, double seconds, double *shift, long *run)
+static int ob_est_cusum(ob_estimator *est, double batch, double seconds, double noise, double dof,
+                        double *shift, long *run)
 {
-    double noise, dof, err, sd, r, z;
+    double err, sd, r, z;
     double clip = est->cusum_limit / OB_EST_CONFIRM + OB_EST_CUSUM_SLACK;
 
-    if (est->n < OB_EST_MIN_FIT) {
-        return 0;
-    }
-    noise = ob_est_detect_noise(est, &dof);
-    if (dof < OB_EST_CUSUM_MIN_DOF) {
+    if (est->n < OB_EST_MIN_FIT || dof < OB_EST_CUSUM_MIN_DOF) {
         return 0;
     }
     err = ob_estimator_error(est, batch);
@@ -430,7 +428,7 @@ static int ob_est_cusum(ob_estimator *est, double batch, double seconds, double 
 
 ob_sample_verdict ob_estimator_add(ob_estimator *est, double batch, double seconds)
 {
-    double tol, e, shift = 0.0, evidence;
+    double tol, e, shift = 0.0, evidence, noise, dof;
     long run = 0;
     int side, alarm;
 
@@ -443,14 +441,12 @@ ob_sample_verdict ob_estimator_add(ob_estimator *est, double batch, double secon
         ob_est_fold(est, batch, seconds);
         return OB_SAMPLE_USED;
     }
-    alarm = ob_est_cusum(est, batch, seconds, &shift, &run);
+    noise = ob_est_detect_noise(est, &dof);
+    alarm = ob_est_cusum(est, batch, seconds, noise, dof, &shift, &run);
     evidence = (double) (run > OB_EST_CONFIRM ? run : OB_EST_CONFIRM);
     tol = OB_EST_TOL_SIGMAS * ob_est_noise(est);
-    if (est->dw >= OB_EST_DIFF_MIN) {
-        double dof;
-        double step = OB_EST_TOL_SIGMAS * ob_est_detect_noise(est, &dof);
-
-        tol = step < tol ? step : tol;
+    if (est->dw >= OB_EST_DIFF_MIN && OB_EST_TOL_SIGMAS * noise < tol) {
+        tol = OB_EST_TOL_SIGMAS * noise;
     }
     ob_est_fold_diff(est, batch, seconds);
     if (tol < OB_EST_TOL_FLOOR) {
