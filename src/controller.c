@@ -277,6 +277,19 @@ void ob_controller_record(const ob_controller *ctl, int rank, const ob_estimator
     rec->plan_hash = ctl->plan_hash;
 }
 
+/* The bounds rank i asks for in its record: lo = hi = 0 keeps the ones held. */
+static void ob_controller_record_bounds(const ob_controller *ctl, const ob_rank_record *rec, int i,
+                                        ob_rank_model *m)
+{
+    if (0 == rec->lo && 0 == rec->hi) {
+        m->lo = ctl->bounds[i].lo;
+        m->hi = ctl->bounds[i].hi;
+    } else {
+        m->lo = (long) rec->lo;
+        m->hi = (long) rec->hi;
+    }
+}
+
 /* The records' models and bounds into ctl->models; 1 if every rank has a
  * model.  Bounds are checked later, with the planner's messages. */
 static int ob_controller_gather(ob_controller *ctl, const ob_rank_record *records, int *complete)
@@ -309,13 +322,7 @@ static int ob_controller_gather(ob_controller *ctl, const ob_rank_record *record
         *complete = *complete && rec->samples > 0;
         m->alpha = rec->alpha;
         m->beta = rec->beta;
-        if (0 == rec->lo && 0 == rec->hi) {
-            m->lo = ctl->bounds[i].lo;
-            m->hi = ctl->bounds[i].hi;
-        } else {
-            m->lo = (long) rec->lo;
-            m->hi = (long) rec->hi;
-        }
+        ob_controller_record_bounds(ctl, rec, i, m);
     }
     return OMNIBATCH_SUCCESS;
 }
@@ -359,9 +366,8 @@ static void ob_controller_trust(ob_controller *ctl, const ob_rank_record *record
 
     for (int i = 0; i < P; i++) {
         ob_rank_model *m = &ctl->models[i];
-        const ob_rank_record *rec = &records[i];
 
-        m->hi = 0 == rec->lo && 0 == rec->hi ? ctl->bounds[i].hi : (long) rec->hi;
+        ob_controller_record_bounds(ctl, &records[i], i, m);
         if (on) {
             double b = (double) ctl->plan[i];
             double cap = OB_CTL_MAX_GROWTH * b > b + step ? OB_CTL_MAX_GROWTH * b : b + step;
