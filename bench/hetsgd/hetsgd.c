@@ -610,13 +610,8 @@ static int report(run *r, const double *all)
 
     if (NULL == step_s || NULL == ratio || NULL == optimum || NULL == balance || NULL == smooth ||
         NULL == change) {
-        free(step_s);
-        free(ratio);
-        free(optimum);
-        free(balance);
-        free(smooth);
-        free(change);
-        return ob_fail(OMNIBATCH_ERR_NOMEM, "cannot allocate the figures of %ld steps", steps);
+        rc = ob_fail(OMNIBATCH_ERR_NOMEM, "cannot allocate the figures of %ld steps", steps);
+        goto out;
     }
     if (warmup >= steps) {
         warmup = steps - 1;
@@ -740,6 +735,7 @@ static int report(run *r, const double *all)
         }
     }
     fflush(stdout);
+out:
     free(step_s);
     free(ratio);
     free(optimum);
