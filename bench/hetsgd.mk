@@ -30,4 +30,10 @@ noinst_PROGRAMS += %reldir%/hetsgd/hetsgd
 %canon_reldir%_hetsgd_hetsgd_LDADD = %reldir%/hetsgd/libhetsgd.la libomnibatch.la libobcore.la \
 	$(OPENBLAS_LIBS) $(ZLIB_LIBS) $(HWLOC_LIBS) -lm
 
+# Recovery of two runs of one schedule side by side (bench/run.sh).
+noinst_PROGRAMS += %reldir%/hetsgd/recovery
+%canon_reldir%_hetsgd_recovery_SOURCES = %reldir%/hetsgd/recovery.c
+%canon_reldir%_hetsgd_recovery_LDADD = %reldir%/hetsgd/libhetsgd.la libobcore.la \
+	$(OPENBLAS_LIBS) $(ZLIB_LIBS) $(HWLOC_LIBS) -lm
+
 EXTRA_DIST += %reldir%/hetsgd/plot.gp %reldir%/hetsgd/README.md

@@ -269,12 +269,11 @@ for s in $scenarios; do
     done
 done
 
-# Recovery side by side: in each dynamic scenario and repetition, per step,
-# omnibatch's measured balance (max_i t_i / T*, T* = B / sum_i b_i/t_i) over
-# the oracle's at the same step (same speeds, seed and data order), each the
-# median of 3 steps within one phase; a change is recovered at the first step
-# from which this ratio stays <= 1.05 for 3 steps (fewer at the phase's end).
-# Timing noise that both runs see cancels out of the ratio.
+# Recovery side by side (bench/hetsgd/recovery): in each dynamic scenario and
+# repetition, per step, omnibatch's measured balance over the oracle's at the
+# same step (same speeds, seed and data order), each a median of 3 steps
+# within one phase; a change is recovered at the first step from which this
+# ratio stays <= 1.05 for 3 steps.  Timing noise both runs see cancels out.
 : >"$out/recovery.txt"
 for s in $scenarios; do
     case $s in ramp|transient|vanish) ;; *) continue ;; esac
@@ -283,59 +282,9 @@ for s in $scenarios; do
         ob=$runs/$s.omnibatch.r$rep.csv
         orc=$runs/$s.oracle.r$rep.csv
         if [ -f "$ob" ] && [ -f "$orc" ]; then
-            awk -F, -v tol=1.05 -v hold=3 -v s="$s" -v rep="$rep" '
-function bal(f, k,    i, B, th, mx) {
-    B = 0; th = 0; mx = 0
-    for (i = 0; i < P; i++) {
-        if (!((f, k, i) in t) || !(t[f, k, i] > 0)) return -1
-        B += b[f, k, i]; th += b[f, k, i] / t[f, k, i]; if (t[f, k, i] > mx) mx = t[f, k, i]
-    }
-    return B > 0 ? mx * th / B : -1
-}
-function mid(x, lo, hi,    a, m, j, i, t2) {
-    m = 0
-    for (j = lo; j <= hi; j++) if (x[j] > 0) a[++m] = x[j]
-    for (i = 2; i <= m; i++) { t2 = a[i]; for (j = i - 1; j >= 1 && a[j] > t2; j--) a[j + 1] = a[j]; a[j + 1] = t2 }
-    return m == 0 ? -1 : (m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2)
-}
-FNR == 1 { f++; next }
-{
-    k = $1 + 0; i = $2 + 0
-    if (k + 1 > n[f]) n[f] = k + 1
-    if (i + 1 > P) P = i + 1
-    b[f, k, i] = $4 + 0; t[f, k, i] = $5 + 0; sp[f, k, i] = $7
-}
-END {
-    N = n[1] < n[2] ? n[1] : n[2]
-    for (k = 0; k < N; k++) {
-        chg[k] = (k == 0)
-        for (i = 0; k > 0 && i < P; i++) if (sp[1, k, i] != sp[1, k - 1, i]) chg[k] = 1
-        x1[k] = bal(1, k); x2[k] = bal(2, k)
-    }
-    for (k = 0; k < N; k++) {
-        lo = (k > 0 && !chg[k]) ? k - 1 : k
-        hi = (k + 1 < N && !chg[k + 1]) ? k + 1 : k
-        m1 = mid(x1, lo, hi); m2 = mid(x2, lo, hi)
-        r[k] = (m1 > 0 && m2 > 0) ? m1 / m2 : -1
-    }
-    init = -1; changes = 0; worst = -1; unrec = 0; sum = 0; nrec = 0; late = 0
-    for (c = 0; c < N; c++) {
-        if (!chg[c]) continue
-        for (e = c + 1; e < N && !chg[e]; e++) ;
-        took = -1
-        for (k = c; k < e && took < 0; k++) {
-            if (r[k] < 0) continue
-            ok = 1; seen = 0
-            for (j = k; j < e && seen < hold; j++) { if (r[j] < 0) continue; seen++; if (r[j] > tol) ok = 0 }
-            if (ok) took = k - c
-        }
-        if (c == 0) { init = took; continue }
-        changes++
-        if (took < 0) unrec++; else { nrec++; sum += took; if (took > worst) worst = took; if (took > 10) late++ }
-    }
-    printf "scenario=%s rep=%s vsorc_recover_initial=%d vsorc_recover_changes=%d vsorc_recover_worst=%d vsorc_recover_mean=%.2f vsorc_recover_unrecovered=%d vsorc_recover_over10=%d\n", \
-           s, rep, init, changes, worst, nrec ? sum / nrec : 0, unrec, late
-}' "$ob" "$orc" >>"$out/recovery.txt"
+            figures=$("$builddir/bench/hetsgd/recovery" "$ob" "$orc") ||
+                die "bench/hetsgd/recovery $ob $orc failed"
+            echo "scenario=$s rep=$rep $figures" >>"$out/recovery.txt"
         fi
         rep=$((rep + 1))
     done

@@ -230,9 +230,82 @@ START_TEST(test_trace_rows_per_step_and_rank)
     }
     fclose(f);
     ck_assert_int_eq(rows, 6);
+    /* Read back into the record layout. */
+    {
+        double *back = NULL;
+        long steps = 0;
+        int P = 0;
+
+        ck_assert_int_eq(hetsgd_read_trace(path, &steps, &P, &back), OMNIBATCH_SUCCESS);
+        ck_assert_int_eq(steps, 3);
+        ck_assert_int_eq(P, 2);
+        for (int j = 0; j < 6; j++) {
+            ck_assert_double_eq(back[j * HETSGD_TRACE_FIELDS + HETSGD_TRACE_BATCH],
+                                rec[j * HETSGD_TRACE_FIELDS + HETSGD_TRACE_BATCH]);
+            ck_assert_double_eq_tol(back[j * HETSGD_TRACE_FIELDS + HETSGD_TRACE_COMPUTE],
+                                    rec[j * HETSGD_TRACE_FIELDS + HETSGD_TRACE_COMPUTE], 1e-12);
+            ck_assert_double_eq_tol(back[j * HETSGD_TRACE_FIELDS + HETSGD_TRACE_SPEED],
+                                    rec[j * HETSGD_TRACE_FIELDS + HETSGD_TRACE_SPEED], 1e-6);
+        }
+        free(back);
+    }
+    /* A trace missing a rank's row is refused, naming the file. */
+    f = fopen(path, "a");
+    ck_assert_ptr_nonnull(f);
+    fprintf(f, "3,0,oracle,3,0.003,0.01,1,0.0005\n");
+    fclose(f);
+    {
+        double *back = NULL;
+        long steps = 0;
+        int P = 0;
+
+        ck_assert_int_eq(hetsgd_read_trace(path, &steps, &P, &back), OMNIBATCH_ERR_ARG);
+        ck_assert_ptr_null(back);
+        ck_assert_ptr_nonnull(strstr(ob_last_error(), "7 rows for 4 steps of 2 ranks"));
+    }
     unlink(path);
     ck_assert_int_eq(hetsgd_write_trace("/nonexistent-dir/t.csv", "static", 3, 2, rec), OMNIBATCH_ERR_ARG);
     ck_assert_ptr_nonnull(strstr(ob_last_error(), "--trace /nonexistent-dir/t.csv: cannot create"));
+}
+END_TEST
+
+START_TEST(test_side_by_side_judges_against_the_other_run)
+{
+    /* Two ranks, 8 steps; the speeds change at step 4.  Run a is balanced
+     * except steps 4 and 5 (rank 1 takes 1.5x as long); run b is balanced
+     * throughout.  The ratio is a's smoothed balance over b's. */
+    enum { STEPS = 8 };
+    double a[2 * STEPS * HETSGD_TRACE_FIELDS], b[2 * STEPS * HETSGD_TRACE_FIELDS];
+    double ratio[STEPS];
+    unsigned char change[STEPS];
+    hetsgd_recovery_stats st;
+
+    memset(a, 0, sizeof a);
+    memset(b, 0, sizeof b);
+    for (int r = 0; r < 2; r++) {
+        for (int k = 0; k < STEPS; k++) {
+            double *x = a + (r * STEPS + k) * HETSGD_TRACE_FIELDS;
+            double *y = b + (r * STEPS + k) * HETSGD_TRACE_FIELDS;
+
+            x[HETSGD_TRACE_BATCH] = y[HETSGD_TRACE_BATCH] = 100;
+            x[HETSGD_TRACE_SPEED] = y[HETSGD_TRACE_SPEED] = k < 4 ? 1.0 : 0.5 + r;
+            x[HETSGD_TRACE_COMPUTE] = y[HETSGD_TRACE_COMPUTE] = 0.01;
+            if (1 == r && (4 == k || 5 == k)) {
+                x[HETSGD_TRACE_COMPUTE] = 0.015;
+            }
+        }
+    }
+    ck_assert_int_eq(hetsgd_side_by_side(a, b, STEPS, 2, ratio, change), OMNIBATCH_SUCCESS);
+    for (int k = 0; k < STEPS; k++) {
+        ck_assert_int_eq(change[k], 0 == k || 4 == k);
+    }
+    ck_assert_double_eq_tol(ratio[0], 1.0, 1e-12);
+    ck_assert_double_eq_tol(ratio[3], 1.0, 1e-12);   /* the smoothing does not cross the change */
+    ck_assert(ratio[4] > 1.05 && ratio[5] > 1.05);
+    ck_assert_double_eq_tol(ratio[7], 1.0, 1e-12);
+    hetsgd_recovery(ratio, change, STEPS, 1.05, 2, &st);
+    ck_assert_int_eq(st.changes, 1);
+    ck_assert_int_eq(st.worst, 2);
 }
 END_TEST
 
@@ -274,6 +347,7 @@ static Suite *make_hetsgd_report_suite(void)
     tcase_add_test(tc, test_final_accuracy_over_the_last_evaluations);
     tcase_add_test(tc, test_mean_skips_unjudged_steps);
     tcase_add_test(tc, test_trace_rows_per_step_and_rank);
+    tcase_add_test(tc, test_side_by_side_judges_against_the_other_run);
     tcase_add_test(tc, test_overruns_judge_the_step_not_each_rank);
     suite_add_tcase(s, tc);
     return s;

@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ob_error.h"
@@ -33,6 +34,82 @@ int hetsgd_write_trace(const char *path, const char *policy, long steps, int P, 
     if (0 != fclose(f) || !ok) {
         return ob_fail(OMNIBATCH_ERR_ARG, "--trace %s: write failed", path);
     }
+    return OMNIBATCH_SUCCESS;
+}
+
+int hetsgd_read_trace(const char *path, long *steps, int *P, double **record)
+{
+    FILE *f = fopen(path, "r");
+    char line[512];
+    long n = 0, cap = 0, lineno = 1, maxk = -1;
+    int maxr = -1;
+    double *rows = NULL;
+    int rc = OMNIBATCH_SUCCESS;
+
+    *record = NULL;
+    if (NULL == f) {
+        return ob_fail(OMNIBATCH_ERR_ARG, "%s: cannot open: %s", path, strerror(errno));
+    }
+    if (NULL == fgets(line, sizeof line, f) || 0 != strncmp(line, "step,rank,", 10)) {
+        fclose(f);
+        return ob_fail(OMNIBATCH_ERR_ARG, "%s: not a hetsgd trace (no step,rank,... header)", path);
+    }
+    /* Rows of (step, rank, batch, compute, step_s, speed, cpu), in any order. */
+    while (OMNIBATCH_SUCCESS == rc && NULL != fgets(line, sizeof line, f)) {
+        long k, batch;
+        int r;
+        double t, st, sp, cpu;
+
+        lineno++;
+        if (7 != sscanf(line, "%ld,%d,%*[^,],%ld,%lf,%lf,%lf,%lf", &k, &r, &batch, &t, &st, &sp, &cpu)
+            || k < 0 || r < 0 || r >= 1 << 20) {
+            rc = ob_fail(OMNIBATCH_ERR_ARG, "%s:%ld: not a trace row", path, lineno);
+            break;
+        }
+        if (n == cap) {
+            double *more = realloc(rows, (size_t) (cap = cap ? 2 * cap : 1024) * 7 * sizeof *rows);
+
+            if (NULL == more) {
+                rc = ob_fail(OMNIBATCH_ERR_NOMEM, "%s: no memory for %ld rows", path, cap);
+                break;
+            }
+            rows = more;
+        }
+        rows[7 * n] = (double) k;
+        rows[7 * n + 1] = (double) r;
+        rows[7 * n + 2] = (double) batch;
+        rows[7 * n + 3] = t;
+        rows[7 * n + 4] = st;
+        rows[7 * n + 5] = sp;
+        rows[7 * n + 6] = cpu;
+        n++;
+        maxk = k > maxk ? k : maxk;
+        maxr = r > maxr ? r : maxr;
+    }
+    fclose(f);
+    if (OMNIBATCH_SUCCESS == rc && (maxk < 0 || n != (maxk + 1) * (long) (maxr + 1))) {
+        rc = ob_fail(OMNIBATCH_ERR_ARG, "%s: %ld rows for %ld steps of %d ranks", path, n, maxk + 1, maxr + 1);
+    }
+    if (OMNIBATCH_SUCCESS == rc && NULL == (*record = calloc((size_t) n * HETSGD_TRACE_FIELDS, sizeof **record))) {
+        rc = ob_fail(OMNIBATCH_ERR_NOMEM, "%s: no memory for %ld records", path, n);
+    }
+    for (long j = 0; OMNIBATCH_SUCCESS == rc && j < n; j++) {
+        double *x = *record + ((long) rows[7 * j + 1] * (maxk + 1) + (long) rows[7 * j]) * HETSGD_TRACE_FIELDS;
+
+        x[HETSGD_TRACE_BATCH] = rows[7 * j + 2];
+        x[HETSGD_TRACE_COMPUTE] = rows[7 * j + 3];
+        x[HETSGD_TRACE_STEP] = rows[7 * j + 4];
+        x[HETSGD_TRACE_SPEED] = rows[7 * j + 5];
+        x[HETSGD_TRACE_CPU] = rows[7 * j + 6];
+    }
+    free(rows);
+    if (OMNIBATCH_SUCCESS != rc) {
+        free(*record);
+        *record = NULL;
+        return rc;
+    }
+    *steps = maxk + 1;
+    *P = maxr + 1;
     return OMNIBATCH_SUCCESS;
 }
 
@@ -189,6 +266,35 @@ double hetsgd_final_accuracy(const long *done, const double *acc, long n, long s
     *used = count;
     *from = done[first];
     return sum / (double) count;
+}
+
+int hetsgd_side_by_side(const double *a, const double *b, long steps, int P, double *ratio,
+                        unsigned char *change)
+{
+    double *x = calloc((size_t) steps * 4, sizeof *x);
+
+    if (NULL == x) {
+        return ob_fail(OMNIBATCH_ERR_NOMEM, "cannot allocate the balance of %ld steps", steps);
+    }
+    for (long k = 0; k < steps; k++) {
+        change[k] = 0 == k;
+        for (int i = 0; i < P && k > 0; i++) {
+            const double *now = a + ((long) i * steps + k) * HETSGD_TRACE_FIELDS;
+
+            change[k] |= now[HETSGD_TRACE_SPEED] != now[HETSGD_TRACE_SPEED - HETSGD_TRACE_FIELDS];
+        }
+        x[k] = hetsgd_balance_ratio(a, steps, P, k, NULL);
+        x[steps + k] = hetsgd_balance_ratio(b, steps, P, k, NULL);
+    }
+    hetsgd_smooth_median3(x, change, steps, x + 2 * steps);
+    hetsgd_smooth_median3(x + steps, change, steps, x + 3 * steps);
+    for (long k = 0; k < steps; k++) {
+        double m = x[2 * steps + k], n = x[3 * steps + k];
+
+        ratio[k] = m > 0.0 && n > 0.0 ? m / n : -1.0;
+    }
+    free(x);
+    return OMNIBATCH_SUCCESS;
 }
 
 long hetsgd_overrun_steps(const double *record, long steps, int P, double slowdown, double alpha)

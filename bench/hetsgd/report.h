@@ -24,6 +24,14 @@ enum {
  */
 int hetsgd_write_trace(const char *path, const char *policy, long steps, int P, const double *record);
 
+/**
+ * \brief Read a trace written by hetsgd_write_trace() back into the record layout.
+ * \param[out] record  malloc'ed, *steps x *P records (free() it); speed, batch and times set.
+ * \return OMNIBATCH_SUCCESS; OMNIBATCH_ERR_ARG naming the file and line when it cannot be read
+ *         or a step lacks a rank; OMNIBATCH_ERR_NOMEM.
+ */
+int hetsgd_read_trace(const char *path, long *steps, int *P, double **record);
+
 /** How fast a policy came back within a tolerance after each change. */
 typedef struct hetsgd_recovery_stats {
     int changes;                 /* speed changes after step 0 */
@@ -81,6 +89,17 @@ void hetsgd_smooth_median3(const double *x, const unsigned char *change, long st
  */
 double hetsgd_final_accuracy(const long *done, const double *acc, long n, long steps, long eval_every,
                              long evals, long *used, long *from);
+
+/**
+ * \brief Two runs of one schedule side by side: per step, run a's measured balance
+ *        (hetsgd_balance_ratio()) over run b's at the same step, each smoothed by
+ *        hetsgd_smooth_median3() within the phases of a's speeds.
+ * \param[out] ratio   \p steps entries (< 0: not judged); change: \p steps entries, 1 where a's
+ *                     speeds changed (step 0 counts as the start).
+ * \return OMNIBATCH_SUCCESS or OMNIBATCH_ERR_NOMEM.
+ */
+int hetsgd_side_by_side(const double *a, const double *b, long steps, int P, double *ratio,
+                        unsigned char *change);
 
 /**
  * \brief Steps the emulation did not control: those whose longest compute (the one the step
