@@ -3,7 +3,7 @@
 #
 # libhetsgd.la holds the pieces that need neither MPI nor the API (data,
 # model, OmniLearn's rule, schedules, options) so the Check suites in
-# tests/hetsgd.mk test them directly.  OmniLearn's rule is the simulator's
+# tests/bench/local.mk test them directly.  OmniLearn's rule is the simulator's
 # own source, so both benchmarks compare against the same rule.
 
 noinst_LTLIBRARIES += %reldir%/hetsgd/libhetsgd.la

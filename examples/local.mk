@@ -1,5 +1,5 @@
 # examples/: small complete programs using the API.  Built by `make check`
-# and run by tests/example_lsq.sh and tests/example_python.sh.
+# and run by tests/mpi/example_lsq.sh and tests/mpi/example_python.sh.
 
 check_PROGRAMS += %reldir%/lsq_train %reldir%/lsq_train_dl
 

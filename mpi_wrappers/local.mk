@@ -1,6 +1,6 @@
 # mpi_wrappers/: the PMPI layer, linked into libomnibatch.la.  Lifecycle
 # wrappers, thin per-call wrappers (C and Fortran), and the layer's state
-# that feeds the MPI-free core (src/preload.mk).
+# that feeds the MPI-free core (src/core/).
 
 libomnibatch_la_SOURCES += \
 	%reldir%/ob_layer.h \

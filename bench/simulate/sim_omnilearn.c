@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include <math.h>
+#include <stddef.h>
 
 #include "ob_error.h"
 #include "sim_omnilearn.h"

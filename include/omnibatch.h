@@ -1,0 +1,257 @@
+/*
+ * Copyright (c) 2026 The omnibatch authors.
+ */
+/**
+ * \file omnibatch.h
+ * \brief omnibatch: per-rank mini-batches that make synchronous data-parallel
+ *        training run at the speed of the whole cluster, not its slowest rank.
+ *
+ * The lifecycle of a context, like an hwloc topology:
+ *
+ *   omnibatch_options_init()  ->  omnibatch_create()  ->  per step:
+ *   omnibatch_next_step(), [omnibatch_compute_begin()/end()],
+ *   omnibatch_allreduce_gradient()  ->  omnibatch_destroy().
+ *
+ * omnibatch_create(), omnibatch_next_step(), omnibatch_allreduce_gradient(),
+ * omnibatch_set_plan() and omnibatch_destroy() are collective over the
+ * context's communicator: every rank calls them in the same order.  The other
+ * functions are local.  Every function returns OMNIBATCH_SUCCESS (0) or one
+ * of the codes of omnibatch_status; omnibatch_strerror() names a code and
+ * omnibatch_last_error() gives the calling thread's detail line, which names
+ * the argument, its value and what is allowed.  Arguments are checked before
+ * any communication; omnibatch_create() and omnibatch_set_plan() agree on the
+ * outcome, so a rank's bad argument fails every rank instead of leaving the
+ * others waiting.
+ *
+ * A context belongs to one thread at a time.  The library's own messages
+ * travel with PMPI_* calls on a duplicate of the communicator, so they never
+ * meet the application's and are not seen by profiling tools.
+ *
+ * One source can run with or without the library: omnibatch_dl.h looks these
+ * functions up at run time (dlsym), so a program built without -lomnibatch
+ * gets the plan when libomnibatch.so is preloaded.
+ */
+#ifndef OMNIBATCH_H
+#define OMNIBATCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <mpi.h>
+
+#include "omnibatch_status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** \brief An omnibatch context: the batch plan of one training run on one communicator. */
+typedef struct omnibatch_context *omnibatch_t;
+
+/** \brief What the code does with the summed gradient. */
+typedef enum omnibatch_convention {
+    OMNIBATCH_GRAD_MEAN = 0,        /**< the allreduce result is the gradient: scale by b_i / B */
+    OMNIBATCH_GRAD_DIVIDE_BY_P = 1  /**< the code divides the sum by P: scale by P * b_i / B */
+} omnibatch_convention;
+
+/** \brief The first plan, before anything is measured. */
+typedef enum omnibatch_prior {
+    OMNIBATCH_PRIOR_EQUAL = 0,      /**< equal shares */
+    OMNIBATCH_PRIOR_CORES = 1,      /**< proportional to the cores of each rank's cpuset */
+    OMNIBATCH_PRIOR_GPUS = 2        /**< proportional to GPUs if every rank sees one, else to cores */
+} omnibatch_prior;
+
+/** \brief The seed of the epochs' permutation unless set (any value is allowed). */
+#define OMNIBATCH_DEFAULT_SEED UINT64_C(20260101)
+
+/**
+ * \brief Options of a context; omnibatch_options_init() fills the defaults.
+ *
+ * min_batch, max_batch, warmup and forget belong to the calling rank and may
+ * differ between ranks (a rank with less memory sets a smaller max_batch).
+ * All the other fields must be the same on every rank; omnibatch_create()
+ * fails with OMNIBATCH_ERR_ARG naming the first that differs.
+ */
+typedef struct omnibatch_options {
+    long min_batch;                 /**< least local batch of this rank, >= 1 (OMNIBATCH_MIN_BATCH, 1) */
+    long max_batch;                 /**< largest local batch of this rank (memory limit), >= min_batch,
+                                         or 0 = the global batch (OMNIBATCH_MAX_BATCH, 0) */
+    long granularity;               /**< local batches are multiples of this (8 suits GPUs), in
+                                         [1, global batch]; one rank may also carry B mod granularity
+                                         (OMNIBATCH_GRANULARITY, 1) */
+    double gain;                    /**< proportional gain Kp in (0, 1] (OMNIBATCH_GAIN, 1) */
+    double deadband;                /**< least predicted step-time gain worth a change, in [0, 0.5]
+                                         (OMNIBATCH_DEADBAND, 0.02) */
+    double forget;                  /**< estimator forgetting factor in [0.5, 1] (OMNIBATCH_FORGET, 0.998) */
+    long period;                    /**< steps between plan exchanges, in [1, 1000000] (OMNIBATCH_PERIOD, 4) */
+    long warmup;                    /**< first steps not measured, in [0, 1000000] (OMNIBATCH_WARMUP, 2) */
+    omnibatch_convention convention;/**< see omnibatch_allreduce_gradient() (OMNIBATCH_CONVENTION, mean) */
+    omnibatch_prior prior;          /**< first plan (OMNIBATCH_PRIOR, equal) */
+    int adaptive;                   /**< 1: the controller moves the plan; 0: the plan stays as set
+                                         (0 when OMNIBATCH_ENABLE=off; default 1) */
+    int verify;                     /**< 1: check at each exchange that every rank holds the same plan
+                                         (OMNIBATCH_VERIFY, 0) */
+    uint64_t seed;                  /**< seed of the per-epoch permutation, the same on every rank
+                                         (OMNIBATCH_DEFAULT_SEED) */
+} omnibatch_options;
+
+/**
+ * \brief Fill \p opt with the defaults, overridden by the OMNIBATCH_* environment.
+ *
+ * Local, and callable before MPI_Init.  The environment is read once per
+ * process (the settings of the table above; unknown OMNIBATCH_* names are
+ * warned about).
+ * \param[out] opt  the options; on failure, the built-in defaults.
+ * \return OMNIBATCH_SUCCESS, OMNIBATCH_ERR_ARG (\p opt is NULL), or OMNIBATCH_ERR_CONFIG
+ *         with a detail line naming the bad variable, its value and what is allowed.
+ */
+OMNIBATCH_EXPORT int omnibatch_options_init(omnibatch_options *opt);
+
+/**
+ * \brief Create a context (collective over \p comm; MPI must be initialised).
+ * \param[in] comm          the communicator the gradients are reduced on; duplicated, so the
+ *                          library's traffic never meets the application's.
+ * \param[in] global_batch  B: the samples of one global step, the same on every rank.
+ * \param[in] dataset_size  N: samples per epoch (>= 1).
+ * \param[in] opt           options (NULL: omnibatch_options_init()'s).
+ * \param[out] ctx          the context (NULL on failure).
+ * \return OMNIBATCH_SUCCESS; OMNIBATCH_ERR_STATE before MPI_Init or after MPI_Finalize;
+ *         OMNIBATCH_ERR_ARG for a bad argument or option (or one that differs between
+ *         ranks); OMNIBATCH_ERR_CONFIG for a bad OMNIBATCH_* setting when \p opt is NULL;
+ *         OMNIBATCH_ERR_INFEASIBLE when the ranks' bounds cannot hold the global batch
+ *         (P * min_batch > B, the max_batch sum to less than B, granularity);
+ *         OMNIBATCH_ERR_NOMEM; OMNIBATCH_ERR_MPI.  When one rank fails, all do: a rank with
+ *         a bad argument gets its own code and line, the others the code of the
+ *         worst failure (the highest code) and a line naming the rank.
+ */
+OMNIBATCH_EXPORT int omnibatch_create(MPI_Comm comm, long global_batch, long dataset_size,
+                                      const omnibatch_options *opt, omnibatch_t *ctx);
+
+/**
+ * \brief Destroy a context (collective) and set *ctx to NULL.
+ *
+ * Call it before MPI_Finalize; after MPI_Finalize it only frees memory.
+ */
+OMNIBATCH_EXPORT int omnibatch_destroy(omnibatch_t *ctx);
+
+/** \brief One step of this rank, as omnibatch_next_step() hands it out. */
+typedef struct omnibatch_step {
+    long epoch;                     /**< 0-based epoch */
+    long step;                      /**< 0-based step within the epoch */
+    long global_step;               /**< 0-based step since the context was created */
+    long start;                     /**< first position of this rank's slice in the epoch's permutation */
+    long count;                     /**< this rank's local batch for the step (may be 0 on a short last step) */
+    long total;                     /**< the step's global size: B, or the remainder on an epoch's last step */
+} omnibatch_step;
+
+/**
+ * \brief Begin the next step: the local batch and its slice.
+ *
+ * Collective.  Ends the previous step: its compute time (from this call's
+ * return to the start of the step's last omnibatch_allreduce_gradient(), less
+ * the time spent inside the earlier ones of the same step; or the time between
+ * the markers when omnibatch_compute_begin()/end() were used) is fed to this
+ * rank's model once the \p warmup steps are over.  A step without markers
+ * and without omnibatch_allreduce_gradient() is not measured.
+ *
+ * Every \p period steps the ranks exchange one small record each (one
+ * allgather) and all compute the same new plan from the same records; no
+ * root, no broadcast.  The new plan applies to the step handed out.
+ *
+ * Use samples perm[start .. start + count - 1] of the epoch's permutation
+ * (omnibatch_permutation()).  Over an epoch every sample is used exactly once,
+ * whatever plans are applied; the epoch's last step may be short, split in
+ * proportion to the plan (a rank may get count 0).
+ *
+ * \param[out] step  the step.
+ * \return OMNIBATCH_SUCCESS, OMNIBATCH_ERR_ARG, OMNIBATCH_ERR_MPI, or
+ *         OMNIBATCH_ERR_DISAGREE (verify on and the ranks' plans differ; every rank gets it).
+ */
+OMNIBATCH_EXPORT int omnibatch_next_step(omnibatch_t ctx, omnibatch_step *step);
+
+/**
+ * \brief Mark the start of this step's compute (optional; pair with omnibatch_compute_end()).
+ *
+ * When a step has markers, its compute time is the sum of its marked
+ * intervals, whatever they contain.  Local.
+ * \return OMNIBATCH_ERR_STATE before the first step or when already inside a pair.
+ */
+OMNIBATCH_EXPORT int omnibatch_compute_begin(omnibatch_t ctx);
+
+/** \brief Mark the end of this step's compute (OMNIBATCH_ERR_STATE without a begin). */
+OMNIBATCH_EXPORT int omnibatch_compute_end(omnibatch_t ctx);
+
+/**
+ * \brief Weight this rank's mean gradient and sum it over the ranks in one allreduce.
+ *
+ * Scales by count / total (OMNIBATCH_GRAD_MEAN) or P * count / total
+ * (OMNIBATCH_GRAD_DIVIDE_BY_P) of the current step, then sums with one
+ * MPI_SUM allreduce on the context's communicator: the result is the gradient
+ * of the step's whole global batch (times P for OMNIBATCH_GRAD_DIVIDE_BY_P,
+ * which the code then divides by P).  A rank whose count is 0 contributes
+ * zeros, whatever its buffer holds.  A code that reduces its gradient in
+ * several buckets calls this once per bucket.  Collective.
+ *
+ * \param[in] sendbuf   this rank's mean gradient, or MPI_IN_PLACE (then \p recvbuf holds it
+ *                      and is scaled in place); never written otherwise.
+ * \param[in,out] recvbuf the summed gradient (\p count elements).
+ * \param[in] count     elements, >= 0, the same on every rank.
+ * \param[in] type      MPI_FLOAT or MPI_DOUBLE.
+ * \return OMNIBATCH_SUCCESS, OMNIBATCH_ERR_ARG, OMNIBATCH_ERR_STATE (before the first
+ *         step), OMNIBATCH_ERR_NOMEM, OMNIBATCH_ERR_MPI.
+ */
+OMNIBATCH_EXPORT int omnibatch_allreduce_gradient(omnibatch_t ctx, const void *sendbuf,
+                                                  void *recvbuf, int count, MPI_Datatype type);
+
+/**
+ * \brief The whole plan: \p nranks local batches (the communicator's size), summing to B.
+ *
+ * The plan of the step handed out last (or of the next step after
+ * omnibatch_set_plan()); the same on every rank.  Local.
+ */
+OMNIBATCH_EXPORT int omnibatch_get_plan(omnibatch_t ctx, long *plan, int nranks);
+
+/**
+ * \brief Impose a plan from the next step on (collective; every rank passes the same one).
+ *        With adaptive = 0 it stays; otherwise the controller moves on from it.
+ * \return OMNIBATCH_ERR_ARG if \p nranks is not the communicator's size, the plan does not sum
+ *         to B or breaks a bound or the granularity (one rank may carry B mod granularity);
+ *         OMNIBATCH_ERR_DISAGREE if the ranks passed different plans.  Every rank gets the
+ *         same code; on failure the plan is unchanged.
+ */
+OMNIBATCH_EXPORT int omnibatch_set_plan(omnibatch_t ctx, const long *plan, int nranks);
+
+/**
+ * \brief The epoch's permutation of 0..N-1 (N entries), the same on every rank.
+ *
+ * Depends only on the seed and \p epoch (>= 0).  Local.
+ */
+OMNIBATCH_EXPORT int omnibatch_permutation(omnibatch_t ctx, long epoch, long *perm);
+
+/** \brief What a context has measured and decided so far (for logs and benchmarks). */
+typedef struct omnibatch_stats {
+    long steps;                     /**< steps handed out */
+    long exchanges;                 /**< plan exchanges */
+    long decisions;                 /**< exchanges at which every rank had a model */
+    long changes;                   /**< decisions that moved the plan */
+    double compute_s;               /**< this rank's compute in its last measured step, or -1 */
+    double blocked_s;               /**< time blocked in omnibatch_allreduce_gradient() in the
+                                         last finished step */
+    double compute_total_s;         /**< all measured compute (after warmup) */
+    double blocked_total_s;         /**< all time blocked in omnibatch_allreduce_gradient() */
+    double alpha;                   /**< this rank's model t = alpha + beta * b (0 before any) */
+    double beta;
+    double predicted_step_s;        /**< last decision: expected step time of the plan adopted,
+                                         the models' uncertainty included (0 before the first
+                                         decision) */
+    double optimum_step_s;          /**< last decision: the best expected step time the measured
+                                         models allow (their oracle; 0 before the first decision) */
+} omnibatch_stats;
+
+/** \brief This rank's view of the run so far (local). */
+OMNIBATCH_EXPORT int omnibatch_get_stats(omnibatch_t ctx, omnibatch_stats *stats);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* OMNIBATCH_H */

@@ -1,0 +1,85 @@
+# tests/bench/: the benchmarks' own pieces and short runs of them.
+
+# The benchmarks' own arithmetic (Check) and smoke runs of bench/overhead
+# and bench/simulate (output format only, never timings).
+
+check_PROGRAMS += %reldir%/check_bench_stats
+%canon_reldir%_check_bench_stats_SOURCES = %reldir%/check_bench_stats.c \
+	bench/overhead/stats.h bench/overhead/stats.c
+%canon_reldir%_check_bench_stats_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/bench/overhead
+%canon_reldir%_check_bench_stats_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+%canon_reldir%_check_bench_stats_LDADD = $(CHECK_LIBS) -lm
+TESTS += %reldir%/check_bench_stats
+
+TESTS += %reldir%/overhead_smoke.sh
+EXTRA_DIST += %reldir%/overhead_smoke.sh
+
+check_PROGRAMS += %reldir%/check_sim
+%canon_reldir%_check_sim_SOURCES = %reldir%/check_sim.c \
+	bench/simulate/sim_random.h bench/simulate/sim_random.c \
+	bench/simulate/sim_speeds.h bench/simulate/sim_speeds.c \
+	bench/simulate/sim_omnilearn.h bench/simulate/sim_omnilearn.c \
+	bench/simulate/sim_oracle.h bench/simulate/sim_oracle.c \
+	bench/simulate/sim_metrics.h bench/simulate/sim_metrics.c
+%canon_reldir%_check_sim_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/bench/simulate
+%canon_reldir%_check_sim_CFLAGS = $(OB_CORE_TEST_CFLAGS)
+%canon_reldir%_check_sim_LDADD = $(OB_CORE_TEST_LDADD)
+TESTS += %reldir%/check_sim
+
+TESTS += %reldir%/simulate_smoke.sh
+EXTRA_DIST += %reldir%/simulate_smoke.sh
+# The training benchmark's own pieces (no MPI), and a short run of the
+# benchmark itself under mpirun on a generated data set.
+
+HETSGD_TEST_CFLAGS = $(OB_CORE_TEST_CFLAGS) -I$(top_srcdir)/bench/hetsgd
+HETSGD_TEST_LDADD = bench/hetsgd/libhetsgd.la $(OB_CORE_TEST_LDADD) $(ZLIB_LIBS)
+
+check_PROGRAMS += %reldir%/check_hetsgd_idx %reldir%/check_hetsgd_mlp \
+	%reldir%/check_hetsgd_omnilearn %reldir%/check_hetsgd_schedule \
+	%reldir%/check_hetsgd_options %reldir%/check_hetsgd_emulate \
+	%reldir%/check_hetsgd_report
+TESTS += %reldir%/check_hetsgd_idx %reldir%/check_hetsgd_mlp \
+	%reldir%/check_hetsgd_omnilearn %reldir%/check_hetsgd_schedule \
+	%reldir%/check_hetsgd_options %reldir%/check_hetsgd_emulate \
+	%reldir%/check_hetsgd_report
+
+%canon_reldir%_check_hetsgd_idx_SOURCES = %reldir%/check_hetsgd_idx.c
+%canon_reldir%_check_hetsgd_idx_CFLAGS = $(HETSGD_TEST_CFLAGS) $(ZLIB_CFLAGS)
+%canon_reldir%_check_hetsgd_idx_LDADD = $(HETSGD_TEST_LDADD)
+
+%canon_reldir%_check_hetsgd_mlp_SOURCES = %reldir%/check_hetsgd_mlp.c
+%canon_reldir%_check_hetsgd_mlp_CFLAGS = $(HETSGD_TEST_CFLAGS)
+%canon_reldir%_check_hetsgd_mlp_LDADD = $(HETSGD_TEST_LDADD)
+
+%canon_reldir%_check_hetsgd_omnilearn_SOURCES = %reldir%/check_hetsgd_omnilearn.c
+%canon_reldir%_check_hetsgd_omnilearn_CFLAGS = $(HETSGD_TEST_CFLAGS)
+%canon_reldir%_check_hetsgd_omnilearn_LDADD = $(HETSGD_TEST_LDADD)
+
+%canon_reldir%_check_hetsgd_schedule_SOURCES = %reldir%/check_hetsgd_schedule.c
+%canon_reldir%_check_hetsgd_schedule_CFLAGS = $(HETSGD_TEST_CFLAGS)
+%canon_reldir%_check_hetsgd_schedule_LDADD = $(HETSGD_TEST_LDADD)
+
+%canon_reldir%_check_hetsgd_options_SOURCES = %reldir%/check_hetsgd_options.c
+%canon_reldir%_check_hetsgd_options_CFLAGS = $(HETSGD_TEST_CFLAGS)
+%canon_reldir%_check_hetsgd_options_LDADD = $(HETSGD_TEST_LDADD)
+
+%canon_reldir%_check_hetsgd_emulate_SOURCES = %reldir%/check_hetsgd_emulate.c
+%canon_reldir%_check_hetsgd_emulate_CFLAGS = $(HETSGD_TEST_CFLAGS)
+%canon_reldir%_check_hetsgd_emulate_LDADD = $(HETSGD_TEST_LDADD)
+
+%canon_reldir%_check_hetsgd_report_SOURCES = %reldir%/check_hetsgd_report.c
+%canon_reldir%_check_hetsgd_report_CFLAGS = $(HETSGD_TEST_CFLAGS)
+%canon_reldir%_check_hetsgd_report_LDADD = $(HETSGD_TEST_LDADD)
+
+# A short run of the benchmark itself: 4 ranks, every policy, generated data.
+check_PROGRAMS += %reldir%/hetsgd_mkdata
+%canon_reldir%_hetsgd_mkdata_SOURCES = %reldir%/hetsgd_mkdata.c
+%canon_reldir%_hetsgd_mkdata_CFLAGS = $(HETSGD_TEST_CFLAGS)
+%canon_reldir%_hetsgd_mkdata_LDADD = $(HETSGD_TEST_LDADD)
+TESTS += %reldir%/hetsgd_np4.sh
+EXTRA_DIST += %reldir%/hetsgd_np4.sh
+# bench/run.sh (make bench) end to end in --quick mode on a generated data
+# set: the table and the targets are printed, never timed.
+
+TESTS += %reldir%/bench_runner_smoke.sh
+EXTRA_DIST += %reldir%/bench_runner_smoke.sh

@@ -1,0 +1,80 @@
+/*
+ * Copyright (c) 2026 The omnibatch authors.
+ *
+ * omnibatch_dl.h: linked with the library, the run-time lookup finds every
+ * function of omnibatch.h, the very same ones, with the same types.  (The
+ * lookup in a program that does not link the library, with and without
+ * LD_PRELOAD, is tests/mpi/example_lsq.sh.)
+ */
+#include "config.h"
+
+#include <check.h>
+#include <stdlib.h>
+
+#include "omnibatch_dl.h"
+
+/* The table's pointers have the prototypes' types: a change to one without
+ * the other stops the build here. */
+#define SAME_TYPE(field, fn)                                                         \
+    _Static_assert(__builtin_types_compatible_p(__typeof__(((omnibatch_dl *) 0)->field), \
+                                                __typeof__(&fn)),                    \
+                   #field " has the type of " #fn)
+SAME_TYPE(strerror, omnibatch_strerror);
+SAME_TYPE(last_error, omnibatch_last_error);
+SAME_TYPE(get_version, omnibatch_get_version);
+SAME_TYPE(options_init, omnibatch_options_init);
+SAME_TYPE(create, omnibatch_create);
+SAME_TYPE(destroy, omnibatch_destroy);
+SAME_TYPE(next_step, omnibatch_next_step);
+SAME_TYPE(compute_begin, omnibatch_compute_begin);
+SAME_TYPE(compute_end, omnibatch_compute_end);
+SAME_TYPE(allreduce_gradient, omnibatch_allreduce_gradient);
+SAME_TYPE(get_plan, omnibatch_get_plan);
+SAME_TYPE(set_plan, omnibatch_set_plan);
+SAME_TYPE(permutation, omnibatch_permutation);
+SAME_TYPE(get_stats, omnibatch_get_stats);
+
+START_TEST(test_linked_library_is_found)
+{
+    omnibatch_dl ob;
+
+    ck_assert_int_eq(omnibatch_dl_load(&ob), 1);
+    ck_assert_uint_eq(ob.version, OMNIBATCH_VERSION);
+    ck_assert_ptr_eq(ob.strerror, &omnibatch_strerror);
+    ck_assert_ptr_eq(ob.last_error, &omnibatch_last_error);
+    ck_assert_ptr_eq(ob.get_version, &omnibatch_get_version);
+    ck_assert_ptr_eq(ob.options_init, &omnibatch_options_init);
+    ck_assert_ptr_eq(ob.create, &omnibatch_create);
+    ck_assert_ptr_eq(ob.destroy, &omnibatch_destroy);
+    ck_assert_ptr_eq(ob.next_step, &omnibatch_next_step);
+    ck_assert_ptr_eq(ob.compute_begin, &omnibatch_compute_begin);
+    ck_assert_ptr_eq(ob.compute_end, &omnibatch_compute_end);
+    ck_assert_ptr_eq(ob.allreduce_gradient, &omnibatch_allreduce_gradient);
+    ck_assert_ptr_eq(ob.get_plan, &omnibatch_get_plan);
+    ck_assert_ptr_eq(ob.set_plan, &omnibatch_set_plan);
+    ck_assert_ptr_eq(ob.permutation, &omnibatch_permutation);
+    ck_assert_ptr_eq(ob.get_stats, &omnibatch_get_stats);
+    ck_assert_str_eq(ob.strerror(OMNIBATCH_ERR_ARG), "invalid argument");
+}
+END_TEST
+
+static Suite *make_api_dl_suite(void)
+{
+    Suite *s = suite_create("api_dl");
+    TCase *tc = tcase_create("dl");
+
+    tcase_add_test(tc, test_linked_library_is_found);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(make_api_dl_suite());
+    int failed;
+
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return 0 == failed ? EXIT_SUCCESS : EXIT_FAILURE;
+}

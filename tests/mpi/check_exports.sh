@@ -1,0 +1,14 @@
+#!/bin/sh
+# The library must export exactly the public API and the MPI wrappers: a
+# wrapper that lost its export (hidden visibility) silently stops
+# interposing, and an internal symbol that leaks becomes ABI by accident.
+set -eu
+lib="${top_builddir:-.}/.libs/libomnibatch.so"
+expected="${top_srcdir:-.}/tests/mpi/exports.txt"
+[ -f "$lib" ] || { echo "check_exports: $lib not built" >&2; exit 1; }
+actual=$(${NM:-nm} -D --defined-only "$lib" | awk '$2 ~ /^[TWDBVRiu]$/ { print $3 }' | LC_ALL=C sort -u)
+if ! printf '%s\n' "$actual" | diff -u "$expected" - ; then
+    echo "check_exports: exported symbols of $lib differ from tests/mpi/exports.txt (- expected, + actual)" >&2
+    exit 1
+fi
+echo "check_exports: $(printf '%s\n' "$actual" | wc -l) symbols as expected"

@@ -1,0 +1,98 @@
+# tests/mpi/: MPI programs under mpirun (tests/mpirun.sh).  The mpi_api_*
+# programs link the library and run at 2, 3 and 4 ranks (mpi_api_run.sh);
+# the preload programs are plain MPI codes, never linked with libomnibatch,
+# run by the scenario table preload/scenarios.txt (preload_scenarios.sh).
+
+TESTS += %reldir%/check_exports.sh
+EXTRA_DIST += %reldir%/check_exports.sh %reldir%/exports.txt %reldir%/valgrind.supp
+
+OB_API_TEST_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+OB_API_TEST_LDADD = libomnibatch.la $(CHECK_LIBS) -lm
+
+check_PROGRAMS += \
+	%reldir%/mpi_api_plan \
+	%reldir%/mpi_api_gradient \
+	%reldir%/mpi_api_args \
+	%reldir%/mpi_api_env \
+	%reldir%/check_api_dl
+
+%canon_reldir%_mpi_api_plan_SOURCES = %reldir%/mpi_api_plan.c %reldir%/mpi_api_common.h
+%canon_reldir%_mpi_api_plan_CFLAGS = $(OB_API_TEST_CFLAGS)
+%canon_reldir%_mpi_api_plan_LDADD = $(OB_API_TEST_LDADD)
+
+%canon_reldir%_mpi_api_gradient_SOURCES = %reldir%/mpi_api_gradient.c %reldir%/mpi_api_common.h
+%canon_reldir%_mpi_api_gradient_CFLAGS = $(OB_API_TEST_CFLAGS)
+%canon_reldir%_mpi_api_gradient_LDADD = $(OB_API_TEST_LDADD)
+
+%canon_reldir%_mpi_api_args_SOURCES = %reldir%/mpi_api_args.c %reldir%/mpi_api_common.h
+%canon_reldir%_mpi_api_args_CFLAGS = $(OB_API_TEST_CFLAGS)
+%canon_reldir%_mpi_api_args_LDADD = $(OB_API_TEST_LDADD)
+
+%canon_reldir%_mpi_api_env_SOURCES = %reldir%/mpi_api_env.c %reldir%/mpi_api_common.h
+%canon_reldir%_mpi_api_env_CFLAGS = $(OB_API_TEST_CFLAGS)
+%canon_reldir%_mpi_api_env_LDADD = $(OB_API_TEST_LDADD)
+
+%canon_reldir%_check_api_dl_SOURCES = %reldir%/check_api_dl.c
+%canon_reldir%_check_api_dl_CFLAGS = $(OB_API_TEST_CFLAGS)
+%canon_reldir%_check_api_dl_LDADD = $(OB_API_TEST_LDADD)
+
+TESTS += \
+	%reldir%/check_api_dl \
+	%reldir%/mpi_api_args.sh \
+	%reldir%/mpi_api_env.sh \
+	%reldir%/mpi_api_gradient.sh \
+	%reldir%/mpi_api_plan.sh \
+	%reldir%/example_lsq.sh \
+	%reldir%/example_python.sh
+
+EXTRA_DIST += \
+	%reldir%/mpi_api_run.sh \
+	%reldir%/mpi_api_args.sh \
+	%reldir%/mpi_api_env.sh \
+	%reldir%/mpi_api_gradient.sh \
+	%reldir%/mpi_api_plan.sh \
+	%reldir%/example_lsq.sh \
+	%reldir%/example_python.sh
+
+# The preload programs.
+check_PROGRAMS += %reldir%/mpi_passthrough %reldir%/mpi_straggler %reldir%/mpi_threads \
+	%reldir%/mpi_weighted %reldir%/json_valid
+%canon_reldir%_mpi_passthrough_SOURCES = %reldir%/mpi_passthrough.c
+%canon_reldir%_mpi_passthrough_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+%canon_reldir%_mpi_passthrough_LDADD = $(CHECK_LIBS) -lm
+%canon_reldir%_mpi_straggler_SOURCES = %reldir%/mpi_straggler.c
+%canon_reldir%_mpi_threads_SOURCES = %reldir%/mpi_threads.c
+# Reaches the API through omnibatch_dl.h (dlsym), not by linking.
+%canon_reldir%_mpi_weighted_SOURCES = %reldir%/mpi_weighted.c
+%canon_reldir%_mpi_weighted_LDADD = -lm
+%canon_reldir%_json_valid_SOURCES = %reldir%/json_valid.c
+%canon_reldir%_json_valid_CPPFLAGS = $(OB_TEST_CPPFLAGS)
+
+# The scenario table and its runner.
+TESTS += %reldir%/preload_scenarios.sh
+EXTRA_DIST += %reldir%/preload_scenarios.sh \
+	%reldir%/preload/scenarios.txt \
+	%reldir%/preload/lib.sh \
+	%reldir%/preload/api_report.sh \
+	%reldir%/preload/badconfig.sh \
+	%reldir%/preload/disabled.sh \
+	%reldir%/preload/fortran.sh \
+	%reldir%/preload/passthrough.sh \
+	%reldir%/preload/pcontrol.sh \
+	%reldir%/preload/report_file.sh \
+	%reldir%/preload/report_json.sh \
+	%reldir%/preload/report_text.sh \
+	%reldir%/preload/threads.sh \
+	%reldir%/preload/weighted.sh \
+	%reldir%/mpi_fortran.f90
+
+# Fortran: configure found mpifort (MPIFORT); built by hand since the
+# project has no Fortran compiler of its own.  Without it the Fortran
+# scenario skips.
+if HAVE_MPIFORT
+check_SCRIPTS += %reldir%/mpi_fortran
+CLEANFILES += %reldir%/mpi_fortran
+%reldir%/mpi_fortran: $(srcdir)/%reldir%/mpi_fortran.f90
+	@$(MKDIR_P) $(@D)
+	$(AM_V_GEN)$(MPIFORT) -o $@ $(srcdir)/%reldir%/mpi_fortran.f90
+endif

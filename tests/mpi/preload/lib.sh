@@ -1,0 +1,63 @@
+# Sourced before each preload scenario (tests/mpi/preload/scenarios.txt, run
+# by tests/mpi/preload_scenarios.sh): where the built pieces are, a scratch
+# directory, and a helper that runs a program under mpirun (tests/mpirun.sh)
+# with libomnibatch preloaded.  The runner sets np and the scenario's
+# variables, and scenario (its name).
+set -eu
+top_srcdir=${top_srcdir:-.}
+top_builddir=${top_builddir:-.}
+OB_PRELOAD=$(cd "$top_builddir" && pwd)/.libs/libomnibatch.so
+export OB_PRELOAD
+tests=$top_builddir/tests/mpi
+scenario=${scenario:-$0}
+[ -f "$OB_PRELOAD" ] || { echo "$scenario: $OB_PRELOAD is not built" >&2; exit 1; }
+work=$(mktemp -d "${TMPDIR:-/tmp}/omnibatch-test.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+# fail MESSAGE: show what the run printed, then fail the test.
+fail() {
+    for f in "$work"/out "$work"/err "$work"/report*; do
+        if [ -f "$f" ]; then
+            echo "--- $(basename "$f")"
+            cat "$f"
+        fi
+    done
+    echo "FAIL: $scenario: $*" >&2
+    exit 1
+}
+
+# skip REASON: the scenario cannot run here (exit 77).
+skip() {
+    echo "SKIP: $scenario: $*"
+    exit 77
+}
+
+# ob_run NP [VAR=value ...] -- PROGRAM [ARGS...]: stdout to $work/out,
+# stderr to $work/err; returns the launcher's exit status.
+ob_run() {
+    ob_np=$1
+    shift
+    ob_env="CK_FORK=no"
+    while [ "$1" != "--" ]; do
+        ob_env="$ob_env $1"
+        shift
+    done
+    shift
+    ob_rc=0
+    OB_MPIRUN_ENV="$ob_env" sh "$top_srcdir/tests/mpirun.sh" "$ob_np" "$@" \
+        >"$work/out" 2>"$work/err" || ob_rc=$?
+    case $ob_rc in
+    124 | 137) fail "timed out (a hang)" ;;
+    esac
+    return $ob_rc
+}
+
+# ob_trace_rows FILE RANK: data rows of one rank in a trace CSV.
+ob_trace_rows() {
+    awk -F, -v r="$2" 'NR > 1 && $2 == r { n++ } END { print n + 0 }' "$1"
+}
+
+# ob_trace_mean FILE RANK COLUMN: mean of a column (4 compute_s, 5 blocked_s).
+ob_trace_mean() {
+    awk -F, -v r="$2" -v c="$3" 'NR > 1 && $2 == r { s += $c; n++ } END { printf "%.9f\n", n ? s / n : 0 }' "$1"
+}

@@ -1,3 +1,0 @@
-#!/bin/sh
-# tests/mpi_api_gradient at 2, 3 and 4 ranks.
-exec "${SHELL:-/bin/sh}" "${top_srcdir:-.}/tests/mpi_api_run.sh" mpi_api_gradient

@@ -1,0 +1,60 @@
+# tests/unit/: one Check suite per module of the MPI-free core (src/core/).
+
+OB_UNIT_SUITES = %reldir%/check_error %reldir%/check_estimator %reldir%/check_planner \
+	%reldir%/check_controller %reldir%/check_config %reldir%/check_shard \
+	%reldir%/check_topology %reldir%/check_stepdetect %reldir%/check_trace \
+	%reldir%/check_report
+check_PROGRAMS += $(OB_UNIT_SUITES)
+TESTS += $(OB_UNIT_SUITES)
+
+%canon_reldir%_check_error_SOURCES = %reldir%/check_error.c
+%canon_reldir%_check_error_CFLAGS = $(OB_CORE_TEST_CFLAGS)
+%canon_reldir%_check_error_LDADD = $(OB_CORE_TEST_LDADD)
+
+%canon_reldir%_check_estimator_SOURCES = %reldir%/check_estimator.c
+%canon_reldir%_check_estimator_CFLAGS = $(OB_CORE_TEST_CFLAGS)
+%canon_reldir%_check_estimator_LDADD = $(OB_CORE_TEST_LDADD)
+
+%canon_reldir%_check_planner_SOURCES = %reldir%/check_planner.c
+%canon_reldir%_check_planner_CFLAGS = $(OB_CORE_TEST_CFLAGS)
+%canon_reldir%_check_planner_LDADD = $(OB_CORE_TEST_LDADD)
+
+%canon_reldir%_check_controller_SOURCES = %reldir%/check_controller.c
+%canon_reldir%_check_controller_CFLAGS = $(OB_CORE_TEST_CFLAGS)
+%canon_reldir%_check_controller_LDADD = $(OB_CORE_TEST_LDADD)
+
+%canon_reldir%_check_config_SOURCES = %reldir%/check_config.c
+%canon_reldir%_check_config_CPPFLAGS = $(OB_TEST_CPPFLAGS) \
+	-DOB_TEST_README='"$(abs_top_srcdir)/README.md"'
+%canon_reldir%_check_config_CFLAGS = $(OB_CORE_TEST_CFLAGS)
+%canon_reldir%_check_config_LDADD = $(OB_CORE_TEST_LDADD)
+
+%canon_reldir%_check_shard_SOURCES = %reldir%/check_shard.c
+%canon_reldir%_check_shard_CFLAGS = $(OB_CORE_TEST_CFLAGS)
+%canon_reldir%_check_shard_LDADD = $(OB_CORE_TEST_LDADD)
+
+# The topology suite reads hand-written hwloc XML from the source tree.
+%canon_reldir%_check_topology_SOURCES = %reldir%/check_topology.c
+%canon_reldir%_check_topology_CPPFLAGS = $(OB_TEST_CPPFLAGS) \
+	-DOB_TEST_GPU_XML='"$(abs_top_srcdir)/%reldir%/topology-gpus.xml"'
+%canon_reldir%_check_topology_CFLAGS = $(OB_CORE_TEST_CFLAGS) $(HWLOC_CFLAGS)
+%canon_reldir%_check_topology_LDADD = $(OB_CORE_TEST_LDADD)
+EXTRA_DIST += %reldir%/topology-gpus.xml
+
+%canon_reldir%_check_stepdetect_SOURCES = %reldir%/check_stepdetect.c
+%canon_reldir%_check_stepdetect_CFLAGS = $(OB_CORE_TEST_CFLAGS)
+%canon_reldir%_check_stepdetect_LDADD = $(OB_CORE_TEST_LDADD)
+
+%canon_reldir%_check_trace_SOURCES = %reldir%/check_trace.c
+%canon_reldir%_check_trace_CFLAGS = $(OB_CORE_TEST_CFLAGS)
+%canon_reldir%_check_trace_LDADD = $(OB_CORE_TEST_LDADD)
+
+%canon_reldir%_check_report_SOURCES = %reldir%/check_report.c
+%canon_reldir%_check_report_CPPFLAGS = $(OB_TEST_CPPFLAGS)
+%canon_reldir%_check_report_CFLAGS = $(OB_CORE_TEST_CFLAGS)
+%canon_reldir%_check_report_LDADD = $(OB_CORE_TEST_LDADD)
+
+# The core is MPI-free: every src/core/*.c compiles with the plain C
+# compiler and no MPI include path.
+TESTS += %reldir%/check_core_mpi_free.sh
+EXTRA_DIST += %reldir%/check_core_mpi_free.sh
