@@ -30,6 +30,12 @@
 #define OB_SD_FIRST_TRY 32
 /* Without a gap signal, calls seen before settling for the signature period. */
 #define OB_SD_PATIENCE 256
+/* Repetitions of the signature period seen before it is trusted; fewer when
+ * the history is full and the best guess must do. */
+#define OB_SD_MIN_CYCLES 3
+#define OB_SD_MIN_CYCLES_FORCED 2
+/* With OMNIBATCH_CALLS_PER_STEP given: steps seen before the pattern is fixed. */
+#define OB_SD_GIVEN_CYCLES 3
 /* Fraction of x[j] == x[j+N] for N to be the signature period. */
 #define OB_SD_MATCH 0.9
 /* The boundary gap's median over the next largest position's. */
@@ -433,90 +439,120 @@ static void ob_sd_replay(ob_stepdetect *d, int start)
     }
 }
 
-/* Try to fix the pattern from the history; \p force: settle for the best guess. */
-static int ob_sd_learn(ob_stepdetect *d, int force)
-{
-    int n = 0, m = 0, w;
-    int min_cycles = force ? 2 : 3;
-    int *idx = NULL;
-    ob_call_sig *x = NULL;
-    double *gaps = NULL, *scratch = NULL;
-    long N, kmax, period, phase = 0;
-    double threshold = 0.0;
-    ob_sd_gapfit best = { 0, 0, 0.0, 0.0 };
-    int have_gap = 0, locked = 0;
+/* The dominant communicator's calls of the history, in order: what the
+ * pattern is learned from. */
+typedef struct ob_sd_series {
+    int n;                       /* calls on the communicator */
+    int *idx;                    /* each call's index in the history */
+    ob_call_sig *x;              /* its signature */
+    double *gaps;                /* idle time before it; NaN right after a pause */
+    double *scratch;             /* for the gap fits */
+} ob_sd_series;
 
-    d->comm = ob_sd_dominant(d, &n);
-    if (0 == n) {
+static void ob_sd_series_free(ob_sd_series *s)
+{
+    free(s->idx);
+    free(s->x);
+    free(s->gaps);
+    free(s->scratch);
+}
+
+/* Collect the calls on d->comm; 0 when out of memory. */
+static int ob_sd_series_fill(const ob_stepdetect *d, int n, ob_sd_series *s)
+{
+    double last_end = NAN;
+    long last_pauses = -1;
+    int m = 0;
+
+    s->n = n;
+    s->idx = malloc((size_t) n * sizeof *s->idx);
+    s->x = malloc((size_t) n * sizeof *s->x);
+    s->gaps = malloc((size_t) n * sizeof *s->gaps);
+    s->scratch = malloc((size_t) n * sizeof *s->scratch);
+    if (NULL == s->idx || NULL == s->x || NULL == s->gaps || NULL == s->scratch) {
+        ob_sd_series_free(s);
         return 0;
     }
-    idx = malloc((size_t) n * sizeof *idx);
-    x = malloc((size_t) n * sizeof *x);
-    gaps = malloc((size_t) n * sizeof *gaps);
-    scratch = malloc((size_t) n * sizeof *scratch);
-    if (NULL == idx || NULL == x || NULL == gaps || NULL == scratch) {
-        goto done;
-    }
-    {
-        double last_end = NAN;
-        long last_pauses = -1;
+    for (int e = 0; e < d->nhist; e++) {
+        const ob_sd_event *ev = &d->hist[e];
 
-        for (int e = 0; e < d->nhist; e++) {
-            const ob_sd_event *ev = &d->hist[e];
-
-            if (ev->sig.comm != d->comm) {
-                continue;
-            }
-            if (ev->is_call) {
-                idx[m] = e;
-                x[m] = ev->sig;
-                gaps[m] = ev->pauses == last_pauses ? ev->t0 - last_end : (double) NAN;
-                m++;
-            }
-            last_end = ev->t1;
-            last_pauses = ev->pauses;
+        if (ev->sig.comm != d->comm) {
+            continue;
         }
+        if (ev->is_call) {
+            s->idx[m] = e;
+            s->x[m] = ev->sig;
+            s->gaps[m] = ev->pauses == last_pauses ? ev->t0 - last_end : (double) NAN;
+            m++;
+        }
+        last_end = ev->t1;
+        last_pauses = ev->pauses;
     }
+    return 1;
+}
+
+/* The period of the signatures (calls per repetition), or 0 when it is not
+ * known yet; \p force: settle for one call per step. */
+static long ob_sd_signature_period_of(const ob_stepdetect *d, const ob_sd_series *s, int force)
+{
+    long N;
 
     if (d->given > 0) {
-        N = d->given;
-        if (!force && n < 3 * N) {
-            goto done;
-        }
-    } else {
-        N = ob_sd_signature_period(x, n, min_cycles);
-        if (0 == N) {
-            if (!force) {
-                goto done;
-            }
-            N = 1;
-        }
+        return force || s->n >= OB_SD_GIVEN_CYCLES * d->given ? d->given : 0;
     }
-    w = ob_sd_warmup(x, n, N);
-    if (w + N > n) {
-        w = 0;
-    }
+    N = ob_sd_signature_period(s->x, s->n, force ? OB_SD_MIN_CYCLES_FORCED : OB_SD_MIN_CYCLES);
+    return 0 == N && force ? 1 : N;
+}
 
-    /* A signature that occurs once in a signature period of several calls
-     * marks the step by itself: the gaps only place the boundary.
-     * Otherwise the step may span several signature periods; the least
-     * one the gaps confirm is taken, since on a busy machine noise can
-     * make a multiple look as good. */
-    kmax = (N > 1 && ob_sd_has_unique(x + w, N > n - w ? n - w : N)) || d->given > 0
-         ? 1 : OB_STEPDETECT_MAX_PERIOD / N;
-    for (long k = 1; k <= kmax && !have_gap && (n - w) >= OB_SD_GAP_CYCLES * N * k; k++) {
-        if (N * k >= 2 && ob_sd_gap_candidate(gaps, n, w, N * k, scratch, &best)) {
-            have_gap = 1;
+/* Look for the long gap before each step, at the least multiple k of the
+ * signature period N that the gaps confirm.  A signature that occurs once
+ * in a period of several calls marks the step by itself: the gaps only
+ * place the boundary.  Otherwise the step may span several signature
+ * periods; the least one is taken, since on a busy machine noise can make
+ * a multiple look as good. */
+static int ob_sd_find_gap(const ob_stepdetect *d, const ob_sd_series *s, long N, int w,
+                          ob_sd_gapfit *best)
+{
+    int n = s->n;
+    long kmax = (N > 1 && ob_sd_has_unique(s->x + w, N > n - w ? n - w : N)) || d->given > 0
+              ? 1 : OB_STEPDETECT_MAX_PERIOD / N;
+
+    for (long k = 1; k <= kmax && (n - w) >= OB_SD_GAP_CYCLES * N * k; k++) {
+        if (N * k >= 2 && ob_sd_gap_candidate(s->gaps, n, w, N * k, s->scratch, best)) {
+            return 1;
         }
     }
-    if (!force && !have_gap && d->given <= 0 && n < OB_SD_PATIENCE) {
-        goto done;
-    }
+    return 0;
+}
 
-    if (have_gap) {
-        period = best.period;
-        phase = best.phase;
-        threshold = best.threshold;
+/* How the boundary is told, once the cycle is known. */
+static ob_step_rule ob_sd_rule_of(const ob_stepdetect *d, long period, int have_gap)
+{
+    long same = 0;
+
+    if (d->given > 0) {
+        return OB_STEP_RULE_COUNT;
+    }
+    for (long k = 0; k < period; k++) {
+        same += ob_sig_eq(&d->cycle[k], &d->cycle[0]);
+    }
+    return 1 == same ? OB_STEP_RULE_SIGNATURE : have_gap ? OB_STEP_RULE_GAP : OB_STEP_RULE_COUNT;
+}
+
+/* Fix the pattern: the step's cycle of calls from warm-up call w, its rule,
+ * and the history replayed through the tracker from the first boundary.
+ * \p gap: the gap fit, or NULL when the gaps confirmed none. */
+static void ob_sd_lock(ob_stepdetect *d, const ob_sd_series *s, long N, int w,
+                       const ob_sd_gapfit *gap, int force)
+{
+    int n = s->n;
+    long period, phase = 0;
+    double threshold = 0.0;
+
+    if (NULL != gap) {
+        period = gap->period;
+        phase = gap->phase;
+        threshold = gap->threshold;
     } else if (d->given > 0) {
         period = N;
     } else {
@@ -527,38 +563,48 @@ static int ob_sd_learn(ob_stepdetect *d, int force)
     for (long k = 0; k < period && k < OB_STEPDETECT_MAX_PERIOD; k++) {
         long j = w + (phase + k) % period;
 
-        d->cycle[k] = x[j < n ? j : n - 1];
+        d->cycle[k] = s->x[j < n ? j : n - 1];
     }
-    if (d->given > 0) {
-        d->rule = OB_STEP_RULE_COUNT;
-    } else {
-        long same = 0;
-
-        for (long k = 0; k < period; k++) {
-            same += ob_sig_eq(&d->cycle[k], &d->cycle[0]);
-        }
-        d->rule = 1 == same ? OB_STEP_RULE_SIGNATURE
-                : have_gap ? OB_STEP_RULE_GAP : OB_STEP_RULE_COUNT;
-    }
+    d->rule = ob_sd_rule_of(d, period, NULL != gap);
     ob_log_debug(1, "step pattern: %ld gradient allreduces per step (%s), %d warm-up calls, "
                  "phase %ld, gap threshold %.6f s, from %d calls%s", period,
                  OB_STEP_RULE_SIGNATURE == d->rule ? "signature"
                  : OB_STEP_RULE_GAP == d->rule ? "gap" : "count",
                  w, phase, threshold, n, force ? " (settled)" : "");
-    ob_sd_replay(d, idx[w + phase]);
-    locked = 1;
+    ob_sd_replay(d, s->idx[w + phase]);
+    free(d->hist);
+    d->hist = NULL;
+    d->nhist = 0;
+    d->locked = 1;
+}
 
-done:
-    free(idx);
-    free(x);
-    free(gaps);
-    free(scratch);
-    if (locked) {
-        free(d->hist);
-        d->hist = NULL;
-        d->nhist = 0;
-        d->locked = 1;
+/* Try to fix the pattern from the history; \p force: settle for the best
+ * guess (the history is full or the run ends).  1 when it is fixed. */
+static int ob_sd_learn(ob_stepdetect *d, int force)
+{
+    ob_sd_series s;
+    ob_sd_gapfit best = { 0, 0, 0.0, 0.0 };
+    int n = 0, w, have_gap, locked = 0;
+    long N;
+
+    d->comm = ob_sd_dominant(d, &n);
+    if (0 == n || !ob_sd_series_fill(d, n, &s)) {
+        return 0;
     }
+    N = ob_sd_signature_period_of(d, &s, force);
+    if (N > 0) {
+        w = ob_sd_warmup(s.x, n, N);
+        if (w + N > n) {
+            w = 0;
+        }
+        have_gap = ob_sd_find_gap(d, &s, N, w, &best);
+        /* Without a confirmed gap, wait for more history unless told. */
+        if (force || have_gap || d->given > 0 || n >= OB_SD_PATIENCE) {
+            ob_sd_lock(d, &s, N, w, have_gap ? &best : NULL, force);
+            locked = 1;
+        }
+    }
+    ob_sd_series_free(&s);
     return locked;
 }
 
