@@ -187,79 +187,113 @@ static void ob_radix_sort(uint64_t *key, uint32_t *tag, uint64_t *key2, uint32_t
  * if the sweep erred), and interpolate on it, where the sum is exactly
  * linear.  O(P) after an O(P) radix sort.
  */
-static double ob_wf_solve(const ob_wf_rank *r, int P, double total, double *x, ob_work *w)
-{
-    int n = 2 * P;
+/* A segment [key[lo], key[hi]] of the sorted breakpoints with the sums at
+ * its ends. */
+typedef struct ob_wf_bracket {
     int lo, hi;
-    double f_lo, f_hi, level;
+    double f_lo, f_hi;
+} ob_wf_bracket;
 
+static void ob_wf_sort_breakpoints(const ob_wf_rank *r, int P, ob_work *w)
+{
     for (int i = 0; i < P; i++) {
         w->key[2 * i] = ob_key(r[i].a + r[i].b * r[i].lo);
         w->key[2 * i + 1] = ob_key(r[i].a + r[i].b * r[i].hi);
         w->tag[2 * i] = (uint32_t) (2 * i);
         w->tag[2 * i + 1] = (uint32_t) (2 * i + 1);
     }
-    ob_radix_sort(w->key, w->tag, w->key2, w->tag2, (size_t) n);
-    f_lo = ob_wf_sum(r, P, ob_unkey(w->key[0]));
-    if (total <= f_lo) {
+    ob_radix_sort(w->key, w->tag, w->key2, w->tag2, (size_t) (2 * P));
+}
+
+/* Sweep the breakpoints with the running slope from the sum f at the first;
+ * the index of the first breakpoint where the sum reaches total (n - 1 if
+ * none does). */
+static int ob_wf_sweep(const ob_wf_rank *r, int n, double total, double f, const ob_work *w)
+{
+    double slope = 0.0;
+    int k;
+
+    for (k = 0; k < n; k++) {
+        const ob_wf_rank *ri = &r[w->tag[k] >> 1];
+
+        if (k > 0) {
+            f += slope * (ob_unkey(w->key[k]) - ob_unkey(w->key[k - 1]));
+            if (f >= total) {
+                break;
+            }
+        }
+        slope += (w->tag[k] & 1u) ? -1.0 / ri->b : 1.0 / ri->b;
+    }
+    return k < n ? k : n - 1;
+}
+
+/* Confirm the sweep's segment ending at hi with sums evaluated afresh; if
+ * the sweep erred, widen the bracket to the side where the crossing lies. */
+static ob_wf_bracket ob_wf_confirm(const ob_wf_rank *r, int P, double total, int hi, double f_first,
+                                   const ob_work *w)
+{
+    int n = 2 * P;
+    ob_wf_bracket b = { hi - 1, hi, f_first, ob_wf_sum(r, P, ob_unkey(w->key[hi])) };
+
+    if (b.f_hi < total) {
+        b.lo = hi;
+        b.f_lo = b.f_hi;
+        b.hi = n - 1;
+        b.f_hi = ob_wf_sum(r, P, ob_unkey(w->key[b.hi]));
+    } else {
+        double f_below = ob_wf_sum(r, P, ob_unkey(w->key[b.lo]));
+
+        if (f_below >= total) {
+            b.hi = b.lo;
+            b.f_hi = f_below;
+            b.lo = 0;
+        } else {
+            b.f_lo = f_below;
+        }
+    }
+    return b;
+}
+
+/* Narrow a bracket with f_lo < total <= f_hi to adjacent breakpoints by
+ * bisection on fresh sums, then interpolate on that segment, where the sum
+ * is exactly linear. */
+static double ob_wf_interpolate(const ob_wf_rank *r, int P, double total, ob_wf_bracket b,
+                                const ob_work *w)
+{
+    double t_lo, t_hi, level;
+
+    while (b.hi - b.lo > 1) {
+        int mid = b.lo + (b.hi - b.lo) / 2;
+        double fm = ob_wf_sum(r, P, ob_unkey(w->key[mid]));
+
+        if (fm < total) {
+            b.lo = mid;
+            b.f_lo = fm;
+        } else {
+            b.hi = mid;
+            b.f_hi = fm;
+        }
+    }
+    /* f_lo < total <= f_hi, hence key[lo] < key[hi]. */
+    t_lo = ob_unkey(w->key[b.lo]);
+    t_hi = ob_unkey(w->key[b.hi]);
+    level = t_lo + (total - b.f_lo) * ((t_hi - t_lo) / (b.f_hi - b.f_lo));
+    return level < t_lo ? t_lo : (level > t_hi ? t_hi : level);
+}
+
+static double ob_wf_solve(const ob_wf_rank *r, int P, double total, double *x, ob_work *w)
+{
+    int n = 2 * P;
+    double f_first, level;
+
+    ob_wf_sort_breakpoints(r, P, w);
+    f_first = ob_wf_sum(r, P, ob_unkey(w->key[0]));
+    if (total <= f_first) {
         level = ob_unkey(w->key[0]);
     } else {
-        double f = f_lo, slope = 0.0;
-        int k;
+        ob_wf_bracket b = ob_wf_confirm(r, P, total, ob_wf_sweep(r, n, total, f_first, w), f_first, w);
 
-        for (k = 0; k < n; k++) {
-            const ob_wf_rank *ri = &r[w->tag[k] >> 1];
-
-            if (k > 0) {
-                f += slope * (ob_unkey(w->key[k]) - ob_unkey(w->key[k - 1]));
-                if (f >= total) {
-                    break;
-                }
-            }
-            slope += (w->tag[k] & 1u) ? -1.0 / ri->b : 1.0 / ri->b;
-        }
-        hi = k < n ? k : n - 1;
-        lo = hi - 1;
-        f_hi = ob_wf_sum(r, P, ob_unkey(w->key[hi]));
-        if (f_hi < total) {
-            lo = hi;
-            f_lo = f_hi;
-            hi = n - 1;
-            f_hi = ob_wf_sum(r, P, ob_unkey(w->key[hi]));
-        } else {
-            double f_below = ob_wf_sum(r, P, ob_unkey(w->key[lo]));
-
-            if (f_below >= total) {
-                hi = lo;
-                f_hi = f_below;
-                lo = 0;
-            } else {
-                f_lo = f_below;
-            }
-        }
-        if (f_hi < total) {
-            level = ob_unkey(w->key[n - 1]);
-        } else {
-            while (hi - lo > 1) {
-                int mid = lo + (hi - lo) / 2;
-                double fm = ob_wf_sum(r, P, ob_unkey(w->key[mid]));
-
-                if (fm < total) {
-                    lo = mid;
-                    f_lo = fm;
-                } else {
-                    hi = mid;
-                    f_hi = fm;
-                }
-            }
-            /* f_lo < total <= f_hi, hence key[lo] < key[hi]. */
-            {
-                double t_lo = ob_unkey(w->key[lo]), t_hi = ob_unkey(w->key[hi]);
-
-                level = t_lo + (total - f_lo) * ((t_hi - t_lo) / (f_hi - f_lo));
-                level = level < t_lo ? t_lo : (level > t_hi ? t_hi : level);
-            }
-        }
+        level = b.f_hi < total ? ob_unkey(w->key[n - 1]) : ob_wf_interpolate(r, P, total, b, w);
     }
     if (NULL != x) {
         for (int i = 0; i < P; i++) {
@@ -521,18 +555,30 @@ static int ob_pick_carrier(const ob_rank_model *m, int P, long B, const ob_granu
  * shifted target.  \p target is read in full before the scratch is
  * written, so it may be w->x.
  */
-static int ob_round_carrier(const ob_rank_model *m, int P, long B, const ob_granules *gr, int j,
-                            const double *target, int by_time, long *plan, ob_work *w)
+/* One rounding problem: the ranks, the global batch in granules, the
+ * carrier of the remainder, and the order of the extra granules. */
+typedef struct ob_rounding {
+    const ob_rank_model *m;
+    int P;
+    long B;
+    const ob_granules *gr;
+    int carrier;                 /* the rank that also carries gr->r samples */
+    int by_time;                 /* extra granules by least step time, not largest fraction */
+} ob_rounding;
+
+/* The targets in granules, shifted by one common amount so that they fit
+ * the granule bounds and sum to Q: w->wf holds the bounds, w->x the result. */
+static void ob_round_shift(const ob_rounding *rd, const double *target, ob_work *w)
 {
-    long long deficit = gr->Q;
+    const ob_granules *gr = rd->gr;
     double g = (double) gr->g;
     int fit = 1;
 
-    for (int i = 0; i < P; i++) {
+    for (int i = 0; i < rd->P; i++) {
         long L, H;
 
-        ob_granule_bounds(&m[i], B, gr, i == j, &L, &H);
-        w->wf[i].a = -(target[i] - (i == j ? (double) gr->r : 0.0)) / g;
+        ob_granule_bounds(&rd->m[i], rd->B, gr, i == rd->carrier, &L, &H);
+        w->wf[i].a = -(target[i] - (i == rd->carrier ? (double) gr->r : 0.0)) / g;
         w->wf[i].b = 1.0;
         w->wf[i].lo = (double) L;
         w->wf[i].hi = (double) H;
@@ -540,13 +586,23 @@ static int ob_round_carrier(const ob_rank_model *m, int P, long B, const ob_gran
     }
     if (fit) {
         /* No shift: an exact target comes back exactly. */
-        for (int i = 0; i < P; i++) {
+        for (int i = 0; i < rd->P; i++) {
             w->x[i] = -w->wf[i].a;
         }
     } else {
-        ob_wf_solve(w->wf, P, (double) gr->Q, w->x, w);
+        ob_wf_solve(w->wf, rd->P, (double) gr->Q, w->x, w);
     }
-    for (int i = 0; i < P; i++) {
+}
+
+/* The floors of the shifted targets, within bounds, and the order in which
+ * ranks get (or give back) a granule, sorted into w->tag.  The granules
+ * still missing (negative: too many). */
+static long long ob_round_floor(const ob_rounding *rd, long *plan, ob_work *w)
+{
+    long long deficit = rd->gr->Q;
+    double g = (double) rd->gr->g;
+
+    for (int i = 0; i < rd->P; i++) {
         double k = floor(w->x[i]);
 
         k = k < w->wf[i].lo ? w->wf[i].lo : (k > w->wf[i].hi ? w->wf[i].hi : k);
@@ -554,18 +610,25 @@ static int ob_round_carrier(const ob_rank_model *m, int P, long B, const ob_gran
         deficit -= plan[i];
         /* Larger fraction (or shorter time) first; equal ones in rank order
          * (the sort is stable), so the plan depends on nothing but the input. */
-        if (by_time) {
-            double b = (k + 1.0) * g + (i == j ? (double) gr->r : 0.0);
+        if (rd->by_time) {
+            double b = (k + 1.0) * g + (i == rd->carrier ? (double) rd->gr->r : 0.0);
 
-            w->key[i] = ob_key(m[i].alpha + m[i].beta * b);
+            w->key[i] = ob_key(rd->m[i].alpha + rd->m[i].beta * b);
         } else {
             w->key[i] = ~ob_key(w->x[i] - k);
         }
         w->tag[i] = (uint32_t) i;
     }
-    ob_radix_sort(w->key, w->tag, w->key2, w->tag2, (size_t) P);
-    /* One pass suffices when the shifted targets sum to Q exactly; the
-     * loops absorb the last ulp of a sum that is a hair off. */
+    ob_radix_sort(w->key, w->tag, w->key2, w->tag2, (size_t) rd->P);
+    return deficit;
+}
+
+/* Hand out the missing granules one each in w->tag's order, then take back
+ * any surplus in the reverse order.  One pass suffices when the shifted
+ * targets sum to Q exactly; the loops absorb the last ulp of a sum that is
+ * a hair off. */
+static int ob_round_settle(int P, long long deficit, long *plan, const ob_work *w)
+{
     while (deficit > 0) {
         long long before = deficit;
 
@@ -596,8 +659,20 @@ static int ob_round_carrier(const ob_rank_model *m, int P, long B, const ob_gran
             return ob_fail(OMNIBATCH_ERR_INFEASIBLE, "planner: %lld granules too many", -deficit);
         }
     }
-    for (int i = 0; i < P; i++) {
-        plan[i] = plan[i] * gr->g + (i == j ? gr->r : 0);
+    return OMNIBATCH_SUCCESS;
+}
+
+static int ob_round_carrier(const ob_rounding *rd, const double *target, long *plan, ob_work *w)
+{
+    int rc;
+
+    ob_round_shift(rd, target, w);
+    rc = ob_round_settle(rd->P, ob_round_floor(rd, plan, w), plan, w);
+    if (OMNIBATCH_SUCCESS != rc) {
+        return rc;
+    }
+    for (int i = 0; i < rd->P; i++) {
+        plan[i] = plan[i] * rd->gr->g + (i == rd->carrier ? rd->gr->r : 0);
     }
     return OMNIBATCH_SUCCESS;
 }
@@ -606,7 +681,9 @@ static int ob_round_carrier(const ob_rank_model *m, int P, long B, const ob_gran
 static int ob_round_targets(const ob_rank_model *m, int P, long B, const ob_granules *gr,
                             const double *target, long *plan, ob_work *w)
 {
-    return ob_round_carrier(m, P, B, gr, ob_pick_carrier(m, P, B, gr, target), target, 0, plan, w);
+    ob_rounding rd = { m, P, B, gr, ob_pick_carrier(m, P, B, gr, target), 0 };
+
+    return ob_round_carrier(&rd, target, plan, w);
 }
 
 /* Shape, bounds and granularity of a call, in the order a user would fix them. */
@@ -866,7 +943,11 @@ int ob_plan_decide(const ob_planner_params *p, const ob_rank_model *m, int P, lo
     for (int i = 0; i < P; i++) {
         w.x[i] = (double) current[i] + p->gain * (w.x[i] - (double) current[i]);
     }
-    rc = ob_round_carrier(m, P, B, &gr, carrier, w.x, 1, w.cand, &w);
+    {
+        ob_rounding rd = { m, P, B, &gr, carrier, 1 };
+
+        rc = ob_round_carrier(&rd, w.x, w.cand, &w);
+    }
     if (OMNIBATCH_SUCCESS != rc) {
         ob_work_free(&w);
         return rc;
