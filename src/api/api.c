@@ -94,16 +94,17 @@ static int ob_options_check(long B, long N, const omnibatch_options *o)
                        fn, o->granularity, B);
     }
     /* Written so that NaN fails too. */
-    if (!(o->gain > 0.0 && o->gain <= 1.0)) {
-        return ob_fail(OMNIBATCH_ERR_ARG, "%s: gain=%g: expected a number in (0, 1]", fn, o->gain);
+    if (!(o->gain > OB_GAIN_LO && o->gain <= OB_GAIN_HI)) {
+        return ob_fail(OMNIBATCH_ERR_ARG, "%s: gain=%g: expected %s", fn, o->gain,
+                       ob_config_allowed("OMNIBATCH_GAIN"));
     }
-    if (!(o->deadband >= 0.0 && o->deadband <= 0.5)) {
-        return ob_fail(OMNIBATCH_ERR_ARG, "%s: deadband=%g: expected a number in [0, 0.5]", fn,
-                       o->deadband);
+    if (!(o->deadband >= OB_DEADBAND_LO && o->deadband <= OB_DEADBAND_HI)) {
+        return ob_fail(OMNIBATCH_ERR_ARG, "%s: deadband=%g: expected %s", fn, o->deadband,
+                       ob_config_allowed("OMNIBATCH_DEADBAND"));
     }
-    if (!(o->forget >= 0.5 && o->forget <= 1.0)) {
-        return ob_fail(OMNIBATCH_ERR_ARG, "%s: forget=%g: expected a number in [0.5, 1]", fn,
-                       o->forget);
+    if (!(o->forget >= OB_FORGET_LO && o->forget <= OB_FORGET_HI)) {
+        return ob_fail(OMNIBATCH_ERR_ARG, "%s: forget=%g: expected %s", fn, o->forget,
+                       ob_config_allowed("OMNIBATCH_FORGET"));
     }
     if (o->period < 1 || o->period > OB_CONFIG_STEPS_LIMIT) {
         return ob_fail(OMNIBATCH_ERR_ARG, "%s: period=%ld: expected 1..%ld steps", fn, o->period,

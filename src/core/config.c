@@ -37,7 +37,7 @@ extern char **environ;
 typedef enum ob_var_kind {
     OB_VAR_BOOL,                 /* int: 1/0, on/off, true/false, yes/no */
     OB_VAR_REAL,                 /* double in [lo, hi], lo excluded when lo_open */
-    OB_VAR_LONG,                 /* long in [min, max], or 0 when zero_ok */
+    OB_VAR_LONG,                 /* long in [min, max], or 0 when zero_means is set */
     OB_VAR_LEVEL,                /* int in [min, max] */
     OB_VAR_BYTES,                /* size_t in [min, max], suffix K/M/G */
     OB_VAR_CHOICE,               /* an enum, by name */
@@ -49,14 +49,19 @@ typedef struct ob_choice {
     int value;
 } ob_choice;
 
+/* One setting.  The text of what is allowed is not written here: it is
+ * generated from the kind and the range (ob_allowed_text), so the range is
+ * stated once and the error lines, README and man page cannot drift. */
 typedef struct ob_var {
-    ob_config_doc doc;           /* first: ob_config_doc_at() hands out its address */
+    const char *name;            /* "OMNIBATCH_GAIN" */
+    const char *default_value;   /* a value that parses to the default, or NULL: unset */
+    const char *meaning;         /* one sentence */
     ob_var_kind kind;
     size_t offset;               /* of the field in ob_config */
     double lo, hi;               /* REAL */
-    int lo_open;                 /* REAL */
+    int lo_open;                 /* REAL: lo itself is excluded */
     long min, max;               /* LONG, LEVEL, BYTES */
-    int zero_ok;                 /* LONG: 0 is allowed and means "unset" */
+    const char *zero_means;      /* LONG: 0 is also allowed and means this ("no limit"), or NULL */
     const ob_choice *choices;    /* CHOICE: NULL-terminated */
 } ob_var;
 
@@ -79,84 +84,177 @@ static const ob_choice ob_prior_choices[] = {
 
 /* README order: what most users touch first. */
 static const ob_var ob_vars[] = {
-    { { "OMNIBATCH_ENABLE", OB_BOOL_ALLOWED, "on",
-        "On: the plan follows the measured speeds; off: every call passes through and the plan "
-        "stays the equal split." },
-      OB_VAR_BOOL, OB_OFF(enable), 0, 0, 0, 0, 0, 0, NULL },
-    { { "OMNIBATCH_GAIN", "a number in (0, 1]", OB_STR(OB_DEFAULT_GAIN),
-        "Proportional gain: the fraction of the way to the best split taken at each decision." },
-      OB_VAR_REAL, OB_OFF(gain), 0.0, 1.0, 1, 0, 0, 0, NULL },
-    { { "OMNIBATCH_DEADBAND", "a number in [0, 0.5]", OB_STR(OB_DEFAULT_DEADBAND),
-        "The plan changes only when the predicted step time falls by more than this fraction." },
-      OB_VAR_REAL, OB_OFF(deadband), 0.0, 0.5, 0, 0, 0, 0, NULL },
-    { { "OMNIBATCH_FORGET", "a number in [0.5, 1]", OB_STR(OB_DEFAULT_FORGET),
-        "Forgetting factor of the per-rank speed estimate (1: never forget)." },
-      OB_VAR_REAL, OB_OFF(forget), 0.5, 1.0, 0, 0, 0, 0, NULL },
-    { { "OMNIBATCH_PERIOD", "an integer in [1, " OB_STR(OB_CONFIG_STEPS_LIMIT) "]",
-        OB_STR(OB_DEFAULT_PERIOD), "Steps between two exchanges of measurements (and a new plan) among the ranks." },
-      OB_VAR_LONG, OB_OFF(period), 0, 0, 0, 1, OB_CONFIG_STEPS_LIMIT, 0, NULL },
-    { { "OMNIBATCH_WARMUP", "an integer in [0, " OB_STR(OB_CONFIG_STEPS_LIMIT) "]",
-        OB_STR(OB_DEFAULT_WARMUP), "First steps not measured (cold caches, lazy initialisation)." },
-      OB_VAR_LONG, OB_OFF(warmup), 0, 0, 0, 0, OB_CONFIG_STEPS_LIMIT, 0, NULL },
-    { { "OMNIBATCH_MIN_BATCH", "an integer in [1, " OB_STR(OB_CONFIG_BATCH_LIMIT) "]", "1",
-        "Least local batch of every rank." },
-      OB_VAR_LONG, OB_OFF(min_batch), 0, 0, 0, 1, OB_CONFIG_BATCH_LIMIT, 0, NULL },
-    { { "OMNIBATCH_MAX_BATCH",
-        "0 (no limit) or an integer in [1, " OB_STR(OB_CONFIG_BATCH_LIMIT) "]", "0",
-        "Largest local batch of every rank (memory limit); at least OMNIBATCH_MIN_BATCH and "
-        "OMNIBATCH_GRANULARITY; 0: no limit." },
-      OB_VAR_LONG, OB_OFF(max_batch), 0, 0, 0, 1, OB_CONFIG_BATCH_LIMIT, 1, NULL },
-    { { "OMNIBATCH_GRANULARITY", "an integer in [1, " OB_STR(OB_CONFIG_BATCH_LIMIT) "]", "1",
-        "Local batches are multiples of this (8 suits GPUs); one rank also carries what is left "
-        "of the global batch." },
-      OB_VAR_LONG, OB_OFF(granularity), 0, 0, 0, 1, OB_CONFIG_BATCH_LIMIT, 0, NULL },
-    { { "OMNIBATCH_GLOBAL_BATCH",
-        "0 (unknown) or an integer in [1, " OB_STR(OB_CONFIG_BATCH_LIMIT) "]", "0",
-        "Preload mode: the global batch of the unmodified code, so the report can give the split "
-        "in samples; at least OMNIBATCH_MIN_BATCH; 0: unknown." },
-      OB_VAR_LONG, OB_OFF(global_batch), 0, 0, 0, 1, OB_CONFIG_BATCH_LIMIT, 1, NULL },
-    { { "OMNIBATCH_MIN_BYTES",
-        "a byte count in [1, 1G], with an optional suffix K, M or G (KiB, MiB, GiB)",
-        OB_STR(OB_DEFAULT_MIN_BYTES),
-        "Preload mode: least payload, in bytes, of an allreduce taken for a gradient allreduce." },
-      OB_VAR_BYTES, OB_OFF(min_bytes), 0, 0, 0, 1, (long) OB_CONFIG_BYTES_LIMIT, 0, NULL },
-    { { "OMNIBATCH_CALLS_PER_STEP",
-        "0 (detect) or an integer in [1, " OB_STR(OB_CONFIG_CALLS_LIMIT) "]", "0",
-        "Preload mode: gradient allreduces per training step (bucketed codes issue several); "
-        "0: found from the repeating pattern." },
-      OB_VAR_LONG, OB_OFF(calls_per_step), 0, 0, 0, 1, OB_CONFIG_CALLS_LIMIT, 1, NULL },
-    { { "OMNIBATCH_WEIGHT", OB_BOOL_ALLOWED, "off",
-        "Preload mode: scale the recognised gradient allreduces by each rank's share of the "
-        "global batch." },
-      OB_VAR_BOOL, OB_OFF(weight), 0, 0, 0, 0, 0, 0, NULL },
-    { { "OMNIBATCH_CONVENTION", "auto, mean or divide-by-p", "auto",
-        "What the code does with the summed gradient. mean: uses it as the gradient (each rank "
-        "scales by `b_i/B`); divide-by-p: divides it by P (each rank scales by `P*b_i/B`); auto: "
-        "the API's option, divide-by-p in preload mode." },
-      OB_VAR_CHOICE, OB_OFF(convention), 0, 0, 0, 0, 0, 0, ob_convention_choices },
-    { { "OMNIBATCH_REPORT", "off, text or json", "text",
-        "Format of the report rank 0 writes at MPI_Finalize." },
-      OB_VAR_CHOICE, OB_OFF(report), 0, 0, 0, 0, 0, 0, ob_report_choices },
-    { { "OMNIBATCH_REPORT_FILE", OB_PATH_ALLOWED, NULL,
-        "Where the report goes; unset: standard error." },
-      OB_VAR_PATH, OB_OFF(report_file), 0, 0, 0, 0, 0, 0, NULL },
-    { { "OMNIBATCH_TRACE", OB_PATH_ALLOWED, NULL,
-        "CSV file with one row per step and rank (step, rank, batch, compute_s, blocked_s); "
-        "unset: no trace. Must differ from OMNIBATCH_REPORT_FILE." },
-      OB_VAR_PATH, OB_OFF(trace_file), 0, 0, 0, 0, 0, 0, NULL },
-    { { "OMNIBATCH_PRIOR", "equal, cores or gpus", "equal",
-        "First plan, before anything is measured: equal shares, or in proportion to the cores "
-        "(hwloc) or GPUs of each rank." },
-      OB_VAR_CHOICE, OB_OFF(prior), 0, 0, 0, 0, 0, 0, ob_prior_choices },
-    { { "OMNIBATCH_VERIFY", OB_BOOL_ALLOWED, "off",
-        "Check at every exchange that all ranks computed the same plan." },
-      OB_VAR_BOOL, OB_OFF(verify), 0, 0, 0, 0, 0, 0, NULL },
-    { { "OMNIBATCH_DEBUG", "an integer in [0, " OB_STR(OB_CONFIG_DEBUG_LIMIT) "]", "0",
-        "Debug messages on standard error, more at each level (0: none)." },
-      OB_VAR_LEVEL, OB_OFF(debug), 0, 0, 0, 0, OB_CONFIG_DEBUG_LIMIT, 0, NULL },
+    { .name = "OMNIBATCH_ENABLE", .default_value = "on", .kind = OB_VAR_BOOL, .offset = OB_OFF(enable),
+      .meaning = "On: the plan follows the measured speeds; off: every call passes through and the "
+                 "plan stays the equal split." },
+    { .name = "OMNIBATCH_GAIN", .default_value = OB_STR(OB_DEFAULT_GAIN),
+      .kind = OB_VAR_REAL, .offset = OB_OFF(gain), .lo = OB_GAIN_LO, .hi = OB_GAIN_HI, .lo_open = 1,
+      .meaning = "Proportional gain: the fraction of the way to the best split taken at each decision." },
+    { .name = "OMNIBATCH_DEADBAND", .default_value = OB_STR(OB_DEFAULT_DEADBAND),
+      .kind = OB_VAR_REAL, .offset = OB_OFF(deadband), .lo = OB_DEADBAND_LO, .hi = OB_DEADBAND_HI,
+      .meaning = "The plan changes only when the predicted step time falls by more than this fraction." },
+    { .name = "OMNIBATCH_FORGET", .default_value = OB_STR(OB_DEFAULT_FORGET),
+      .kind = OB_VAR_REAL, .offset = OB_OFF(forget), .lo = OB_FORGET_LO, .hi = OB_FORGET_HI,
+      .meaning = "Forgetting factor of the per-rank speed estimate (1: never forget)." },
+    { .name = "OMNIBATCH_PERIOD", .default_value = OB_STR(OB_DEFAULT_PERIOD),
+      .kind = OB_VAR_LONG, .offset = OB_OFF(period), .min = 1, .max = OB_CONFIG_STEPS_LIMIT,
+      .meaning = "Steps between two exchanges of measurements (and a new plan) among the ranks." },
+    { .name = "OMNIBATCH_WARMUP", .default_value = OB_STR(OB_DEFAULT_WARMUP),
+      .kind = OB_VAR_LONG, .offset = OB_OFF(warmup), .min = 0, .max = OB_CONFIG_STEPS_LIMIT,
+      .meaning = "First steps not measured (cold caches, lazy initialisation)." },
+    { .name = "OMNIBATCH_MIN_BATCH", .default_value = "1",
+      .kind = OB_VAR_LONG, .offset = OB_OFF(min_batch), .min = 1, .max = OB_CONFIG_BATCH_LIMIT,
+      .meaning = "Least local batch of every rank." },
+    { .name = "OMNIBATCH_MAX_BATCH", .default_value = "0",
+      .kind = OB_VAR_LONG, .offset = OB_OFF(max_batch), .min = 1, .max = OB_CONFIG_BATCH_LIMIT,
+      .zero_means = "no limit",
+      .meaning = "Largest local batch of every rank (memory limit); at least OMNIBATCH_MIN_BATCH and "
+                 "OMNIBATCH_GRANULARITY; 0: no limit." },
+    { .name = "OMNIBATCH_GRANULARITY", .default_value = "1",
+      .kind = OB_VAR_LONG, .offset = OB_OFF(granularity), .min = 1, .max = OB_CONFIG_BATCH_LIMIT,
+      .meaning = "Local batches are multiples of this (8 suits GPUs); one rank also carries what is "
+                 "left of the global batch." },
+    { .name = "OMNIBATCH_GLOBAL_BATCH", .default_value = "0",
+      .kind = OB_VAR_LONG, .offset = OB_OFF(global_batch), .min = 1, .max = OB_CONFIG_BATCH_LIMIT,
+      .zero_means = "unknown",
+      .meaning = "Preload mode: the global batch of the unmodified code, so the report can give the "
+                 "split in samples; at least OMNIBATCH_MIN_BATCH; 0: unknown." },
+    { .name = "OMNIBATCH_MIN_BYTES", .default_value = OB_STR(OB_DEFAULT_MIN_BYTES),
+      .kind = OB_VAR_BYTES, .offset = OB_OFF(min_bytes), .min = 1, .max = (long) OB_CONFIG_BYTES_LIMIT,
+      .meaning = "Preload mode: least payload, in bytes, of an allreduce taken for a gradient allreduce." },
+    { .name = "OMNIBATCH_CALLS_PER_STEP", .default_value = "0",
+      .kind = OB_VAR_LONG, .offset = OB_OFF(calls_per_step), .min = 1, .max = OB_CONFIG_CALLS_LIMIT,
+      .zero_means = "detect",
+      .meaning = "Preload mode: gradient allreduces per training step (bucketed codes issue several); "
+                 "0: found from the repeating pattern." },
+    { .name = "OMNIBATCH_WEIGHT", .default_value = "off", .kind = OB_VAR_BOOL, .offset = OB_OFF(weight),
+      .meaning = "Preload mode: scale the recognised gradient allreduces by each rank's share of the "
+                 "global batch." },
+    { .name = "OMNIBATCH_CONVENTION", .default_value = "auto",
+      .kind = OB_VAR_CHOICE, .offset = OB_OFF(convention), .choices = ob_convention_choices,
+      .meaning = "What the code does with the summed gradient. mean: uses it as the gradient (each "
+                 "rank scales by `b_i/B`); divide-by-p: divides it by P (each rank scales by "
+                 "`P*b_i/B`); auto: the API's option, divide-by-p in preload mode." },
+    { .name = "OMNIBATCH_REPORT", .default_value = "text",
+      .kind = OB_VAR_CHOICE, .offset = OB_OFF(report), .choices = ob_report_choices,
+      .meaning = "Format of the report rank 0 writes at MPI_Finalize." },
+    { .name = "OMNIBATCH_REPORT_FILE", .kind = OB_VAR_PATH, .offset = OB_OFF(report_file),
+      .meaning = "Where the report goes; unset: standard error." },
+    { .name = "OMNIBATCH_TRACE", .kind = OB_VAR_PATH, .offset = OB_OFF(trace_file),
+      .meaning = "CSV file with one row per step and rank (step, rank, batch, compute_s, blocked_s); "
+                 "unset: no trace. Must differ from OMNIBATCH_REPORT_FILE." },
+    { .name = "OMNIBATCH_PRIOR", .default_value = "equal",
+      .kind = OB_VAR_CHOICE, .offset = OB_OFF(prior), .choices = ob_prior_choices,
+      .meaning = "First plan, before anything is measured: equal shares, or in proportion to the "
+                 "cores (hwloc) or GPUs of each rank." },
+    { .name = "OMNIBATCH_VERIFY", .default_value = "off", .kind = OB_VAR_BOOL, .offset = OB_OFF(verify),
+      .meaning = "Check at every exchange that all ranks computed the same plan." },
+    { .name = "OMNIBATCH_DEBUG", .default_value = "0",
+      .kind = OB_VAR_LEVEL, .offset = OB_OFF(debug), .min = 0, .max = OB_CONFIG_DEBUG_LIMIT,
+      .meaning = "Debug messages on standard error, more at each level (0: none)." },
 };
 
 #define OB_NVARS (sizeof ob_vars / sizeof ob_vars[0])
+
+/* The generated "allowed" text of each row, and the rows as handed out. */
+#define OB_ALLOWED_MAX 160
+static char ob_allowed[OB_NVARS][OB_ALLOWED_MAX];
+static ob_config_doc ob_docs[OB_NVARS];
+static pthread_once_t ob_docs_once = PTHREAD_ONCE_INIT;
+
+/* A byte count as the parser reads it: the largest suffix that divides it. */
+static void ob_bytes_text(long n, char *out, size_t size)
+{
+    static const char suffix[] = { 'G', 'M', 'K' };
+    static const int shift[] = { 30, 20, 10 };
+
+    for (size_t k = 0; k < sizeof suffix; k++) {
+        long unit = 1L << shift[k];
+
+        if (n >= unit && 0 == n % unit) {
+            snprintf(out, size, "%ld%c", n / unit, suffix[k]);
+            return;
+        }
+    }
+    snprintf(out, size, "%ld", n);
+}
+
+/* "a, b or c" from the names of a choice. */
+static void ob_choices_text(const ob_choice *c, char *out, size_t size)
+{
+    size_t len = 0;
+
+    out[0] = '\0';
+    for (size_t k = 0; NULL != c[k].name; k++) {
+        const char *sep = 0 == k ? "" : NULL == c[k + 1].name ? " or " : ", ";
+
+        len += (size_t) snprintf(out + len, len < size ? size - len : 0, "%s%s", sep, c[k].name);
+        if (len >= size) {
+            return;
+        }
+    }
+}
+
+static void ob_allowed_text(const ob_var *v, char *out, size_t size)
+{
+    char lo[32], hi[32];
+
+    switch (v->kind) {
+    case OB_VAR_BOOL:
+        snprintf(out, size, "%s", OB_BOOL_ALLOWED);
+        break;
+    case OB_VAR_REAL:
+        snprintf(out, size, "a number in %c%g, %g]", v->lo_open ? '(' : '[', v->lo, v->hi);
+        break;
+    case OB_VAR_LONG:
+    case OB_VAR_LEVEL:
+        if (NULL != v->zero_means) {
+            snprintf(out, size, "0 (%s) or an integer in [%ld, %ld]", v->zero_means, v->min, v->max);
+        } else {
+            snprintf(out, size, "an integer in [%ld, %ld]", v->min, v->max);
+        }
+        break;
+    case OB_VAR_BYTES:
+        ob_bytes_text(v->min, lo, sizeof lo);
+        ob_bytes_text(v->max, hi, sizeof hi);
+        snprintf(out, size, "a byte count in [%s, %s], with an optional suffix K, M or G "
+                 "(KiB, MiB, GiB)", lo, hi);
+        break;
+    case OB_VAR_CHOICE:
+        ob_choices_text(v->choices, out, size);
+        break;
+    case OB_VAR_PATH:
+        snprintf(out, size, "%s", OB_PATH_ALLOWED);
+        break;
+    }
+}
+
+static void ob_docs_build(void)
+{
+    for (size_t i = 0; i < OB_NVARS; i++) {
+        ob_allowed_text(&ob_vars[i], ob_allowed[i], sizeof ob_allowed[i]);
+        ob_docs[i].name = ob_vars[i].name;
+        ob_docs[i].allowed = ob_allowed[i];
+        ob_docs[i].default_value = ob_vars[i].default_value;
+        ob_docs[i].meaning = ob_vars[i].meaning;
+    }
+}
+
+static const char *ob_allowed_of(const ob_var *v)
+{
+    pthread_once(&ob_docs_once, ob_docs_build);
+    return ob_allowed[v - ob_vars];
+}
+
+const char *ob_config_allowed(const char *name)
+{
+    for (size_t i = 0; i < OB_NVARS; i++) {
+        if (0 == strcmp(ob_vars[i].name, name)) {
+            return ob_allowed_of(&ob_vars[i]);
+        }
+    }
+    return NULL;
+}
 
 /* The choice fields are written through int: an enum with these values has
  * int's size and representation. */
@@ -220,7 +318,7 @@ static int ob_bad_value(const ob_var *v, const char *value)
     char shown[4 * OB_SHOWN_VALUE_MAX + 8];
 
     ob_show_value(value, shown, sizeof shown);
-    return ob_fail(OMNIBATCH_ERR_CONFIG, "%s='%s': expected %s", v->doc.name, shown, v->doc.allowed);
+    return ob_fail(OMNIBATCH_ERR_CONFIG, "%s='%s': expected %s", v->name, shown, ob_allowed_of(v));
 }
 
 /* ---- spellings ------------------------------------------------------------ */
@@ -421,7 +519,7 @@ static int ob_set_var(const ob_var *v, const char *value, ob_config *cfg)
     case OB_VAR_LONG:
     case OB_VAR_LEVEL:
         if (0 != ob_parse_long(value, &count)
-            || !((count >= v->min && count <= v->max) || (v->zero_ok && 0 == count))) {
+            || !((count >= v->min && count <= v->max) || (NULL != v->zero_means && 0 == count))) {
             return ob_bad_value(v, value);
         }
         if (OB_VAR_LONG == v->kind) {
@@ -533,13 +631,13 @@ static const char *ob_closest_name(const char *name)
     size_t best_d = (size_t) -1;
 
     for (size_t i = 0; i < OB_NVARS; i++) {
-        const char *known = ob_vars[i].doc.name + OB_PREFIX_LEN;
+        const char *known = ob_vars[i].name + OB_PREFIX_LEN;
         size_t d = ob_edit_distance(name + OB_PREFIX_LEN, known);
         size_t limit = strlen(known) / 3 > 2 ? strlen(known) / 3 : 2;
         int extended = 0 == strncasecmp(name + OB_PREFIX_LEN, known, strlen(known));
 
         if ((d <= limit || extended) && d < best_d) {
-            best = ob_vars[i].doc.name;
+            best = ob_vars[i].name;
             best_d = d;
         }
     }
@@ -559,7 +657,7 @@ static void ob_default_warn(void *ctx, const char *name, const char *suggestion)
 static const ob_var *ob_find_var(const char *name, size_t len)
 {
     for (size_t i = 0; i < OB_NVARS; i++) {
-        if (strlen(ob_vars[i].doc.name) == len && 0 == strncmp(ob_vars[i].doc.name, name, len)) {
+        if (strlen(ob_vars[i].name) == len && 0 == strncmp(ob_vars[i].name, name, len)) {
             return &ob_vars[i];
         }
     }
@@ -614,7 +712,7 @@ int ob_config_from_env(ob_config *cfg, char *const *envp, ob_config_warn_fn warn
     /* Into a copy: on failure the caller's settings stay as they were. */
     next = *cfg;
     for (size_t i = 0; i < OB_NVARS; i++) {
-        const char *value = ob_lookup(envp, ob_vars[i].doc.name);
+        const char *value = ob_lookup(envp, ob_vars[i].name);
 
         if (NULL != value) {
             rc = ob_set_var(&ob_vars[i], value, &next);
@@ -693,7 +791,8 @@ const char *ob_config_prior_name(ob_prior p)
 
 const ob_config_doc *ob_config_doc_at(size_t i)
 {
-    return i < OB_NVARS ? &ob_vars[i].doc : NULL;
+    pthread_once(&ob_docs_once, ob_docs_build);
+    return i < OB_NVARS ? &ob_docs[i] : NULL;
 }
 
 /* snprintf that keeps counting past the end of the buffer. */
@@ -723,7 +822,7 @@ size_t ob_config_markdown(char *buf, size_t size)
     ob_append(buf, size, &len, "| Variable | Allowed values | Default | Meaning |\n");
     ob_append(buf, size, &len, "|---|---|---|---|\n");
     for (size_t i = 0; i < OB_NVARS; i++) {
-        const ob_config_doc *d = &ob_vars[i].doc;
+        const ob_config_doc *d = ob_config_doc_at(i);
 
         ob_append(buf, size, &len, "| `");
         ob_append(buf, size, &len, d->name);

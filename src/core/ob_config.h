@@ -42,6 +42,15 @@
 #define OB_CONFIG_BYTES_LIMIT ((size_t) 1 << 30) /* MIN_BYTES: 1G */
 #define OB_CONFIG_DEBUG_LIMIT 3                  /* DEBUG */
 
+/* The ranges of the real-valued settings, stated once: the settings table,
+ * the API's option checks and the planner read these. */
+#define OB_GAIN_LO 0.0                 /* excluded */
+#define OB_GAIN_HI 1.0
+#define OB_DEADBAND_LO 0.0
+#define OB_DEADBAND_HI 0.5
+#define OB_FORGET_LO 0.5
+#define OB_FORGET_HI 1.0
+
 /** How the report is written at MPI_Finalize (OMNIBATCH_REPORT). */
 typedef enum ob_report_format {
     OB_REPORT_OFF = 0,
@@ -140,6 +149,12 @@ typedef struct ob_config_doc {
  * \return the row, or NULL when \p i is past the last one.
  */
 const ob_config_doc *ob_config_doc_at(size_t i);
+
+/**
+ * \brief What setting \p name allows, as its error lines say it ("a number
+ *        in (0, 1]"), generated from its range; NULL for an unknown name.
+ */
+const char *ob_config_allowed(const char *name);
 
 /**
  * \brief Write the configuration table as Markdown (header and one row per variable).

@@ -56,7 +56,7 @@ typedef struct ob_rank_model {
 /** Parameters of a decision. */
 typedef struct ob_planner_params {
     double gain;                 /* Kp in (0, 1]: fraction of the way to the target per decision */
-    double deadband;             /* change only if the predicted step time falls by more than this fraction, [0, 1) */
+    double deadband;             /* change only if the predicted step time falls by more than this fraction (OB_DEADBAND_LO..HI) */
     long granularity;            /* >= 1 */
 } ob_planner_params;
 

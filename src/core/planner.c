@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ob_config.h"
 #include "ob_error.h"
 #include "ob_planner.h"
 
@@ -897,11 +898,12 @@ int ob_plan_check_params(const ob_planner_params *p)
     if (NULL == p) {
         return ob_fail(OMNIBATCH_ERR_ARG, "planner: no parameters given");
     }
-    if (!(p->gain > 0.0 && p->gain <= 1.0)) {
-        return ob_fail(OMNIBATCH_ERR_ARG, "gain %g: expected a number in (0, 1]", p->gain);
+    if (!(p->gain > OB_GAIN_LO && p->gain <= OB_GAIN_HI)) {
+        return ob_fail(OMNIBATCH_ERR_ARG, "gain %g: expected %s", p->gain, ob_config_allowed("OMNIBATCH_GAIN"));
     }
-    if (!(p->deadband >= 0.0 && p->deadband < 1.0)) {
-        return ob_fail(OMNIBATCH_ERR_ARG, "dead-band %g: expected a number in [0, 1)", p->deadband);
+    if (!(p->deadband >= OB_DEADBAND_LO && p->deadband <= OB_DEADBAND_HI)) {
+        return ob_fail(OMNIBATCH_ERR_ARG, "dead-band %g: expected %s", p->deadband,
+                       ob_config_allowed("OMNIBATCH_DEADBAND"));
     }
     return ob_check_granularity(p->granularity);
 }

@@ -766,7 +766,11 @@ START_TEST(test_bad_shapes_are_refused)
     p.gain = 0.5;
     p.deadband = -0.1;
     ASSERT_FAILS(ob_plan_decide(&p, m, 2, 10, plan, next, NULL), OMNIBATCH_ERR_ARG,
-                 "dead-band -0.1: expected a number in [0, 1)");
+                 "dead-band -0.1: expected a number in [0, 0.5]");
+    /* The planner allows what OMNIBATCH_DEADBAND allows, no more. */
+    p.deadband = 0.6;
+    ASSERT_FAILS(ob_plan_decide(&p, m, 2, 10, plan, next, NULL), OMNIBATCH_ERR_ARG,
+                 "dead-band 0.6: expected a number in [0, 0.5]");
     p.deadband = 0.02;
     p.granularity = -8;
     ASSERT_FAILS(ob_plan_decide(&p, m, 2, 10, plan, next, NULL), OMNIBATCH_ERR_ARG,
