@@ -5,46 +5,22 @@
 
 #include <math.h>
 
+#include "ob_rng.h"
 #include "sim_random.h"
-
-static uint64_t ob_sim_splitmix64(uint64_t *x)
-{
-    uint64_t z = (*x += UINT64_C(0x9e3779b97f4a7c15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return z ^ (z >> 31);
-}
-
-static uint64_t ob_sim_rotl(uint64_t x, int k)
-{
-    return (x << k) | (x >> (64 - k));
-}
 
 void ob_sim_rng_seed(ob_sim_rng *r, uint64_t seed)
 {
-    uint64_t x = seed;
-    for (int i = 0; i < 4; i++) {
-        r->s[i] = ob_sim_splitmix64(&x);
-    }
+    ob_rng_xoshiro_seed(r->s, seed);
 }
 
 uint64_t ob_sim_rng_next(ob_sim_rng *r)
 {
-    uint64_t *s = r->s;
-    const uint64_t result = ob_sim_rotl(s[1] * 5, 7) * 9;
-    const uint64_t t = s[1] << 17;
-    s[2] ^= s[0];
-    s[3] ^= s[1];
-    s[1] ^= s[2];
-    s[0] ^= s[3];
-    s[2] ^= t;
-    s[3] = ob_sim_rotl(s[3], 45);
-    return result;
+    return ob_rng_xoshiro_next(r->s);
 }
 
 double ob_sim_rng_uniform(ob_sim_rng *r)
 {
-    return (double) (ob_sim_rng_next(r) >> 11) * 0x1.0p-53;
+    return ob_rng_unit(ob_sim_rng_next(r));
 }
 
 long ob_sim_rng_below(ob_sim_rng *r, long n)

@@ -12,6 +12,7 @@ libobcore_la_SOURCES = \
 	%reldir%/ob_planner.h %reldir%/planner.c \
 	%reldir%/ob_controller.h %reldir%/controller.c \
 	%reldir%/ob_config.h %reldir%/config.c \
+	%reldir%/ob_rng.h \
 	%reldir%/ob_shard.h %reldir%/shard.c \
 	%reldir%/ob_topology.h %reldir%/topology.c \
 	%reldir%/ob_stepdetect.h %reldir%/stepdetect.c \

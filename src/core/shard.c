@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "ob_error.h"
+#include "ob_rng.h"
 #include "ob_shard.h"
 
 long ob_shard_steps_per_epoch(long N, long B)
@@ -206,37 +207,6 @@ int ob_shard_locate(long N, long B, long step, int P, const long *plan, int rank
 
 /* ---- the epoch's permutation ------------------------------------------------ */
 
-/* splitmix64 (Steele, Lea, Flood 2014): seeds the generator below so that
- * nearby seeds and epochs still give unrelated streams. */
-static uint64_t ob_splitmix64(uint64_t *x)
-{
-    uint64_t z = (*x += UINT64_C(0x9e3779b97f4a7c15));
-
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return z ^ (z >> 31);
-}
-
-static uint64_t ob_rotl(uint64_t x, int k)
-{
-    return (x << k) | (x >> (64 - k));
-}
-
-/* xoshiro256** (Blackman, Vigna 2018). */
-static uint64_t ob_xoshiro_next(uint64_t s[4])
-{
-    uint64_t result = ob_rotl(s[1] * 5, 7) * 9;
-    uint64_t t = s[1] << 17;
-
-    s[2] ^= s[0];
-    s[3] ^= s[1];
-    s[1] ^= s[2];
-    s[0] ^= s[3];
-    s[2] ^= t;
-    s[3] = ob_rotl(s[3], 45);
-    return result;
-}
-
 /* Uniform in [0, n) by rejection: the values below 2^64 mod n would make
  * the small residues more likely. */
 static uint64_t ob_uniform_below(uint64_t s[4], uint64_t n)
@@ -245,7 +215,7 @@ static uint64_t ob_uniform_below(uint64_t s[4], uint64_t n)
     uint64_t x;
 
     do {
-        x = ob_xoshiro_next(s);
+        x = ob_rng_xoshiro_next(s);
     } while (x < threshold);
     return x % n;
 }
@@ -266,10 +236,7 @@ int ob_shard_permutation(uint64_t seed, long epoch, long N, long *perm)
     }
     /* The epoch is mixed before the seed is added, so (seed, epoch + 1) and
      * (seed + 1, epoch) do not share a stream. */
-    x = seed + ob_splitmix64(&x);
-    for (int i = 0; i < 4; i++) {
-        s[i] = ob_splitmix64(&x);
-    }
+    ob_rng_xoshiro_seed(s, seed + ob_rng_splitmix64(&x));
     for (long i = 0; i < N; i++) {
         perm[i] = i;
     }
