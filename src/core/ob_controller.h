@@ -61,15 +61,7 @@
  * sqrt, floor and ldexp only, so that every rank reaches the same plan
  * whatever its libm.
  *
- * Measured on the simulated heterogeneity levels of tests/check_controller.c
- * (defaults of ob_config.h, its 48 runs per noise law): with 10% normal
- * noise within 1.03x of the oracle from decision 16 at the latest, last
- * change of plan at decision 121 of 400, and after one rank turns 2x slower
- * back within 1.05x for good after 2 decisions (median), 8 (worst); with
- * uniform +-10% noise from decision 3, last change at 28, back after 2
- * (median), 3 (worst).  The trust region changed none of these but the
- * last change under uniform noise (36 before).  bench/simulate runs it at
- * up to 65,536 ranks.
+ * How close to the oracle and how fast: docs/figures.md (with the commands).
  */
 #ifndef OB_CONTROLLER_H
 #define OB_CONTROLLER_H

@@ -80,17 +80,14 @@
  * outliers' median when there are some.  A false alarm is costly: the model
  * is re-learnt from the run that raised it, the most extreme stretch of
  * noise in the rank's history, and at 65,536 ranks the largest of those
- * errors sets the step time; so the CUSUM is sized for about one false
- * alarm in 3e7 samples of 10% normal noise (measured: 3 in 1e8), where
- * limit 12 and slack 0.5 gave one in 1e5.  Response: the model keeps its
+ * errors sets the step time; so the CUSUM is sized for a false alarm rate
+ * far below one per run at that scale (the rates: docs/figures.md).  Response: the model keeps its
  * shape, is scaled by the shift, and the past is weighed down to as many
  * samples as revealed the change, so that the new speed is learnt at once
  * and refined by the next samples (the noise is remembered).  Changes below
  * both detectors are followed by the forgetting factor.
  *
- * Measured (tests/check_estimator.c, 10% uniform noise): a 2x slowdown is
- * followed within 10% after OB_EST_CONFIRM samples at a steady batch (at
- * most 9 while the batch varies), a 1.3x slowdown within 20.
+ * How fast changes are followed, and the false-alarm rates: docs/figures.md.
  */
 #ifndef OB_ESTIMATOR_H
 #define OB_ESTIMATOR_H
@@ -188,13 +185,10 @@ void ob_estimator_init(ob_estimator *est, double forget);
 /**
  * \brief Size the change detector for a run of \p nranks ranks.
  *
- * The CUSUM's alarm level is OB_EST_CUSUM_LIMIT (one false alarm in about
- * 3e7 samples of 10% noise) at 65,536 ranks or more, where the largest of
+ * The CUSUM's alarm level is OB_EST_CUSUM_LIMIT at 65,536 ranks or more, where the largest of
  * the ranks' false alarms sets the step time; with fewer ranks a false alarm
  * costs less than a late detection, and the level falls with log P to
- * OB_EST_CUSUM_LIMIT_FEW at 2 ranks (8.75 at 4 ranks: 0 to 3 false alarms
- * in 2e6 samples of 10% normal noise, and a 1.3x change followed in 3.8
- * samples on average instead of 4.9; tests/check_estimator.c).
+ * OB_EST_CUSUM_LIMIT_FEW at 2 ranks (what that buys: docs/figures.md).
  * ob_estimator_init() leaves the level at OB_EST_CUSUM_LIMIT.
  */
 void ob_estimator_set_ranks(ob_estimator *est, int nranks);

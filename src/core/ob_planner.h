@@ -30,9 +30,8 @@
  * the smaller betas rather than the largest.
  *
  * Cost: the breakpoints are sorted by an O(P) radix sort and swept once, so a
- * call is O(P) (about 3 ms for the optimum, 5 ms for a decision with
- * granularity 1, which needs one water-filling, at 65,536 ranks); O(P)
- * memory is allocated per call (OMNIBATCH_ERR_NOMEM if that fails).
+ * call is O(P) (timings at 65,536 ranks: docs/figures.md); O(P) memory is
+ * allocated per call (OMNIBATCH_ERR_NOMEM if that fails).
  */
 #ifndef OB_PLANNER_H
 #define OB_PLANNER_H
