@@ -50,12 +50,6 @@ int ob_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype typ
     return ob_allreduce_gradient(sendbuf, recvbuf, count, type, op, comm, elem);
 }
 
-OB_WRAPPER int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type,
-                             MPI_Op op, MPI_Comm comm)
-{
-    return ob_allreduce(sendbuf, recvbuf, count, type, op, comm);
-}
-
 static int ob_iallreduce_gradient(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type,
                                   MPI_Op op, MPI_Comm comm, MPI_Request *request, int elem)
 {
@@ -104,8 +98,5 @@ int ob_iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype ty
     return ob_iallreduce_gradient(sendbuf, recvbuf, count, type, op, comm, request, elem);
 }
 
-OB_WRAPPER int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type,
-                              MPI_Op op, MPI_Comm comm, MPI_Request *request)
-{
-    return ob_iallreduce(sendbuf, recvbuf, count, type, op, comm, request);
-}
+/* The MPI_* wrappers of this unit (wrappers.spec). */
+#include "collectives.inc"

@@ -187,45 +187,5 @@ int ob_testsome(int incount, MPI_Request requests[], int *outcount, int indices[
     return ob_array_timed(OB_TESTSOME, incount, requests, outcount, NULL, indices, statuses);
 }
 
-OB_WRAPPER int MPI_Wait(MPI_Request *request, MPI_Status *status)
-{
-    return ob_wait(request, status);
-}
-
-OB_WRAPPER int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
-{
-    return ob_test(request, flag, status);
-}
-
-OB_WRAPPER int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
-{
-    return ob_waitall(count, requests, statuses);
-}
-
-OB_WRAPPER int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[])
-{
-    return ob_testall(count, requests, flag, statuses);
-}
-
-OB_WRAPPER int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *status)
-{
-    return ob_waitany(count, requests, index, status);
-}
-
-OB_WRAPPER int MPI_Testany(int count, MPI_Request requests[], int *index, int *flag,
-                           MPI_Status *status)
-{
-    return ob_testany(count, requests, index, flag, status);
-}
-
-OB_WRAPPER int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, int indices[],
-                            MPI_Status statuses[])
-{
-    return ob_waitsome(incount, requests, outcount, indices, statuses);
-}
-
-OB_WRAPPER int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices[],
-                            MPI_Status statuses[])
-{
-    return ob_testsome(incount, requests, outcount, indices, statuses);
-}
+/* The MPI_* wrappers of this unit (wrappers.spec). */
+#include "completion.inc"

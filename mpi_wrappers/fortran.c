@@ -46,13 +46,6 @@ OB_F_SENTINEL(mpi_fortran_bottom, MPI_FORTRAN_BOTTOM)
 OB_F_SENTINEL(mpi_fortran_status_ignore, MPI_FORTRAN_STATUS_IGNORE)
 OB_F_SENTINEL(mpi_fortran_statuses_ignore, MPI_FORTRAN_STATUSES_IGNORE)
 
-/* One implementation, the four names Open MPI exports for it. */
-#define OB_FORTRAN(lower, upper, impl, params)                                                    \
-    OB_WRAPPER void upper params __attribute__((alias(#impl)));                                   \
-    OB_WRAPPER void lower params __attribute__((alias(#impl)));                                   \
-    OB_WRAPPER void lower##_ params __attribute__((alias(#impl)));                                \
-    OB_WRAPPER void lower##__ params __attribute__((alias(#impl)));
-
 static void ob_f_set(MPI_Fint *ierr, int rc)
 {
     if (NULL != ierr) {
@@ -77,7 +70,6 @@ static void ob_f_init(MPI_Fint *ierr)
 
     ob_f_set(ierr, ob_init(&argc, &argv));
 }
-OB_FORTRAN(mpi_init, MPI_INIT, ob_f_init, (MPI_Fint *ierr))
 
 static void ob_f_init_thread(MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr)
 {
@@ -91,21 +83,17 @@ static void ob_f_init_thread(MPI_Fint *required, MPI_Fint *provided, MPI_Fint *i
     }
     ob_f_set(ierr, rc);
 }
-OB_FORTRAN(mpi_init_thread, MPI_INIT_THREAD, ob_f_init_thread,
-           (MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr))
 
 static void ob_f_finalize(MPI_Fint *ierr)
 {
     ob_f_set(ierr, ob_finalize());
 }
-OB_FORTRAN(mpi_finalize, MPI_FINALIZE, ob_f_finalize, (MPI_Fint *ierr))
 
 static void ob_f_pcontrol(MPI_Fint *level)
 {
     PMPI_Pcontrol((int) *level);
     ob_layer_pcontrol((int) *level);
 }
-OB_FORTRAN(mpi_pcontrol, MPI_PCONTROL, ob_f_pcontrol, (MPI_Fint *level))
 
 /* ---------------------------------------------------------- collectives */
 
@@ -115,9 +103,6 @@ static void ob_f_allreduce(char *sendbuf, char *recvbuf, MPI_Fint *count, MPI_Fi
     ob_f_set(ierr, ob_allreduce(ob_f_buffer(sendbuf, 1), ob_f_buffer(recvbuf, 0), (int) *count,
                                 PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm)));
 }
-OB_FORTRAN(mpi_allreduce, MPI_ALLREDUCE, ob_f_allreduce,
-           (char *sendbuf, char *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op,
-            MPI_Fint *comm, MPI_Fint *ierr))
 
 static void ob_f_iallreduce(char *sendbuf, char *recvbuf, MPI_Fint *count, MPI_Fint *datatype,
                             MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
@@ -131,9 +116,6 @@ static void ob_f_iallreduce(char *sendbuf, char *recvbuf, MPI_Fint *count, MPI_F
     }
     ob_f_set(ierr, rc);
 }
-OB_FORTRAN(mpi_iallreduce, MPI_IALLREDUCE, ob_f_iallreduce,
-           (char *sendbuf, char *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op,
-            MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr))
 
 /* ------------------------------------------------------------ completion */
 
@@ -152,7 +134,6 @@ static void ob_f_wait(MPI_Fint *request, MPI_Fint *status, MPI_Fint *ierr)
     }
     ob_f_set(ierr, rc);
 }
-OB_FORTRAN(mpi_wait, MPI_WAIT, ob_f_wait, (MPI_Fint *request, MPI_Fint *status, MPI_Fint *ierr))
 
 static void ob_f_test(MPI_Fint *request, ob_flogical *flag, MPI_Fint *status, MPI_Fint *ierr)
 {
@@ -171,8 +152,6 @@ static void ob_f_test(MPI_Fint *request, ob_flogical *flag, MPI_Fint *status, MP
     }
     ob_f_set(ierr, rc);
 }
-OB_FORTRAN(mpi_test, MPI_TEST, ob_f_test,
-           (MPI_Fint *request, ob_flogical *flag, MPI_Fint *status, MPI_Fint *ierr))
 
 /* Fortran request and status arrays as C ones: on the stack for a few,
  * allocated beyond. */
@@ -246,8 +225,6 @@ static void ob_f_waitall(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *statuses
     }
     ob_f_set(ierr, rc);
 }
-OB_FORTRAN(mpi_waitall, MPI_WAITALL, ob_f_waitall,
-           (MPI_Fint *count, MPI_Fint *requests, MPI_Fint *statuses, MPI_Fint *ierr))
 
 static void ob_f_testall(MPI_Fint *count, MPI_Fint *requests, ob_flogical *flag, MPI_Fint *statuses,
                          MPI_Fint *ierr)
@@ -271,9 +248,6 @@ static void ob_f_testall(MPI_Fint *count, MPI_Fint *requests, ob_flogical *flag,
     }
     ob_f_set(ierr, rc);
 }
-OB_FORTRAN(mpi_testall, MPI_TESTALL, ob_f_testall,
-           (MPI_Fint *count, MPI_Fint *requests, ob_flogical *flag, MPI_Fint *statuses,
-            MPI_Fint *ierr))
 
 static void ob_f_any(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *index, ob_flogical *flag,
                      MPI_Fint *status, MPI_Fint *ierr)
@@ -315,17 +289,12 @@ static void ob_f_waitany(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *index, M
 {
     ob_f_any(count, requests, index, NULL, status, ierr);
 }
-OB_FORTRAN(mpi_waitany, MPI_WAITANY, ob_f_waitany,
-           (MPI_Fint *count, MPI_Fint *requests, MPI_Fint *index, MPI_Fint *status, MPI_Fint *ierr))
 
 static void ob_f_testany(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *index, ob_flogical *flag,
                          MPI_Fint *status, MPI_Fint *ierr)
 {
     ob_f_any(count, requests, index, flag, status, ierr);
 }
-OB_FORTRAN(mpi_testany, MPI_TESTANY, ob_f_testany,
-           (MPI_Fint *count, MPI_Fint *requests, MPI_Fint *index, ob_flogical *flag,
-            MPI_Fint *status, MPI_Fint *ierr))
 
 static void ob_f_some(int wait, MPI_Fint *incount, MPI_Fint *requests, MPI_Fint *outcount,
                       MPI_Fint *indices, MPI_Fint *statuses, MPI_Fint *ierr)
@@ -362,15 +331,12 @@ static void ob_f_waitsome(MPI_Fint *incount, MPI_Fint *requests, MPI_Fint *outco
 {
     ob_f_some(1, incount, requests, outcount, indices, statuses, ierr);
 }
-OB_FORTRAN(mpi_waitsome, MPI_WAITSOME, ob_f_waitsome,
-           (MPI_Fint *incount, MPI_Fint *requests, MPI_Fint *outcount, MPI_Fint *indices,
-            MPI_Fint *statuses, MPI_Fint *ierr))
 
 static void ob_f_testsome(MPI_Fint *incount, MPI_Fint *requests, MPI_Fint *outcount,
                           MPI_Fint *indices, MPI_Fint *statuses, MPI_Fint *ierr)
 {
     ob_f_some(0, incount, requests, outcount, indices, statuses, ierr);
 }
-OB_FORTRAN(mpi_testsome, MPI_TESTSOME, ob_f_testsome,
-           (MPI_Fint *incount, MPI_Fint *requests, MPI_Fint *outcount, MPI_Fint *indices,
-            MPI_Fint *statuses, MPI_Fint *ierr))
+
+/* The four names Open MPI exports for each implementation (wrappers.spec). */
+#include "fortran.inc"
