@@ -8,6 +8,7 @@
 #include "config.h"
 
 #include "ob_layer.h"
+#include "ob_requests.h"
 #include "ob_log.h"
 
 static int ob_allreduce_gradient(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type,

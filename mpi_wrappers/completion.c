@@ -11,6 +11,7 @@
 #include "config.h"
 
 #include "ob_layer.h"
+#include "ob_requests.h"
 
 /* Recognised requests one array call can follow without allocating. */
 #define OB_MATCH_STACK 32
@@ -43,28 +44,30 @@ static int ob_completed(int *pos, int *slot, int n, const int *indices, int nidx
 int ob_wait(MPI_Request *request, MPI_Status *status)
 {
     int slot, rc;
-    double t0;
+    double t0, t1;
 
     if (OB_LIKELY(!ob_req_any()) || (slot = ob_req_find(*request)) < 0) {
         return PMPI_Wait(request, status);
     }
     t0 = ob_layer_clock();
     rc = PMPI_Wait(request, status);
-    ob_req_settle(slot, &slot, 1, t0, ob_layer_clock());
+    t1 = ob_layer_clock();
+    ob_layer_record_wait(ob_req_settle(slot, &slot, 1), t0, t1);
     return rc;
 }
 
 int ob_test(MPI_Request *request, int *flag, MPI_Status *status)
 {
     int slot, rc;
-    double t0;
+    double t0, t1;
 
     if (OB_LIKELY(!ob_req_any()) || (slot = ob_req_find(*request)) < 0) {
         return PMPI_Test(request, flag, status);
     }
     t0 = ob_layer_clock();
     rc = PMPI_Test(request, flag, status);
-    ob_req_settle(slot, &slot, MPI_SUCCESS == rc && *flag ? 1 : 0, t0, ob_layer_clock());
+    t1 = ob_layer_clock();
+    ob_layer_record_wait(ob_req_settle(slot, &slot, MPI_SUCCESS == rc && *flag ? 1 : 0), t0, t1);
     return rc;
 }
 
@@ -102,7 +105,7 @@ static int ob_array_timed(ob_array_call call, int n, MPI_Request *reqs, int *out
 {
     int spos[OB_MATCH_STACK], sslot[OB_MATCH_STACK];
     int *pos, *slot, found, rc, done = 0;
-    double t0;
+    double t0, t1;
 
     found = ob_req_match(reqs, n, spos, sslot, OB_MATCH_STACK, &pos, &slot);
     if (0 == found) {
@@ -132,7 +135,8 @@ static int ob_array_timed(ob_array_call call, int n, MPI_Request *reqs, int *out
         }
         break;
     }
-    ob_req_settle(slot[0], slot, done, t0, ob_layer_clock());
+    t1 = ob_layer_clock();
+    ob_layer_record_wait(ob_req_settle(slot[0], slot, done), t0, t1);
     ob_req_matches_free(pos, slot, spos);
     return rc;
 }

@@ -17,6 +17,7 @@
 #include "ob_config.h"
 #include "ob_error.h"
 #include "ob_layer.h"
+#include "ob_requests.h"
 #include "ob_log.h"
 #include "ob_report.h"
 #include "ob_stepdetect.h"

@@ -6,6 +6,7 @@
 
 libomnibatch_la_SOURCES += \
 	%reldir%/ob_layer.h \
+	%reldir%/ob_requests.h \
 	%reldir%/lifecycle.c \
 	%reldir%/collectives.c \
 	%reldir%/completion.c \

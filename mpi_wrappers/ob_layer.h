@@ -35,7 +35,6 @@ typedef struct ob_layer_gate {
     int measure;                 /* record them (MPI_Pcontrol switches this) */
     size_t min_bytes;            /* least payload of a gradient allreduce */
     long min_count;              /* least element count that can reach min_bytes (8-byte elements) */
-    int outstanding;             /* recognised non-blocking allreduces in flight */
 } ob_layer_gate;
 
 extern ob_layer_gate ob_gate;
@@ -119,52 +118,6 @@ void ob_weight_thread_scratch(void ***scratch, size_t **cap);
 
 /** \brief Free the calling thread's scratch (at MPI_Finalize). */
 void ob_weight_cleanup(void);
-
-/* ------------------------------------------------------------- requests.c */
-
-/** Slots for recognised non-blocking allreduces in flight. */
-#define OB_REQ_SLOTS 1024
-
-/** \brief Any recognised request in flight?  The only cost of MPI_Wait and MPI_Test otherwise. */
-static inline int ob_req_any(void)
-{
-    return 0 != __atomic_load_n(&ob_gate.outstanding, __ATOMIC_ACQUIRE);
-}
-
-/** \brief Start the table (at init). */
-void ob_req_init(void);
-
-/** \brief Take a free slot and its scratch buffer (for ob_weight_prepare()); -1 if none is free. */
-int ob_req_reserve(void ***scratch, size_t **cap);
-
-/** \brief The request started: make it findable. */
-void ob_req_publish(int slot, MPI_Request req, MPI_Comm comm);
-
-/** \brief The call failed: give the slot back. */
-void ob_req_cancel(int slot);
-
-/** \brief The slot of a recognised request, or -1 (a scan of the slots in use). */
-int ob_req_find(MPI_Request req);
-
-/**
- * \brief Requests of \p reqs[0..n) that are recognised: their positions and slots.
- * \return how many; *pos and *slot point to \p small_pos / \p small_slot when
- *         \p small entries suffice, else to allocated arrays (free with ob_req_matches_free).
- */
-int ob_req_match(const MPI_Request *reqs, int n, int *small_pos, int *small_slot, int small,
-                 int **pos, int **slot);
-
-/** \brief Free what ob_req_match() allocated. */
-void ob_req_matches_free(int *pos, int *slot, const int *small_pos);
-
-/**
- * \brief A Wait/Test call involving slot \p first blocked from t0 to t1; the slots
- *        done[0..ndone) completed and are released.
- */
-void ob_req_settle(int first, const int *done, int ndone, double t0, double t1);
-
-/** \brief Free every slot's scratch (at MPI_Finalize). */
-void ob_req_cleanup(void);
 
 /* ---------------------------------------------------------- collectives.c */
 

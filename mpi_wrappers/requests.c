@@ -18,8 +18,8 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-#include "ob_layer.h"
 #include "ob_log.h"
+#include "ob_requests.h"
 
 typedef struct ob_req_slot {
     MPI_Request req;             /* published handle; MPI_REQUEST_NULL when not findable */
@@ -32,6 +32,7 @@ typedef struct ob_req_slot {
 static ob_req_slot ob_req_slots[OB_REQ_SLOTS];
 static int ob_req_high;          /* slots [0, high) may be busy */
 static pthread_mutex_t ob_req_lock = PTHREAD_MUTEX_INITIALIZER;
+int ob_req_outstanding;
 
 void ob_req_init(void)
 {
@@ -41,7 +42,7 @@ void ob_req_init(void)
         ob_req_slots[s].busy = 0;
     }
     ob_req_high = 0;
-    __atomic_store_n(&ob_gate.outstanding, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&ob_req_outstanding, 0, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&ob_req_lock);
 }
 
@@ -67,7 +68,7 @@ int ob_req_reserve(void ***scratch, size_t **cap)
          * may grow without the lock. */
         *scratch = &r->scratch;
         *cap = &r->cap;
-        __atomic_add_fetch(&ob_gate.outstanding, 1, __ATOMIC_ACQ_REL);
+        __atomic_add_fetch(&ob_req_outstanding, 1, __ATOMIC_ACQ_REL);
     }
     pthread_mutex_unlock(&ob_req_lock);
     return slot;
@@ -88,7 +89,7 @@ static void ob_req_release_locked(int slot)
     }
     __atomic_store_n(&r->req, MPI_REQUEST_NULL, __ATOMIC_RELEASE);
     r->busy = 0;
-    __atomic_sub_fetch(&ob_gate.outstanding, 1, __ATOMIC_ACQ_REL);
+    __atomic_sub_fetch(&ob_req_outstanding, 1, __ATOMIC_ACQ_REL);
 }
 
 void ob_req_cancel(int slot)
@@ -161,7 +162,7 @@ void ob_req_matches_free(int *pos, int *slot, const int *small_pos)
     }
 }
 
-void ob_req_settle(int first, const int *done, int ndone, double t0, double t1)
+uint64_t ob_req_settle(int first, const int *done, int ndone)
 {
     uint64_t comm = ob_req_slots[first].comm;
 
@@ -170,7 +171,7 @@ void ob_req_settle(int first, const int *done, int ndone, double t0, double t1)
         ob_req_release_locked(done[k]);
     }
     pthread_mutex_unlock(&ob_req_lock);
-    ob_layer_record_wait(comm, t0, t1);
+    return comm;
 }
 
 void ob_req_cleanup(void)
