@@ -151,22 +151,6 @@ typedef struct ob_create_record {
     double gpus;
 } ob_create_record;
 
-int ob_api_mpi_fail(int mpi_rc, const char *fn, const char *call)
-{
-    char text[MPI_MAX_ERROR_STRING] = "";
-    int len = 0;
-
-    if (MPI_SUCCESS != PMPI_Error_string(mpi_rc, text, &len)) {
-        text[0] = '\0';
-    }
-    return ob_fail(OMNIBATCH_ERR_MPI, "%s: %s failed with MPI error %d: %s", fn, call, mpi_rc, text);
-}
-
-int ob_api_no_context(const char *fn)
-{
-    return ob_fail(OMNIBATCH_ERR_ARG, "%s: ctx=NULL: expected a context from omnibatch_create", fn);
-}
-
 /* Everything this rank can check alone, and every allocation: a failure
  * here is agreed on before the ranks depend on each other. */
 static int ob_create_local(long B, long N, const omnibatch_options *opt, struct omnibatch_context *c,

@@ -3,7 +3,9 @@
  *
  * The inside of an omnibatch context (omnibatch.h), shared by the files of
  * the explicit API: api.c (lifecycle, plan queries), api_step.c (steps,
- * timing, plan exchange) and api_gradient.c (the weighted allreduce).
+ * timing, plan exchange), api_gradient.c (the weighted allreduce) and
+ * api_errors.c (the failures they report alike).  api.c calls into
+ * api_step.c, never the other way.
  * Not installed.
  */
 #ifndef OB_API_H
@@ -61,11 +63,15 @@ struct omnibatch_context {
     size_t scratch_bytes;
 };
 
+/* api_errors.c */
+
 /** \brief ob_fail(OMNIBATCH_ERR_MPI, ...) with MPI's own text for \p mpi_rc. */
 int ob_api_mpi_fail(int mpi_rc, const char *fn, const char *call);
 
 /** \brief The failure of a call given a NULL context, for function \p fn. */
 int ob_api_no_context(const char *fn);
+
+/* api_step.c */
 
 /** \brief Close the running step: feed its compute time to the estimator (after warmup). */
 void ob_api_step_close(struct omnibatch_context *c);
