@@ -12,6 +12,7 @@
 
 #include "ob_controller.h"
 #include "ob_error.h"
+#include "ob_maths.h"
 
 /* FNV-1a over the values as little-endian 64-bit integers: the same bytes
  * whatever the host's long and byte order. */
@@ -37,73 +38,6 @@ static void ob_controller_rehash(ob_controller *ctl)
     ctl->plan_hash = h;
 }
 
-/* ------------------------------------------------------------------ */
-/* The spread of a maximum                                              */
-/*
- * Every rank must reach the same decision from the same records, so the
- * arithmetic below is IEEE addition, multiplication, division, sqrt, floor
- * and ldexp only (all exact or correctly rounded everywhere), never a
- * libm function whose last bit may differ between hosts.
- */
-
-/* Expected largest of 2^k independent standard normal deviates, k = 0..31
- * (numerical integration to 10 digits). */
-static const double ob_ctl_max_normal[32] = {
-    0.0,         0.5641895835, 1.029375373, 1.423600306, 1.765991393, 2.069668828, 2.343733465, 2.594597369,
-    2.826863279, 3.043903161,  3.248239601, 3.441799099, 3.626082178, 3.802279219, 3.97135057,  4.134082869,
-    4.291129316, 4.443038965,  4.590278377, 4.733247881, 4.872293973, 5.007718897, 5.139788159, 5.26873647,
-    5.394772516, 5.51808282,   5.638834896, 5.757179853, 5.873254551, 5.987183411, 6.099079942, 6.20904803
-};
-
-/* Expected largest of P standard normal deviates, interpolated linearly in
- * P between powers of two (within 0.05 of the truth). */
-static double ob_controller_spread(int P)
-{
-    int k = 0;
-    double lo, f;
-
-    while (k < 30 && (2L << k) <= (long) P) {
-        k++;
-    }
-    lo = ob_ctl_max_normal[k];
-    f = ((double) P - (double) (1L << k)) / (double) (1L << k);
-    return lo + f * (ob_ctl_max_normal[k + 1] - lo);
-}
-
-/* e^x for x <= 0: 2^k e^r with |r| <= ln2 / 2 and e^r by its Taylor series
- * to r^10 (relative error below 3e-13, far below that of the normal
- * distribution below); 0 below -745, where e^x underflows. */
-static double ob_ctl_exp(double x)
-{
-    /* ln 2 split so that k * hi is exact for |k| < 2^11. */
-    const double ln2_hi = 6.93147180369123816490e-01;
-    const double ln2_lo = 1.90821492927058770002e-10;
-    double k, r, p;
-
-    if (!(x > -745.0)) {
-        return 0.0;
-    }
-    k = floor(x * 1.4426950408889634 + 0.5);
-    r = (x - k * ln2_hi) - k * ln2_lo;
-    p = 1.0 + r * (1.0 + r * (1.0 / 2 + r * (1.0 / 6 + r * (1.0 / 24 + r * (1.0 / 120 + r * (1.0 / 720
-        + r * (1.0 / 5040 + r * (1.0 / 40320 + r * (1.0 / 362880 + r * (1.0 / 3628800))))))))));
-    return ldexp(p, (int) k);
-}
-
-/* Standard normal density and distribution at x, the latter from
- * Abramowitz and Stegun 7.1.26 (absolute error below 1.5e-7): both need
- * the same e^(-x^2/2). */
-static void ob_ctl_normal(double x, double *pdf, double *cdf)
-{
-    double e = ob_ctl_exp(-0.5 * x * x);
-    double t = 1.0 / (1.0 + 0.3275911 * fabs(x) * 0.70710678118654752);
-    double tail = 0.5 * e * t
-                  * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))));
-
-    *pdf = 0.39894228040143268 * e;
-    *cdf = x >= 0.0 ? 1.0 - tail : tail;
-}
-
 /* Relative standard error of rank i's predicted time at batch b, capped at
  * OB_CTL_MAX_ERROR: from the record's error terms when it has them (the
  * split's uncertainty grows with the distance from the batches the rank
@@ -126,9 +60,8 @@ static double ob_controller_error_at(const ob_rank_record *rec, double b)
  * Expected step time of \p plan, max_i t_i, when rank i's time is normal
  * with mean alpha_i + beta_i * b_i and relative standard deviation
  * error[i], its model's error there: Clark's moment-matching, folding one
- * rank at a time into the normal that approximates the maximum so far.
- * O(P); against numerical integration it is within 0.5% of the spread for
- * equal ranks (4.27 sd for 65,536 of them, exactly 4.29), and exact for two.
+ * rank at a time into the normal that approximates the maximum so far
+ * (ob_maths.h).  O(P).
  * This is what a plan is expected to cost, the noise of the models
  * included: a gain that comes from one rank predicted slow by less than its
  * own uncertainty, or from the largest of many small random wanderings of
@@ -137,41 +70,20 @@ static double ob_controller_error_at(const ob_rank_record *rec, double b)
 static double ob_controller_expected_step(const ob_rank_record *records, int P, const long *plan,
                                           const double *error)
 {
-    double mean = 0.0, var = 0.0;
+    ob_normal_max max = { 0.0, 0.0 };
 
     for (int i = 0; i < P; i++) {
         double mu = records[i].alpha + records[i].beta * (double) plan[i];
         double s2 = error[i] * mu * error[i] * mu;
-        double a2 = var + s2;
-        double a, z, pdf, cdf, cdf_other, m1, m2;
 
         if (0 == i) {
-            mean = mu;
-            var = s2;
-            continue;
+            max.mean = mu;
+            max.var = s2;
+        } else {
+            ob_normal_max_fold(&max, mu, s2);
         }
-        if (!(a2 > 0.0)) {
-            mean = mu > mean ? mu : mean;
-            continue;
-        }
-        a = sqrt(a2);
-        z = (mean - mu) / a;
-        if (z > 8.5 || z < -8.5) {
-            /* One of the two is the larger for certain. */
-            if (z < 0.0) {
-                mean = mu;
-                var = s2;
-            }
-            continue;
-        }
-        ob_ctl_normal(z, &pdf, &cdf);
-        cdf_other = 1.0 - cdf;
-        m1 = mean * cdf + mu * cdf_other + a * pdf;
-        m2 = (mean * mean + var) * cdf + (mu * mu + s2) * cdf_other + (mean + mu) * a * pdf;
-        mean = m1;
-        var = m2 - m1 * m1 > 0.0 ? m2 - m1 * m1 : 0.0;
     }
-    return mean;
+    return max.mean;
 }
 
 /* error[i] = ob_controller_error_at(rank i, batch[i]), or at the plan held
@@ -252,7 +164,7 @@ int ob_controller_init(ob_controller *ctl, int P, long B, const ob_planner_param
         ob_controller_free(ctl);
         return rc;
     }
-    ctl->spread = ob_controller_spread(P);
+    ctl->spread = ob_max_normal_spread(P);
     ctl->refine_error = OB_CTL_MAX_ERROR;
     ob_controller_rehash(ctl);
     return OMNIBATCH_SUCCESS;
