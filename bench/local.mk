@@ -4,7 +4,7 @@ include %reldir%/hetsgd.mk
 
 # make bench: the standard comparison (bench/run.sh) on this build; options
 # through BENCH_FLAGS, e.g. make bench BENCH_FLAGS=--quick.
-EXTRA_DIST += %reldir%/run.sh %reldir%/RESULTS.md
+EXTRA_DIST += %reldir%/run.sh %reldir%/table.py %reldir%/RESULTS.md
 .PHONY: bench
 bench: all
 	MPIRUN='$(MPIRUN)' GNUPLOT='$(GNUPLOT)' VALGRIND='$(VALGRIND)' NM='$(NM)' \

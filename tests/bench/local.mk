@@ -83,3 +83,7 @@ EXTRA_DIST += %reldir%/hetsgd_np4.sh
 
 TESTS += %reldir%/bench_runner_smoke.sh
 EXTRA_DIST += %reldir%/bench_runner_smoke.sh
+
+# make bench's table and targets (bench/table.py) on made-up runs.
+TESTS += %reldir%/check_bench_table.sh
+EXTRA_DIST += %reldir%/check_bench_table.sh

@@ -1,0 +1,82 @@
+#!/bin/sh
+# bench/table.py (make bench's table and targets) on made-up runs whose
+# ratios are known: the medians over paired repetitions, the verdicts on
+# each side of a target, NA where a policy did not run, and a bad option.
+set -eu
+srcdir=${top_srcdir:-.}
+py=${PYTHON:-python3}
+command -v "$py" >/dev/null 2>&1 || { echo "check_bench_table: no $py: skipped"; exit 77; }
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/bench-table.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT INT TERM
+fail() {
+    echo "FAIL: check_bench_table: $*" >&2
+    [ -f "$tmp/table" ] && cat "$tmp/table" >&2
+    exit 1
+}
+
+# run SCENARIO REP POLICY STEADY_S [key=value ...]: one summary line.
+run() {
+    s=$1 r=$2 p=$3 st=$4
+    shift 4
+    echo "scenario=$s rep=$r policy=$p steps=100 target=0.85 steady_step_s=$st balance_steady=1.01 overrun_share=0.01 $*"
+}
+{
+    # headline: omnibatch / oracle 1.02 and 1.10 -> median 1.06 (missed); TTA 40/100 and 50/100 -> 0.45 -> 2.22x.
+    run headline 1 static 2.0 time_to_target_s=100 final_acc_mean=0.860 final_acc=0.861 final_acc_evals=5 final_acc_from_step=90
+    run headline 1 omnibatch 1.02 time_to_target_s=40 final_acc_mean=0.862 final_acc=0.858 pred_ratio_oracle=1.01
+    run headline 1 oracle 1.0
+    run headline 1 omnilearn 1.3
+    run headline 2 static 2.0 time_to_target_s=100 final_acc_mean=0.860 final_acc=0.861 final_acc_evals=5 final_acc_from_step=90
+    run headline 2 omnibatch 1.10 time_to_target_s=50 final_acc_mean=0.862 final_acc=0.858 pred_ratio_oracle=1.03
+    run headline 2 oracle 1.0
+    run headline 2 omnilearn 1.3
+    # hl2: 1.01 -> met on its own.
+    run hl2 1 omnibatch 1.01
+    run hl2 1 oracle 1.0
+    run hl2 2 omnibatch 1.01
+    run hl2 2 oracle 1.0
+    # ramp: no static, no omnilearn.
+    run ramp 1 omnibatch 1.2
+    run ramp 1 oracle 1.0
+    run ramp 2 omnibatch 1.2
+    run ramp 2 oracle 1.0
+} >"$tmp/summary.txt"
+{
+    echo "scenario=ramp rep=1 vsorc_recover_initial=0 vsorc_recover_changes=6 vsorc_recover_worst=4 vsorc_recover_unrecovered=0 vsorc_recover_over10=0"
+    echo "scenario=ramp rep=2 vsorc_recover_initial=0 vsorc_recover_changes=6 vsorc_recover_worst=7 vsorc_recover_unrecovered=0 vsorc_recover_over10=0"
+} >"$tmp/recovery.txt"
+
+table() {
+    "$py" "$srcdir/bench/table.py" --repeat 2 "$@" "$tmp/summary.txt" "$tmp/recovery.txt" >"$tmp/table" ||
+        fail "table.py exited non-zero"
+}
+table --scenarios "headline hl2 ramp" --no-overhead --no-simulate
+grep -q '^headline  *1,1,0.5,0.25  *100  *1.060 (1.020)  *0.530  *1.300  *0.450  *+0.20 (-0.30) ' "$tmp/table" ||
+    fail "headline row: expected medians 1.060, 0.530, 1.300, 0.450 and accuracy +0.20 (-0.30)"
+grep -q '^ramp .* NA  *NA  *NA  *NA  *7 (12/12) ' "$tmp/table" || fail "ramp row: NA columns and recovery 7 (12/12)"
+grep -q '^  steady step <= 1.05x oracle (static scenarios): MISSED: worst 1.060 (headline)' "$tmp/table" ||
+    fail "steady step: 1.060 must miss 1.05"
+grep -q '^  recovery within 5% of oracle in <= 10 steps: met: worst 7 steps (ramp), 12 changes' "$tmp/table" ||
+    fail "recovery: 7 steps of 12 changes must meet 10"
+grep -q '^  time to 85% accuracy >= 1.8x faster than static (1,1,0.5,0.25): met: 2.22x$' "$tmp/table" ||
+    fail "time to accuracy: 1/0.45 = 2.22x must meet 1.8x"
+grep -q '^  final accuracy within 0.3 points of static: met: +0.20 points, mean of the 5 evaluations from step 90 on (static 86.00%)' \
+    "$tmp/table" || fail "final accuracy: +0.20 must meet 0.3"
+grep -q '^NA in omb/stat, acc pts, static: static does not run in hl2, ramp ' "$tmp/table" || fail "no reason for NA"
+grep -q '^overhead: not run (--no-overhead)$' "$tmp/table" || fail "overhead line"
+grep -q '^  overhead <= 1% at 8 B: not measured (--no-overhead)$' "$tmp/table" || fail "overhead target"
+
+# The other side of the recovery target: an unrecovered change misses it.
+sed -i 's/vsorc_recover_unrecovered=0 vsorc_recover_over10=0$/vsorc_recover_unrecovered=1 vsorc_recover_over10=0/' "$tmp/recovery.txt"
+table --scenarios "ramp" --no-overhead --no-simulate
+grep -q '^  recovery within 5% of oracle in <= 10 steps: MISSED: 2 of 12 changes not recovered' "$tmp/table" ||
+    fail "recovery: unrecovered changes must miss"
+grep -q '^  steady step <= 1.05x oracle (static scenarios): not measured' "$tmp/table" ||
+    fail "steady step: no static scenario ran"
+
+# A bad option is refused.
+if "$py" "$srcdir/bench/table.py" --repeat 0 --scenarios x "$tmp/summary.txt" "$tmp/recovery.txt" >"$tmp/out" 2>&1; then
+    fail "--repeat 0 accepted"
+fi
+grep -q 'expected at least 1' "$tmp/out" || fail "--repeat 0: no reason"
+echo "check_bench_table: ok"
