@@ -141,6 +141,15 @@ typedef struct omnibatch_step {
     long start;                     /**< first position of this rank's slice in the epoch's permutation */
     long count;                     /**< this rank's local batch for the step (may be 0 on a short last step) */
     long total;                     /**< the step's global size: B, or the remainder on an epoch's last step */
+    double scale;                   /**< what this rank multiplies its mean gradient (or its mean
+                                         loss, before the backward pass) by so that the code's own
+                                         MPI_SUM allreduce on the context's communicator yields
+                                         the gradient of the step's whole global batch: count / total
+                                         under OMNIBATCH_GRAD_MEAN (the sum is the gradient),
+                                         P * count / total under OMNIBATCH_GRAD_DIVIDE_BY_P (the code
+                                         divides the sum by P, as DDP and Horovod do); 0 when count
+                                         is 0 (since 0.2.0; appended last, so the fields above keep
+                                         their offsets) */
 } omnibatch_step;
 
 /**
@@ -156,6 +165,12 @@ typedef struct omnibatch_step {
  * Every \p period steps the ranks exchange one small record each (one
  * allgather) and all compute the same new plan from the same records; no
  * root, no broadcast.  The new plan applies to the step handed out.
+ *
+ * A code that reduces its gradient itself multiplies its mean gradient by
+ * step->scale before its MPI_SUM allreduce: the sum is then the gradient of
+ * the global batch, with no other help from the library (no
+ * OMNIBATCH_WEIGHT).  A rank whose count is 0 contributes zeros: its mean of
+ * no samples is undefined (0/0), and 0 times NaN is NaN.
  *
  * Use samples perm[start .. start + count - 1] of the epoch's permutation
  * (omnibatch_permutation()).  Over an epoch every sample is used exactly once,

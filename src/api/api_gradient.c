@@ -98,10 +98,7 @@ OMNIBATCH_EXPORT int omnibatch_allreduce_gradient(omnibatch_t ctx, const void *s
         c->unmarked_ns += begin - c->segment_ns;
     }
 
-    w = (double) c->step.count / (double) c->step.total;
-    if (OMNIBATCH_GRAD_DIVIDE_BY_P == c->opt.convention) {
-        w *= (double) c->nranks;
-    }
+    w = c->step.scale;
     if (MPI_IN_PLACE == sendbuf) {
         data = recvbuf;
     } else {

@@ -192,6 +192,14 @@ OMNIBATCH_EXPORT int omnibatch_next_step(omnibatch_t ctx, omnibatch_step *step)
     if (OMNIBATCH_SUCCESS != rc) {
         return rc;
     }
+    /* The one weight of the step: omnibatch_allreduce_gradient() applies
+     * it, a code that reduces by itself reads it from the step. */
+    if (c->step.count > 0) {
+        c->step.scale = (double) c->step.count / (double) c->step.total;
+        if (OMNIBATCH_GRAD_DIVIDE_BY_P == c->opt.convention) {
+            c->step.scale *= (double) c->nranks;
+        }
+    }
 
     active.local = c->step.count;
     active.total = c->step.total;
