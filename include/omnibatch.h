@@ -23,6 +23,15 @@
  * outcome, so a rank's bad argument fails every rank instead of leaving the
  * others waiting.
  *
+ * Every function that takes a context first checks that the handle is a
+ * live one (created and not yet destroyed, through whichever copy of it) and
+ * that MPI is not finalized: otherwise it returns OMNIBATCH_ERR_STATE with a
+ * line, without reading through the handle or calling MPI.  (A handle whose
+ * memory a later omnibatch_create() happened to reuse is that new context:
+ * set copies to NULL.)  omnibatch_options_init(), omnibatch_strerror(),
+ * omnibatch_last_error() and omnibatch_get_version() need no MPI and work
+ * at any time.
+ *
  * A context belongs to one thread at a time.  The library's own messages
  * travel with PMPI_* calls on a duplicate of the communicator, so they never
  * meet the application's and are not seen by profiling tools.
@@ -129,7 +138,11 @@ OMNIBATCH_EXPORT int omnibatch_create(MPI_Comm comm, long global_batch, long dat
 /**
  * \brief Destroy a context (collective) and set *ctx to NULL.
  *
- * Call it before MPI_Finalize; after MPI_Finalize it only frees memory.
+ * Call it before MPI_Finalize; after MPI_Finalize it only frees memory and
+ * returns OMNIBATCH_ERR_STATE (the communicator cannot be freed any more).
+ * \return OMNIBATCH_SUCCESS; OMNIBATCH_ERR_ARG for ctx or *ctx NULL; OMNIBATCH_ERR_STATE
+ *         when *ctx is not a live context (destroyed already through another copy of the
+ *         handle: nothing is touched) or after MPI_Finalize; OMNIBATCH_ERR_MPI.
  */
 OMNIBATCH_EXPORT int omnibatch_destroy(omnibatch_t *ctx);
 

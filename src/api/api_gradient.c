@@ -64,8 +64,9 @@ OMNIBATCH_EXPORT int omnibatch_allreduce_gradient(omnibatch_t ctx, const void *s
 
     /* Stop the step's compute first: checking and scaling are ours. */
     begin = ob_now_ns();
-    if (NULL == c) {
-        return ob_api_no_context(fn);
+    rc = ob_api_check_context(fn, c);
+    if (OMNIBATCH_SUCCESS != rc) {
+        return rc;
     }
     if (!c->have_step) {
         return ob_fail(OMNIBATCH_ERR_STATE, "%s: no step is running: call omnibatch_next_step "

@@ -160,8 +160,9 @@ OMNIBATCH_EXPORT int omnibatch_next_step(omnibatch_t ctx, omnibatch_step *step)
     long k;
     int rc;
 
-    if (NULL == c) {
-        return ob_api_no_context(fn);
+    rc = ob_api_check_context(fn, c);
+    if (OMNIBATCH_SUCCESS != rc) {
+        return rc;
     }
     if (NULL == step) {
         return ob_fail(OMNIBATCH_ERR_ARG, "%s: step=NULL: expected the address of an "
@@ -227,9 +228,10 @@ OMNIBATCH_EXPORT int omnibatch_next_step(omnibatch_t ctx, omnibatch_step *step)
 OMNIBATCH_EXPORT int omnibatch_compute_begin(omnibatch_t ctx)
 {
     const char *fn = "omnibatch_compute_begin";
+    int rc = ob_api_check_context(fn, ctx);
 
-    if (NULL == ctx) {
-        return ob_api_no_context(fn);
+    if (OMNIBATCH_SUCCESS != rc) {
+        return rc;
     }
     if (!ctx->have_step) {
         return ob_fail(OMNIBATCH_ERR_STATE, "%s: no step is running: call omnibatch_next_step "
@@ -248,9 +250,10 @@ OMNIBATCH_EXPORT int omnibatch_compute_end(omnibatch_t ctx)
 {
     const char *fn = "omnibatch_compute_end";
     uint64_t now = ob_now_ns();
+    int rc = ob_api_check_context(fn, ctx);
 
-    if (NULL == ctx) {
-        return ob_api_no_context(fn);
+    if (OMNIBATCH_SUCCESS != rc) {
+        return rc;
     }
     if (!ctx->in_mark) {
         return ob_fail(OMNIBATCH_ERR_STATE, "%s: no omnibatch_compute_begin to end", fn);
