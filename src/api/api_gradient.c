@@ -49,22 +49,13 @@ static int ob_scratch(struct omnibatch_context *c, size_t bytes)
     return OMNIBATCH_SUCCESS;
 }
 
-OMNIBATCH_EXPORT int omnibatch_allreduce_gradient(omnibatch_t ctx, const void *sendbuf,
-                                                  void *recvbuf, int count, MPI_Datatype type)
+/* Everything checked before the call touches the step or the buffers;
+ * \p elem gets the element size of \p type. */
+static int ob_gradient_args(const char *fn, const struct omnibatch_context *c, const void *sendbuf,
+                            const void *recvbuf, int count, MPI_Datatype type, size_t *elem)
 {
-    const char *fn = "omnibatch_allreduce_gradient";
-    struct omnibatch_context *c = ctx;
-    uint64_t begin;
-    uint64_t end;
-    size_t elem;
-    void *data;
-    double w;
-    int mpi_rc;
-    int rc;
+    int rc = ob_api_check_context(fn, c);
 
-    /* Stop the step's compute first: checking and scaling are ours. */
-    begin = ob_now_ns();
-    rc = ob_api_check_context(fn, c);
     if (OMNIBATCH_SUCCESS != rc) {
         return rc;
     }
@@ -76,9 +67,9 @@ OMNIBATCH_EXPORT int omnibatch_allreduce_gradient(omnibatch_t ctx, const void *s
         return ob_fail(OMNIBATCH_ERR_ARG, "%s: count=%d: expected >= 0", fn, count);
     }
     if (MPI_FLOAT == type) {
-        elem = sizeof(float);
+        *elem = sizeof(float);
     } else if (MPI_DOUBLE == type) {
-        elem = sizeof(double);
+        *elem = sizeof(double);
     } else {
         return ob_fail(OMNIBATCH_ERR_ARG, "%s: type is not MPI_FLOAT or MPI_DOUBLE: expected one "
                        "of those", fn);
@@ -94,6 +85,28 @@ OMNIBATCH_EXPORT int omnibatch_allreduce_gradient(omnibatch_t ctx, const void *s
     if (count > 0 && sendbuf == recvbuf) {
         return ob_fail(OMNIBATCH_ERR_ARG, "%s: sendbuf == recvbuf: expected MPI_IN_PLACE for an "
                        "in-place reduction, or separate buffers", fn);
+    }
+    return OMNIBATCH_SUCCESS;
+}
+
+OMNIBATCH_EXPORT int omnibatch_allreduce_gradient(omnibatch_t ctx, const void *sendbuf,
+                                                  void *recvbuf, int count, MPI_Datatype type)
+{
+    const char *fn = "omnibatch_allreduce_gradient";
+    struct omnibatch_context *c = ctx;
+    uint64_t begin;
+    uint64_t end;
+    size_t elem = 0;
+    void *data;
+    double w;
+    int mpi_rc;
+    int rc;
+
+    /* Stop the step's compute first: checking and scaling are ours. */
+    begin = ob_now_ns();
+    rc = ob_gradient_args(fn, c, sendbuf, recvbuf, count, type, &elem);
+    if (OMNIBATCH_SUCCESS != rc) {
+        return rc;
     }
     if (!c->markers) {
         c->unmarked_ns += begin - c->segment_ns;
