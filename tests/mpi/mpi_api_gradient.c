@@ -146,22 +146,15 @@ static void unequal_plan(int P, long B, long *plan)
     plan[P - 1] = B - sum;
 }
 
-static void check_convention(omnibatch_convention conv)
+/* A context of the convention \p conv holding the unequal plan, fixed. */
+static omnibatch_t unequal_context(omnibatch_convention conv, long B, long N)
 {
     const int P = mpi_size();
-    const long B = (long) P * (P + 1) + 5;
-    const long N = 3 * B + 2;    /* the last step has 2 samples: some ranks get none */
-    const double w[D] = {0.3, 0.1, -0.2, 0.05, 0.4, -0.3};
     omnibatch_options opt;
     omnibatch_t ctx = NULL;
-    omnibatch_step s;
     long *plan = malloc((size_t) P * sizeof *plan);
-    long *perm = malloc((size_t) N * sizeof *perm);
-    int empty_seen = 0;
-    int naive_wrong = 0;
 
     ck_assert_ptr_nonnull(plan);
-    ck_assert_ptr_nonnull(perm);
     OB_CK_OK(omnibatch_options_init(&opt));
     opt.adaptive = 0;
     opt.min_batch = 1;
@@ -171,6 +164,24 @@ static void check_convention(omnibatch_convention conv)
     OB_CK_OK(omnibatch_create(MPI_COMM_WORLD, B, N, &opt, &ctx));
     unequal_plan(P, B, plan);
     OB_CK_OK(omnibatch_set_plan(ctx, plan, P));
+    free(plan);
+    return ctx;
+}
+
+static void check_convention(omnibatch_convention conv)
+{
+    const int P = mpi_size();
+    const long B = (long) P * (P + 1) + 5;
+    const long N = 3 * B + 2;    /* the last step has 2 samples: some ranks get none */
+    const double w[D] = {0.3, 0.1, -0.2, 0.05, 0.4, -0.3};
+    omnibatch_t ctx;
+    omnibatch_step s;
+    long *perm = malloc((size_t) N * sizeof *perm);
+    int empty_seen = 0;
+    int naive_wrong = 0;
+
+    ck_assert_ptr_nonnull(perm);
+    ctx = unequal_context(conv, B, N);
 
     /* One epoch and the first step of the next. */
     for (long t = 0; t < 5; t++) {
@@ -214,7 +225,6 @@ static void check_convention(omnibatch_convention conv)
     ck_assert_int_eq(empty_seen, 1);
     ck_assert_int_eq(naive_wrong, 1);
     OB_CK_OK(omnibatch_destroy(&ctx));
-    free(plan);
     free(perm);
 }
 
@@ -228,24 +238,13 @@ static void check_step_scale(omnibatch_convention conv)
     const long B = (long) P * (P + 1) + 5;
     const long N = 3 * B + 2;    /* the last step has 2 samples: some ranks get none */
     const double w[D] = {0.3, 0.1, -0.2, 0.05, 0.4, -0.3};
-    omnibatch_options opt;
-    omnibatch_t ctx = NULL;
+    omnibatch_t ctx;
     omnibatch_step s;
-    long *plan = malloc((size_t) P * sizeof *plan);
     long *perm = malloc((size_t) N * sizeof *perm);
     int empty_seen = 0;
 
-    ck_assert_ptr_nonnull(plan);
     ck_assert_ptr_nonnull(perm);
-    OB_CK_OK(omnibatch_options_init(&opt));
-    opt.adaptive = 0;
-    opt.min_batch = 1;
-    opt.max_batch = 0;
-    opt.granularity = 1;
-    opt.convention = conv;
-    OB_CK_OK(omnibatch_create(MPI_COMM_WORLD, B, N, &opt, &ctx));
-    unequal_plan(P, B, plan);
-    OB_CK_OK(omnibatch_set_plan(ctx, plan, P));
+    ctx = unequal_context(conv, B, N);
 
     for (long t = 0; t < 5; t++) {
         double g[D], ref[D], sum[D];
@@ -278,7 +277,6 @@ static void check_step_scale(omnibatch_convention conv)
     }
     ck_assert_int_eq(empty_seen, 1);
     OB_CK_OK(omnibatch_destroy(&ctx));
-    free(plan);
     free(perm);
 }
 
