@@ -37,6 +37,9 @@ int hetsgd_write_trace(const char *path, const char *policy, long steps, int P, 
     return OMNIBATCH_SUCCESS;
 }
 
+/* Rows room is made for at first; it doubles as needed. */
+#define TRACE_FIRST_ROWS 1024
+
 /* One row of a trace file as read, before it finds its place. */
 typedef struct trace_row {
     long step;
@@ -44,9 +47,10 @@ typedef struct trace_row {
     double field[HETSGD_TRACE_FIELDS];
 } trace_row;
 
-/* The rows read so far.  Every size below is bounded before it is used: a
- * row's step and rank only count once every step and rank is known to have
- * its rows (so steps * ranks == rows, and both are at most rows). */
+/* The rows read so far.  max_step and max_rank stay below their limits
+ * (trace_parse_row), so the step and rank counts are max + 1 without
+ * overflow; they index the records only once steps x ranks == rows is known
+ * (trace_place_rows), so no index passes the rows read. */
 typedef struct trace_rows {
     trace_row *row;
     long n;
@@ -86,7 +90,7 @@ static int trace_parse_row(const char *path, long lineno, const char *line, trac
 static int trace_rows_push(const char *path, trace_rows *rows, const trace_row *row)
 {
     if (rows->n == rows->cap) {
-        long cap = 0 == rows->cap ? 1024 : 2 * rows->cap;
+        long cap = 0 == rows->cap ? TRACE_FIRST_ROWS : 2 * rows->cap;
         trace_row *more;
 
         if (cap > HETSGD_TRACE_MAX_ROWS) {
