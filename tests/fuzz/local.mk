@@ -27,11 +27,12 @@ FUZZ_SEEDS = \
 
 TESTS += %reldir%/run.sh
 EXTRA_DIST += %reldir%/run.sh %reldir%/fuzz_config.c %reldir%/fuzz_hetsgd_trace.c $(FUZZ_SEEDS)
+FUZZ_TARGETS = %reldir%/fuzz_config %reldir%/fuzz_hetsgd_trace
+# Whatever this configure says: targets of an earlier one must not run.
+CLEANFILES += $(FUZZ_TARGETS)
 
 if HAVE_FUZZER
-FUZZ_TARGETS = %reldir%/fuzz_config %reldir%/fuzz_hetsgd_trace
 check_SCRIPTS += $(FUZZ_TARGETS)
-CLEANFILES += $(FUZZ_TARGETS)
 
 %reldir%/fuzz_config: $(FUZZ_CONFIG_FILES)
 	@$(MKDIR_P) $(@D)
