@@ -4,7 +4,9 @@
  * The training loop of lsq_train.c for a program that does not link
  * omnibatch: it looks the API up at run time (omnibatch_dl.h).  Run plainly
  * it splits each global batch equally by itself; run with the library
- * preloaded it takes omnibatch's plan:
+ * preloaded it takes omnibatch's plan.  Either way it reduces its gradient
+ * itself: the mean gradient times the step's scale, one MPI_SUM allreduce
+ * (no OMNIBATCH_WEIGHT needed):
  *
  *     mpirun -np 4 ./lsq_train_dl
  *     mpirun -np 4 -x LD_PRELOAD=/usr/local/lib/libomnibatch.so ./lsq_train_dl
@@ -29,7 +31,8 @@ static void check(int rc, const char *what)
     }
 }
 
-/* Without the library: equal shares of step t, the identity as permutation. */
+/* Without the library: equal shares of step t, the identity as permutation,
+ * and the weight that makes the sum of mean gradients the global mean. */
 static void equal_step(long t, int rank, int size, omnibatch_step *s)
 {
     const long spe = (N + B - 1) / B;
@@ -46,6 +49,7 @@ static void equal_step(long t, int rank, int size, omnibatch_step *s)
     rest = s->total % size;
     s->count = share + (rank < rest);
     s->start = first + rank * share + (rank < rest ? rank : rest);
+    s->scale = (double) s->count / (double) s->total;
 }
 
 int main(int argc, char **argv)
@@ -87,16 +91,22 @@ int main(int argc, char **argv)
         } else {
             equal_step(t, rank, size, &s);
         }
+        /* The markers tell the library this rank's compute time: the step
+         * does not go through omnibatch_allreduce_gradient(). */
+        if (have) {
+            check(ob.compute_begin(ctx), "compute_begin");
+        }
         lsq_mean_gradient(&data, w, perm + s.start, s.count, g);
         if (have) {
-            check(ob.allreduce_gradient(ctx, MPI_IN_PLACE, g, LSQ_D, MPI_DOUBLE), "allreduce");
-        } else {
-            /* The same weighting by hand: the sum is the global batch's mean. */
-            for (int k = 0; k < LSQ_D; k++) {
-                g[k] *= (double) s.count / (double) s.total;
-            }
-            MPI_Allreduce(MPI_IN_PLACE, g, LSQ_D, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+            check(ob.compute_end(ctx), "compute_end");
         }
+        /* The default convention, OMNIBATCH_GRAD_MEAN: the sum of the scaled
+         * means is the global batch's mean gradient.  A rank without samples
+         * has g = 0 and scale 0. */
+        for (int k = 0; k < LSQ_D; k++) {
+            g[k] *= s.scale;
+        }
+        MPI_Allreduce(MPI_IN_PLACE, g, LSQ_D, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
         for (int k = 0; k < LSQ_D; k++) {
             w[k] -= lr * g[k];
         }

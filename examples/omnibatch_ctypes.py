@@ -2,7 +2,9 @@
 # Copyright (c) 2026 The omnibatch authors.
 """The training loop of lsq_train.c in Python, reaching omnibatch through
 ctypes: no binding to build.  With the library preloaded it takes
-omnibatch's plan and weighted allreduce; without, it splits equally:
+omnibatch's plan; without, it splits equally.  Either way it reduces its
+gradient itself, with mpi4py: the mean gradient times the step's scale, one
+SUM allreduce (no OMNIBATCH_WEIGHT needed):
 
     mpirun -np 4 python3 omnibatch_ctypes.py
     mpirun -np 4 -x LD_PRELOAD=/usr/local/lib/libomnibatch.so python3 omnibatch_ctypes.py
@@ -16,11 +18,17 @@ from mpi4py import MPI
 
 N, B, D, EPOCHS, LR = 4096, 128, 8, 3, 0.2
 
+# The interface these structures describe (omnibatch.h's OMNIBATCH_VERSION
+# major and minor): the library writes whole structures, so one of another
+# layout must not be used.
+OMNIBATCH_INTERFACE = (0, 2)
+
 
 class Step(ctypes.Structure):
-    """omnibatch_step"""
+    """omnibatch_step: every field, in order (the library writes it whole)"""
     _fields_ = [(name, ctypes.c_long) for name in
-                ("epoch", "step", "global_step", "start", "count", "total")]
+                ("epoch", "step", "global_step", "start", "count", "total")] \
+        + [("scale", ctypes.c_double)]
 
 
 def handle(obj):
@@ -40,14 +48,20 @@ def load_omnibatch():
         lib.omnibatch_create
     except AttributeError:
         return None
+    lib.omnibatch_get_version.restype = ctypes.c_uint
+    version = lib.omnibatch_get_version()
+    major, minor = version >> 16, (version >> 8) & 0xff
+    # As omnibatch_dl_load(): the same major, and the same minor while it is 0.
+    if major != OMNIBATCH_INTERFACE[0] or (major == 0 and minor != OMNIBATCH_INTERFACE[1]):
+        return None
     ctx_p = ctypes.POINTER(ctypes.c_void_p)
     long_p = ctypes.POINTER(ctypes.c_long)
     lib.omnibatch_create.argtypes = [MPI_HANDLE, ctypes.c_long, ctypes.c_long,
                                      ctypes.c_void_p, ctx_p]
     lib.omnibatch_next_step.argtypes = [ctypes.c_void_p, ctypes.POINTER(Step)]
     lib.omnibatch_permutation.argtypes = [ctypes.c_void_p, ctypes.c_long, long_p]
-    lib.omnibatch_allreduce_gradient.argtypes = [ctypes.c_void_p, ctypes.c_void_p,
-                                                 ctypes.c_void_p, ctypes.c_int, MPI_HANDLE]
+    lib.omnibatch_compute_begin.argtypes = [ctypes.c_void_p]
+    lib.omnibatch_compute_end.argtypes = [ctypes.c_void_p]
     lib.omnibatch_get_plan.argtypes = [ctypes.c_void_p, long_p, ctypes.c_int]
     lib.omnibatch_destroy.argtypes = [ctx_p]
     lib.omnibatch_last_error.restype = ctypes.c_char_p
@@ -91,13 +105,16 @@ def main():
             share, rest = divmod(step.total, size)
             step.count = share + (rank < rest)
             step.start = k * B + rank * share + min(rank, rest)
+            step.scale = step.count / step.total
         idx = perm[step.start:step.start + step.count]
+        if ob:                                 # this rank's compute time, for the plan
+            check(ob.omnibatch_compute_begin(ctx))
         g[:] = x[idx].T @ (x[idx] @ w - y[idx]) / max(step.count, 1)
         if ob:
-            check(ob.omnibatch_allreduce_gradient(ctx, g.ctypes.data, total.ctypes.data, D,
-                                                  handle(MPI.DOUBLE)))
-        else:
-            comm.Allreduce(g * (step.count / step.total), total, op=MPI.SUM)
+            check(ob.omnibatch_compute_end(ctx))
+        # The default convention (mean): the sum of the scaled means is the
+        # global batch's mean gradient; a rank without samples has scale 0.
+        comm.Allreduce(g * step.scale, total, op=MPI.SUM)
         w -= LR * total
     plan = (ctypes.c_long * size)()
     if ob:

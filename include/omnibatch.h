@@ -23,6 +23,15 @@
  * outcome, so a rank's bad argument fails every rank instead of leaving the
  * others waiting.
  *
+ * Every function that takes a context first checks that the handle is a
+ * live one (created and not yet destroyed, through whichever copy of it) and
+ * that MPI is not finalized: otherwise it returns OMNIBATCH_ERR_STATE with a
+ * line, without reading through the handle or calling MPI.  (A handle whose
+ * memory a later omnibatch_create() happened to reuse is that new context:
+ * set copies to NULL.)  omnibatch_options_init(), omnibatch_strerror(),
+ * omnibatch_last_error() and omnibatch_get_version() need no MPI and work
+ * at any time.
+ *
  * A context belongs to one thread at a time.  The library's own messages
  * travel with PMPI_* calls on a duplicate of the communicator, so they never
  * meet the application's and are not seen by profiling tools.
@@ -129,7 +138,11 @@ OMNIBATCH_EXPORT int omnibatch_create(MPI_Comm comm, long global_batch, long dat
 /**
  * \brief Destroy a context (collective) and set *ctx to NULL.
  *
- * Call it before MPI_Finalize; after MPI_Finalize it only frees memory.
+ * Call it before MPI_Finalize; after MPI_Finalize it only frees memory and
+ * returns OMNIBATCH_ERR_STATE (the communicator cannot be freed any more).
+ * \return OMNIBATCH_SUCCESS; OMNIBATCH_ERR_ARG for ctx or *ctx NULL; OMNIBATCH_ERR_STATE
+ *         when *ctx is not a live context (destroyed already through another copy of the
+ *         handle: nothing is touched) or after MPI_Finalize; OMNIBATCH_ERR_MPI.
  */
 OMNIBATCH_EXPORT int omnibatch_destroy(omnibatch_t *ctx);
 
@@ -141,6 +154,15 @@ typedef struct omnibatch_step {
     long start;                     /**< first position of this rank's slice in the epoch's permutation */
     long count;                     /**< this rank's local batch for the step (may be 0 on a short last step) */
     long total;                     /**< the step's global size: B, or the remainder on an epoch's last step */
+    double scale;                   /**< what this rank multiplies its mean gradient (or its mean
+                                         loss, before the backward pass) by so that the code's own
+                                         MPI_SUM allreduce on the context's communicator yields
+                                         the gradient of the step's whole global batch: count / total
+                                         under OMNIBATCH_GRAD_MEAN (the sum is the gradient),
+                                         P * count / total under OMNIBATCH_GRAD_DIVIDE_BY_P (the code
+                                         divides the sum by P, as DDP and Horovod do); 0 when count
+                                         is 0 (since 0.2.0; appended last, so the fields above keep
+                                         their offsets) */
 } omnibatch_step;
 
 /**
@@ -156,6 +178,12 @@ typedef struct omnibatch_step {
  * Every \p period steps the ranks exchange one small record each (one
  * allgather) and all compute the same new plan from the same records; no
  * root, no broadcast.  The new plan applies to the step handed out.
+ *
+ * A code that reduces its gradient itself multiplies its mean gradient by
+ * step->scale before its MPI_SUM allreduce: the sum is then the gradient of
+ * the global batch, with no other help from the library (no
+ * OMNIBATCH_WEIGHT).  A rank whose count is 0 contributes zeros: its mean of
+ * no samples is undefined (0/0), and 0 times NaN is NaN.
  *
  * Use samples perm[start .. start + count - 1] of the epoch's permutation
  * (omnibatch_permutation()).  Over an epoch every sample is used exactly once,

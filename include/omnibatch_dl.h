@@ -100,7 +100,9 @@ static inline int omnibatch_dl_load(omnibatch_dl *api)
         memset(api, 0, sizeof *api);
         return 0;
     }
-    /* The structures of this header must be the library's. */
+    /* The structures of omnibatch.h must be the library's: it writes them
+     * whole into the caller's (omnibatch_step grew scale in 0.2), so a
+     * library of another interface is treated as absent. */
     v = api->get_version();
     if ((v >> 16) != OMNIBATCH_VERSION_MAJOR
         || (0 == OMNIBATCH_VERSION_MAJOR && ((v >> 8) & 0xffu) != OMNIBATCH_VERSION_MINOR)) {

@@ -27,6 +27,9 @@ AC_DEFUN([OB_SUMMARY], [
   AS_ECHO(["  Check             : `$PKG_CONFIG --modversion check`"])
   AS_ECHO(["  Fortran test      : ${MPIFORT:-no (install gfortran)}"])
   AS_ECHO(["  valgrind          : ${VALGRIND:-no}"])
+  AS_IF([test "x$ob_fuzz" = xyes],
+    [AS_ECHO(["  fuzz targets      : yes ($FUZZ_CC)"])],
+    [AS_ECHO(["  fuzz targets      : no (install clang and libclang-rt-14-dev)"])])
   AS_ECHO(["  gnuplot (plots)   : ${GNUPLOT:-no (install gnuplot-nox)}"])
   AS_ECHO(["  warnings          : $WARN_CFLAGS"])
   AS_ECHO(["  visibility        : ${VISIBILITY_CFLAGS:-default}"])

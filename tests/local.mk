@@ -14,3 +14,4 @@ OB_TEST_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests
 include %reldir%/unit/local.mk
 include %reldir%/mpi/local.mk
 include %reldir%/bench/local.mk
+include %reldir%/fuzz/local.mk

@@ -37,14 +37,137 @@ int hetsgd_write_trace(const char *path, const char *policy, long steps, int P, 
     return OMNIBATCH_SUCCESS;
 }
 
+/* Rows room is made for at first; it doubles as needed. */
+#define TRACE_FIRST_ROWS 1024
+
+/* One row of a trace file as read, before it finds its place. */
+typedef struct trace_row {
+    long step;
+    int rank;
+    double field[HETSGD_TRACE_FIELDS];
+} trace_row;
+
+/* The rows read so far.  max_step and max_rank stay below their limits
+ * (trace_parse_row), so the step and rank counts are max + 1 without
+ * overflow; they index the records only once steps x ranks == rows is known
+ * (trace_place_rows), so no index passes the rows read. */
+typedef struct trace_rows {
+    trace_row *row;
+    long n;
+    long cap;
+    long max_step;
+    int max_rank;
+} trace_rows;
+
+static int trace_parse_row(const char *path, long lineno, const char *line, trace_row *out)
+{
+    long k, r, batch;
+    double t, st, sp, cpu;
+
+    /* Both indices as long, bounded before they become anything smaller
+     * (glibc's scanf saturates a number past the type's range). */
+    if (7 != sscanf(line, "%ld,%ld,%*[^,],%ld,%lf,%lf,%lf,%lf", &k, &r, &batch, &t, &st, &sp, &cpu)) {
+        return ob_fail(OMNIBATCH_ERR_ARG, "%s:%ld: not a trace row", path, lineno);
+    }
+    if (k < 0 || k >= HETSGD_TRACE_MAX_STEPS) {
+        return ob_fail(OMNIBATCH_ERR_ARG, "%s:%ld: step %ld: expected 0..%ld", path, lineno, k,
+                       (long) HETSGD_TRACE_MAX_STEPS - 1);
+    }
+    if (r < 0 || r >= HETSGD_TRACE_MAX_RANKS) {
+        return ob_fail(OMNIBATCH_ERR_ARG, "%s:%ld: rank %ld: expected 0..%d", path, lineno, r,
+                       HETSGD_TRACE_MAX_RANKS - 1);
+    }
+    out->step = k;
+    out->rank = (int) r;
+    out->field[HETSGD_TRACE_BATCH] = (double) batch;
+    out->field[HETSGD_TRACE_COMPUTE] = t;
+    out->field[HETSGD_TRACE_STEP] = st;
+    out->field[HETSGD_TRACE_SPEED] = sp;
+    out->field[HETSGD_TRACE_CPU] = cpu;
+    return OMNIBATCH_SUCCESS;
+}
+
+static int trace_rows_push(const char *path, trace_rows *rows, const trace_row *row)
+{
+    if (rows->n == rows->cap) {
+        long cap = 0 == rows->cap ? TRACE_FIRST_ROWS : 2 * rows->cap;
+        trace_row *more;
+
+        if (cap > HETSGD_TRACE_MAX_ROWS) {
+            return ob_fail(OMNIBATCH_ERR_ARG, "%s: more than %ld rows: expected at most that",
+                           path, (long) HETSGD_TRACE_MAX_ROWS);
+        }
+        more = realloc(rows->row, (size_t) cap * sizeof *more);
+        if (NULL == more) {
+            return ob_fail(OMNIBATCH_ERR_NOMEM, "%s: no memory for %ld rows", path, cap);
+        }
+        rows->row = more;
+        rows->cap = cap;
+    }
+    rows->row[rows->n++] = *row;
+    rows->max_step = row->step > rows->max_step ? row->step : rows->max_step;
+    rows->max_rank = row->rank > rows->max_rank ? row->rank : rows->max_rank;
+    return OMNIBATCH_SUCCESS;
+}
+
+/* Rows of (step, rank, batch, compute, step_s, speed, cpu), in any order. */
+static int trace_read_rows(const char *path, FILE *f, trace_rows *rows)
+{
+    char line[512];
+    long lineno = 1;
+    int rc = OMNIBATCH_SUCCESS;
+
+    while (OMNIBATCH_SUCCESS == rc && NULL != fgets(line, sizeof line, f)) {
+        trace_row row;
+
+        lineno++;
+        rc = trace_parse_row(path, lineno, line, &row);
+        if (OMNIBATCH_SUCCESS == rc) {
+            rc = trace_rows_push(path, rows, &row);
+        }
+    }
+    return rc;
+}
+
+/* Every step has every rank exactly once: steps x ranks == rows, computed
+ * without a product that could wrap, and no (step, rank) twice. */
+static int trace_place_rows(const char *path, const trace_rows *rows, long steps, int P,
+                            double *record)
+{
+    unsigned char *seen = NULL;
+
+    if (rows->n < 1 || (long) P > rows->n || 0 != rows->n % P || steps != rows->n / P) {
+        return ob_fail(OMNIBATCH_ERR_ARG, "%s: %ld rows for %ld steps of %d ranks", path, rows->n,
+                       steps, P);
+    }
+    seen = calloc((size_t) rows->n, 1);
+    if (NULL == seen) {
+        return ob_fail(OMNIBATCH_ERR_NOMEM, "%s: no memory for %ld rows", path, rows->n);
+    }
+    for (long j = 0; j < rows->n; j++) {
+        const trace_row *row = &rows->row[j];
+        long at = (long) row->rank * steps + row->step;
+
+        if (seen[at]) {
+            free(seen);
+            return ob_fail(OMNIBATCH_ERR_ARG, "%s: step %ld of rank %d appears twice", path,
+                           row->step, row->rank);
+        }
+        seen[at] = 1;
+        memcpy(record + at * HETSGD_TRACE_FIELDS, row->field, sizeof row->field);
+    }
+    free(seen);
+    return OMNIBATCH_SUCCESS;
+}
+
 int hetsgd_read_trace(const char *path, long *steps, int *P, double **record)
 {
     FILE *f = fopen(path, "r");
     char line[512];
-    long n = 0, cap = 0, lineno = 1, maxk = -1;
-    int maxr = -1;
-    double *rows = NULL;
-    int rc = OMNIBATCH_SUCCESS;
+    trace_rows rows = { NULL, 0, 0, -1, -1 };
+    long nsteps;
+    int nranks;
+    int rc;
 
     *record = NULL;
     if (NULL == f) {
@@ -54,62 +177,28 @@ int hetsgd_read_trace(const char *path, long *steps, int *P, double **record)
         fclose(f);
         return ob_fail(OMNIBATCH_ERR_ARG, "%s: not a hetsgd trace (no step,rank,... header)", path);
     }
-    /* Rows of (step, rank, batch, compute, step_s, speed, cpu), in any order. */
-    while (OMNIBATCH_SUCCESS == rc && NULL != fgets(line, sizeof line, f)) {
-        long k, batch;
-        int r;
-        double t, st, sp, cpu;
-
-        lineno++;
-        if (7 != sscanf(line, "%ld,%d,%*[^,],%ld,%lf,%lf,%lf,%lf", &k, &r, &batch, &t, &st, &sp, &cpu)
-            || k < 0 || r < 0 || r >= 1 << 20) {
-            rc = ob_fail(OMNIBATCH_ERR_ARG, "%s:%ld: not a trace row", path, lineno);
-            break;
-        }
-        if (n == cap) {
-            double *more = realloc(rows, (size_t) (cap = cap ? 2 * cap : 1024) * 7 * sizeof *rows);
-
-            if (NULL == more) {
-                rc = ob_fail(OMNIBATCH_ERR_NOMEM, "%s: no memory for %ld rows", path, cap);
-                break;
-            }
-            rows = more;
-        }
-        rows[7 * n] = (double) k;
-        rows[7 * n + 1] = (double) r;
-        rows[7 * n + 2] = (double) batch;
-        rows[7 * n + 3] = t;
-        rows[7 * n + 4] = st;
-        rows[7 * n + 5] = sp;
-        rows[7 * n + 6] = cpu;
-        n++;
-        maxk = k > maxk ? k : maxk;
-        maxr = r > maxr ? r : maxr;
-    }
+    rc = trace_read_rows(path, f, &rows);
     fclose(f);
-    if (OMNIBATCH_SUCCESS == rc && (maxk < 0 || n != (maxk + 1) * (long) (maxr + 1))) {
-        rc = ob_fail(OMNIBATCH_ERR_ARG, "%s: %ld rows for %ld steps of %d ranks", path, n, maxk + 1, maxr + 1);
+    /* Both are below their row limits: + 1 cannot overflow. */
+    nsteps = rows.max_step + 1;
+    nranks = rows.max_rank + 1;
+    if (OMNIBATCH_SUCCESS == rc && rows.n > 0) {
+        *record = calloc((size_t) rows.n * HETSGD_TRACE_FIELDS, sizeof **record);
+        if (NULL == *record) {
+            rc = ob_fail(OMNIBATCH_ERR_NOMEM, "%s: no memory for %ld records", path, rows.n);
+        }
     }
-    if (OMNIBATCH_SUCCESS == rc && NULL == (*record = calloc((size_t) n * HETSGD_TRACE_FIELDS, sizeof **record))) {
-        rc = ob_fail(OMNIBATCH_ERR_NOMEM, "%s: no memory for %ld records", path, n);
+    if (OMNIBATCH_SUCCESS == rc) {
+        rc = trace_place_rows(path, &rows, nsteps, nranks, *record);
     }
-    for (long j = 0; OMNIBATCH_SUCCESS == rc && j < n; j++) {
-        double *x = *record + ((long) rows[7 * j + 1] * (maxk + 1) + (long) rows[7 * j]) * HETSGD_TRACE_FIELDS;
-
-        x[HETSGD_TRACE_BATCH] = rows[7 * j + 2];
-        x[HETSGD_TRACE_COMPUTE] = rows[7 * j + 3];
-        x[HETSGD_TRACE_STEP] = rows[7 * j + 4];
-        x[HETSGD_TRACE_SPEED] = rows[7 * j + 5];
-        x[HETSGD_TRACE_CPU] = rows[7 * j + 6];
-    }
-    free(rows);
+    free(rows.row);
     if (OMNIBATCH_SUCCESS != rc) {
         free(*record);
         *record = NULL;
         return rc;
     }
-    *steps = maxk + 1;
-    *P = maxr + 1;
+    *steps = nsteps;
+    *P = nranks;
     return OMNIBATCH_SUCCESS;
 }
 

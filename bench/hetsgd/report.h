@@ -18,6 +18,13 @@ enum {
     HETSGD_TRACE_FIELDS = 5
 };
 
+/* What hetsgd_read_trace() accepts: far beyond any run, low enough that
+ * no size computed from a file (rows x record bytes, steps x ranks) can
+ * overflow.  A step at or past the row limit could never have all its rows. */
+#define HETSGD_TRACE_MAX_ROWS (1L << 32)
+#define HETSGD_TRACE_MAX_STEPS HETSGD_TRACE_MAX_ROWS
+#define HETSGD_TRACE_MAX_RANKS (1 << 20)
+
 /**
  * \brief Write the trace as CSV: a header "step,rank,policy,batch,compute_s,step_s,speed,cpu_s"
  *        and one row per step and rank, steps in order.
@@ -27,8 +34,9 @@ int hetsgd_write_trace(const char *path, const char *policy, long steps, int P, 
 /**
  * \brief Read a trace written by hetsgd_write_trace() back into the record layout.
  * \param[out] record  malloc'ed, *steps x *P records (free() it); speed, batch and times set.
- * \return OMNIBATCH_SUCCESS; OMNIBATCH_ERR_ARG naming the file and line when it cannot be read
- *         or a step lacks a rank; OMNIBATCH_ERR_NOMEM.
+ * \return OMNIBATCH_SUCCESS; OMNIBATCH_ERR_ARG naming the file (and the line) when it cannot be
+ *         read, a row is malformed or out of the limits above, a step lacks a rank or has one
+ *         twice; OMNIBATCH_ERR_NOMEM.
  */
 int hetsgd_read_trace(const char *path, long *steps, int *P, double **record);
 

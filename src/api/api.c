@@ -393,6 +393,7 @@ OMNIBATCH_EXPORT int omnibatch_create(MPI_Comm comm, long global_batch, long dat
     ob_estimator_init(&c->est, c->opt.forget);
     ob_estimator_set_ranks(&c->est, c->nranks);
     c->stats.compute_s = -1.0;
+    ob_api_registry_add(c);
     *ctx = c;
     return OMNIBATCH_SUCCESS;
 
@@ -405,24 +406,35 @@ fail:
 
 OMNIBATCH_EXPORT int omnibatch_destroy(omnibatch_t *ctx)
 {
+    const char *fn = "omnibatch_destroy";
     struct omnibatch_context *c;
     int finalized = 0;
     int rc = OMNIBATCH_SUCCESS;
 
     if (NULL == ctx || NULL == *ctx) {
-        return ob_fail(OMNIBATCH_ERR_ARG, "omnibatch_destroy: %s=NULL: expected a context from "
-                       "omnibatch_create", NULL == ctx ? "ctx" : "*ctx");
+        return ob_fail(OMNIBATCH_ERR_ARG, "%s: %s=NULL: expected a context from omnibatch_create",
+                       fn, NULL == ctx ? "ctx" : "*ctx");
     }
     c = *ctx;
+    /* A copy of a handle destroyed already points at freed memory: it is
+     * recognised by its address alone, before anything reads through it. */
+    if (!ob_api_registry_remove(c)) {
+        return ob_fail(OMNIBATCH_ERR_STATE, "%s: *ctx=%p is not a live context: destroyed "
+                       "already (through another copy of the handle?) or not from "
+                       "omnibatch_create", fn, (void *) c);
+    }
     /* The last step ends here: its measurement counts like any other. */
     ob_api_step_close(c);
     ob_active_clear();
     PMPI_Finalized(&finalized);
-    if (!finalized) {
+    if (finalized) {
+        /* Too late for the communicator; the memory is still given back. */
+        rc = ob_api_finalized(fn);
+    } else {
         int mpi_rc = PMPI_Comm_free(&c->comm);
 
         if (MPI_SUCCESS != mpi_rc) {
-            rc = ob_api_mpi_fail(mpi_rc, "omnibatch_destroy", "MPI_Comm_free");
+            rc = ob_api_mpi_fail(mpi_rc, fn, "MPI_Comm_free");
         }
     }
     ob_controller_free(&c->ctl);
@@ -433,8 +445,10 @@ OMNIBATCH_EXPORT int omnibatch_destroy(omnibatch_t *ctx)
 
 static int ob_check_plan_args(const char *fn, omnibatch_t ctx, const void *plan, int nranks)
 {
-    if (NULL == ctx) {
-        return ob_api_no_context(fn);
+    int rc = ob_api_check_context(fn, ctx);
+
+    if (OMNIBATCH_SUCCESS != rc) {
+        return rc;
     }
     if (NULL == plan) {
         return ob_fail(OMNIBATCH_ERR_ARG, "%s: plan=NULL: expected an array of %d batches", fn,
@@ -496,8 +510,10 @@ OMNIBATCH_EXPORT int omnibatch_set_plan(omnibatch_t ctx, const long *plan, int n
     int rc;
     int mpi_rc;
 
-    if (NULL == ctx) {
-        return ob_api_no_context(fn);
+    /* A handle that is not a live context has no communicator to agree on. */
+    rc = ob_api_check_context(fn, ctx);
+    if (OMNIBATCH_SUCCESS != rc) {
+        return rc;
     }
     rc = ob_check_plan_args(fn, ctx, plan, nranks);
     if (OMNIBATCH_SUCCESS == rc) {
@@ -538,9 +554,10 @@ OMNIBATCH_EXPORT int omnibatch_set_plan(omnibatch_t ctx, const long *plan, int n
 OMNIBATCH_EXPORT int omnibatch_permutation(omnibatch_t ctx, long epoch, long *perm)
 {
     const char *fn = "omnibatch_permutation";
+    int rc = ob_api_check_context(fn, ctx);
 
-    if (NULL == ctx) {
-        return ob_api_no_context(fn);
+    if (OMNIBATCH_SUCCESS != rc) {
+        return rc;
     }
     if (epoch < 0) {
         return ob_fail(OMNIBATCH_ERR_ARG, "%s: epoch=%ld: expected >= 0", fn, epoch);
@@ -555,9 +572,10 @@ OMNIBATCH_EXPORT int omnibatch_permutation(omnibatch_t ctx, long epoch, long *pe
 OMNIBATCH_EXPORT int omnibatch_get_stats(omnibatch_t ctx, omnibatch_stats *stats)
 {
     const char *fn = "omnibatch_get_stats";
+    int rc = ob_api_check_context(fn, ctx);
 
-    if (NULL == ctx) {
-        return ob_api_no_context(fn);
+    if (OMNIBATCH_SUCCESS != rc) {
+        return rc;
     }
     if (NULL == stats) {
         return ob_fail(OMNIBATCH_ERR_ARG, "%s: stats=NULL: expected the address of an "

@@ -26,3 +26,9 @@ int ob_api_no_context(const char *fn)
 {
     return ob_fail(OMNIBATCH_ERR_ARG, "%s: ctx=NULL: expected a context from omnibatch_create", fn);
 }
+
+int ob_api_finalized(const char *fn)
+{
+    return ob_fail(OMNIBATCH_ERR_STATE, "%s: MPI is finalized: call it between MPI_Init and "
+                   "MPI_Finalize (omnibatch_destroy before MPI_Finalize)", fn);
+}

@@ -49,23 +49,15 @@ static int ob_scratch(struct omnibatch_context *c, size_t bytes)
     return OMNIBATCH_SUCCESS;
 }
 
-OMNIBATCH_EXPORT int omnibatch_allreduce_gradient(omnibatch_t ctx, const void *sendbuf,
-                                                  void *recvbuf, int count, MPI_Datatype type)
+/* Everything checked before the call touches the step or the buffers;
+ * \p elem gets the element size of \p type. */
+static int ob_gradient_args(const char *fn, const struct omnibatch_context *c, const void *sendbuf,
+                            const void *recvbuf, int count, MPI_Datatype type, size_t *elem)
 {
-    const char *fn = "omnibatch_allreduce_gradient";
-    struct omnibatch_context *c = ctx;
-    uint64_t begin;
-    uint64_t end;
-    size_t elem;
-    void *data;
-    double w;
-    int mpi_rc;
-    int rc;
+    int rc = ob_api_check_context(fn, c);
 
-    /* Stop the step's compute first: checking and scaling are ours. */
-    begin = ob_now_ns();
-    if (NULL == c) {
-        return ob_api_no_context(fn);
+    if (OMNIBATCH_SUCCESS != rc) {
+        return rc;
     }
     if (!c->have_step) {
         return ob_fail(OMNIBATCH_ERR_STATE, "%s: no step is running: call omnibatch_next_step "
@@ -75,9 +67,9 @@ OMNIBATCH_EXPORT int omnibatch_allreduce_gradient(omnibatch_t ctx, const void *s
         return ob_fail(OMNIBATCH_ERR_ARG, "%s: count=%d: expected >= 0", fn, count);
     }
     if (MPI_FLOAT == type) {
-        elem = sizeof(float);
+        *elem = sizeof(float);
     } else if (MPI_DOUBLE == type) {
-        elem = sizeof(double);
+        *elem = sizeof(double);
     } else {
         return ob_fail(OMNIBATCH_ERR_ARG, "%s: type is not MPI_FLOAT or MPI_DOUBLE: expected one "
                        "of those", fn);
@@ -94,14 +86,33 @@ OMNIBATCH_EXPORT int omnibatch_allreduce_gradient(omnibatch_t ctx, const void *s
         return ob_fail(OMNIBATCH_ERR_ARG, "%s: sendbuf == recvbuf: expected MPI_IN_PLACE for an "
                        "in-place reduction, or separate buffers", fn);
     }
+    return OMNIBATCH_SUCCESS;
+}
+
+OMNIBATCH_EXPORT int omnibatch_allreduce_gradient(omnibatch_t ctx, const void *sendbuf,
+                                                  void *recvbuf, int count, MPI_Datatype type)
+{
+    const char *fn = "omnibatch_allreduce_gradient";
+    struct omnibatch_context *c = ctx;
+    uint64_t begin;
+    uint64_t end;
+    size_t elem = 0;
+    void *data;
+    double w;
+    int mpi_rc;
+    int rc;
+
+    /* Stop the step's compute first: checking and scaling are ours. */
+    begin = ob_now_ns();
+    rc = ob_gradient_args(fn, c, sendbuf, recvbuf, count, type, &elem);
+    if (OMNIBATCH_SUCCESS != rc) {
+        return rc;
+    }
     if (!c->markers) {
         c->unmarked_ns += begin - c->segment_ns;
     }
 
-    w = (double) c->step.count / (double) c->step.total;
-    if (OMNIBATCH_GRAD_DIVIDE_BY_P == c->opt.convention) {
-        w *= (double) c->nranks;
-    }
+    w = c->step.scale;
     if (MPI_IN_PLACE == sendbuf) {
         data = recvbuf;
     } else {

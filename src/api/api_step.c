@@ -160,8 +160,9 @@ OMNIBATCH_EXPORT int omnibatch_next_step(omnibatch_t ctx, omnibatch_step *step)
     long k;
     int rc;
 
-    if (NULL == c) {
-        return ob_api_no_context(fn);
+    rc = ob_api_check_context(fn, c);
+    if (OMNIBATCH_SUCCESS != rc) {
+        return rc;
     }
     if (NULL == step) {
         return ob_fail(OMNIBATCH_ERR_ARG, "%s: step=NULL: expected the address of an "
@@ -192,6 +193,14 @@ OMNIBATCH_EXPORT int omnibatch_next_step(omnibatch_t ctx, omnibatch_step *step)
     if (OMNIBATCH_SUCCESS != rc) {
         return rc;
     }
+    /* The one weight of the step: omnibatch_allreduce_gradient() applies
+     * it, a code that reduces by itself reads it from the step. */
+    if (c->step.count > 0) {
+        c->step.scale = (double) c->step.count / (double) c->step.total;
+        if (OMNIBATCH_GRAD_DIVIDE_BY_P == c->opt.convention) {
+            c->step.scale *= (double) c->nranks;
+        }
+    }
 
     active.local = c->step.count;
     active.total = c->step.total;
@@ -219,9 +228,10 @@ OMNIBATCH_EXPORT int omnibatch_next_step(omnibatch_t ctx, omnibatch_step *step)
 OMNIBATCH_EXPORT int omnibatch_compute_begin(omnibatch_t ctx)
 {
     const char *fn = "omnibatch_compute_begin";
+    int rc = ob_api_check_context(fn, ctx);
 
-    if (NULL == ctx) {
-        return ob_api_no_context(fn);
+    if (OMNIBATCH_SUCCESS != rc) {
+        return rc;
     }
     if (!ctx->have_step) {
         return ob_fail(OMNIBATCH_ERR_STATE, "%s: no step is running: call omnibatch_next_step "
@@ -240,9 +250,10 @@ OMNIBATCH_EXPORT int omnibatch_compute_end(omnibatch_t ctx)
 {
     const char *fn = "omnibatch_compute_end";
     uint64_t now = ob_now_ns();
+    int rc = ob_api_check_context(fn, ctx);
 
-    if (NULL == ctx) {
-        return ob_api_no_context(fn);
+    if (OMNIBATCH_SUCCESS != rc) {
+        return rc;
     }
     if (!ctx->in_mark) {
         return ob_fail(OMNIBATCH_ERR_STATE, "%s: no omnibatch_compute_begin to end", fn);

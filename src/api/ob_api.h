@@ -4,8 +4,8 @@
  * The inside of an omnibatch context (omnibatch.h), shared by the files of
  * the explicit API: api.c (lifecycle, plan queries), api_step.c (steps,
  * timing, plan exchange), api_gradient.c (the weighted allreduce) and
- * api_errors.c (the failures they report alike).  api.c calls into
- * api_step.c, never the other way.
+ * api_errors.c (the failures they report alike) and api_registry.c (which
+ * handles are alive).  api.c calls into api_step.c, never the other way.
  * Not installed.
  */
 #ifndef OB_API_H
@@ -61,6 +61,8 @@ struct omnibatch_context {
     /* Reused for scaling a separate send buffer: the user's is never written. */
     void *scratch;
     size_t scratch_bytes;
+
+    struct omnibatch_context *registry_next; /* the live contexts (api_registry.c) */
 };
 
 /* api_errors.c */
@@ -70,6 +72,24 @@ int ob_api_mpi_fail(int mpi_rc, const char *fn, const char *call);
 
 /** \brief The failure of a call given a NULL context, for function \p fn. */
 int ob_api_no_context(const char *fn);
+
+/** \brief The OMNIBATCH_ERR_STATE of a call of \p fn after MPI_Finalize. */
+int ob_api_finalized(const char *fn);
+
+/* api_registry.c */
+
+/** \brief Make \p c a live context (allocates nothing, cannot fail). */
+void ob_api_registry_add(struct omnibatch_context *c);
+
+/** \brief Take \p c out of the live contexts; 1 if it was one, 0 if not (nothing changed). */
+int ob_api_registry_remove(struct omnibatch_context *c);
+
+/**
+ * \brief The check every function taking a context starts with, for function \p fn:
+ *        OMNIBATCH_ERR_ARG for NULL, OMNIBATCH_ERR_STATE for a handle that is not a live
+ *        context (never read through) or after MPI_Finalize, each with its line.
+ */
+int ob_api_check_context(const char *fn, const struct omnibatch_context *ctx);
 
 /* api_step.c */
 

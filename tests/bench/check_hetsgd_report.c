@@ -269,6 +269,84 @@ START_TEST(test_trace_rows_per_step_and_rank)
 }
 END_TEST
 
+/* hetsgd_read_trace() on a file holding \p body after the header. */
+static int read_trace_text(const char *body, long *steps, int *P, double **back)
+{
+    char path[256];
+    const char *base = getenv("TMPDIR");
+    FILE *f;
+    int fd;
+    int rc;
+
+    snprintf(path, sizeof path, "%s/hetsgd-trace-XXXXXX", NULL != base ? base : "/tmp");
+    fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    f = fdopen(fd, "w");
+    ck_assert_ptr_nonnull(f);
+    fprintf(f, "step,rank,policy,batch,compute_s,step_s,speed,cpu_s\n%s", body);
+    ck_assert_int_eq(fclose(f), 0);
+    rc = hetsgd_read_trace(path, steps, P, back);
+    unlink(path);
+    return rc;
+}
+
+/* Refused with ERR_ARG, nothing returned, and the line says \p why. */
+static void assert_trace_refused(const char *body, const char *why)
+{
+    double *back = NULL;
+    long steps = -1;
+    int P = -1;
+
+    ck_assert_int_eq(read_trace_text(body, &steps, &P, &back), OMNIBATCH_ERR_ARG);
+    ck_assert_ptr_null(back);
+    ck_assert_int_eq(steps, -1);
+    ck_assert_int_eq(P, -1);
+    ck_assert_msg(NULL != strstr(ob_last_error(), why), "'%s' lacks '%s'", ob_last_error(), why);
+}
+
+START_TEST(test_trace_reader_bounds_every_size)
+{
+    double *back = NULL;
+    long steps = 0;
+    int P = 0;
+
+    /* 4 rows whose step count times rank count wraps to 4 in 64 bits
+     * ((2^62 + 1) x 4): rank 1's record would land 2^62 records away. */
+    assert_trace_refused("0,0,x,1,0.1,0.1,1,0.1\n0,1,x,1,0.1,0.1,1,0.1\n0,2,x,1,0.1,0.1,1,0.1\n"
+                         "4611686018427387904,3,x,1,0.1,0.1,1,0.1\n", ":5: step 4611686018427387904");
+    /* The largest step number: its step count would overflow. */
+    assert_trace_refused("9223372036854775807,0,x,1,0.1,0.1,1,0.1\n", ":2: step 9223372036854775807");
+    /* Beyond a long: scanf saturates, still refused. */
+    assert_trace_refused("0,0,x,1,0.1,0.1,1,0.1\n99999999999999999999,0,x,1,0.1,0.1,1,0.1\n", ":3: step ");
+    /* Below the limits but far past the rows there are. */
+    assert_trace_refused("0,0,x,1,0.1,0.1,1,0.1\n2147483648,0,x,1,0.1,0.1,1,0.1\n",
+                         "2 rows for 2147483649 steps of 1 ranks");
+    assert_trace_refused("0,0,x,1,0.1,0.1,1,0.1\n0,1048575,x,1,0.1,0.1,1,0.1\n",
+                         "2 rows for 1 steps of 1048576 ranks");
+    assert_trace_refused("0,1048576,x,1,0.1,0.1,1,0.1\n", ":2: rank 1048576");
+    assert_trace_refused("0,-1,x,1,0.1,0.1,1,0.1\n", ":2: rank -1");
+    assert_trace_refused("-1,0,x,1,0.1,0.1,1,0.1\n", ":2: step -1");
+    assert_trace_refused("0,99999999999,x,1,0.1,0.1,1,0.1\n", ":2: rank 99999999999");
+    /* The right number of rows, but one (step, rank) twice and another missing. */
+    assert_trace_refused("0,0,x,1,0.1,0.1,1,0.1\n0,1,x,1,0.1,0.1,1,0.1\n1,0,x,1,0.1,0.1,1,0.1\n"
+                         "1,0,x,1,0.1,0.1,1,0.1\n", "step 1 of rank 0 appears twice");
+    assert_trace_refused("", "0 rows for 0 steps of 0 ranks");
+    assert_trace_refused("0,0,x\n", ":2: not a trace row");
+    /* Rows in any order are fine. */
+    ck_assert_int_eq(read_trace_text("1,1,x,4,0.1,0.1,1,0.1\n0,1,x,3,0.1,0.1,1,0.1\n"
+                                     "1,0,x,2,0.1,0.1,1,0.1\n0,0,x,1,0.1,0.1,1,0.1\n",
+                                     &steps, &P, &back), OMNIBATCH_SUCCESS);
+    ck_assert_int_eq(steps, 2);
+    ck_assert_int_eq(P, 2);
+    for (int j = 0; j < 4; j++) {
+        /* record[(rank * steps + step)]: batch 1 + step + 2 rank here. */
+        ck_assert_double_eq(back[j * HETSGD_TRACE_FIELDS + HETSGD_TRACE_BATCH],
+                            (double) (1 + (j % 2) + 2 * (j / 2)));
+    }
+    free(back);
+}
+END_TEST
+
 START_TEST(test_side_by_side_judges_against_the_other_run)
 {
     /* Two ranks, 8 steps; the speeds change at step 4.  Run a is balanced
@@ -347,6 +425,7 @@ static Suite *make_hetsgd_report_suite(void)
     tcase_add_test(tc, test_final_accuracy_over_the_last_evaluations);
     tcase_add_test(tc, test_mean_skips_unjudged_steps);
     tcase_add_test(tc, test_trace_rows_per_step_and_rank);
+    tcase_add_test(tc, test_trace_reader_bounds_every_size);
     tcase_add_test(tc, test_side_by_side_judges_against_the_other_run);
     tcase_add_test(tc, test_overruns_judge_the_step_not_each_rank);
     suite_add_tcase(s, tc);

@@ -9,6 +9,7 @@
 #include "config.h"
 
 #include <check.h>
+#include <stddef.h>
 #include <stdlib.h>
 
 #include "omnibatch_dl.h"
@@ -33,6 +34,17 @@ SAME_TYPE(get_plan, omnibatch_get_plan);
 SAME_TYPE(set_plan, omnibatch_set_plan);
 SAME_TYPE(permutation, omnibatch_permutation);
 SAME_TYPE(get_stats, omnibatch_get_stats);
+
+/* omnibatch_step is written whole into the caller's copy (omnibatch_dl.h
+ * users, examples/omnibatch_ctypes.py's Step): a field only ever goes at the
+ * end, and the layout the ctypes mirror spells out (six longs, a double)
+ * holds. */
+_Static_assert(0 == offsetof(omnibatch_step, epoch) && sizeof(long) == offsetof(omnibatch_step, step)
+                   && 5 * sizeof(long) == offsetof(omnibatch_step, total),
+               "omnibatch_step's first fields keep their offsets");
+_Static_assert(6 * sizeof(long) == offsetof(omnibatch_step, scale)
+                   && 6 * sizeof(long) + sizeof(double) == sizeof(omnibatch_step),
+               "omnibatch_step.scale is the last field, as examples/omnibatch_ctypes.py has it");
 
 START_TEST(test_linked_library_is_found)
 {

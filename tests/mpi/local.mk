@@ -14,6 +14,7 @@ check_PROGRAMS += \
 	%reldir%/mpi_api_gradient \
 	%reldir%/mpi_api_args \
 	%reldir%/mpi_api_env \
+	%reldir%/mpi_api_lifetime \
 	%reldir%/check_api_dl
 
 %canon_reldir%_mpi_api_plan_SOURCES = %reldir%/mpi_api_plan.c %reldir%/mpi_api_common.h
@@ -32,6 +33,10 @@ check_PROGRAMS += \
 %canon_reldir%_mpi_api_env_CFLAGS = $(OB_API_TEST_CFLAGS)
 %canon_reldir%_mpi_api_env_LDADD = $(OB_API_TEST_LDADD)
 
+%canon_reldir%_mpi_api_lifetime_SOURCES = %reldir%/mpi_api_lifetime.c %reldir%/mpi_api_common.h
+%canon_reldir%_mpi_api_lifetime_CFLAGS = $(OB_API_TEST_CFLAGS)
+%canon_reldir%_mpi_api_lifetime_LDADD = $(OB_API_TEST_LDADD)
+
 %canon_reldir%_check_api_dl_SOURCES = %reldir%/check_api_dl.c
 %canon_reldir%_check_api_dl_CFLAGS = $(OB_API_TEST_CFLAGS)
 %canon_reldir%_check_api_dl_LDADD = $(OB_API_TEST_LDADD)
@@ -41,6 +46,7 @@ TESTS += \
 	%reldir%/mpi_api_args.sh \
 	%reldir%/mpi_api_env.sh \
 	%reldir%/mpi_api_gradient.sh \
+	%reldir%/mpi_api_lifetime.sh \
 	%reldir%/mpi_api_plan.sh \
 	%reldir%/example_lsq.sh \
 	%reldir%/example_python.sh
@@ -50,6 +56,7 @@ EXTRA_DIST += \
 	%reldir%/mpi_api_args.sh \
 	%reldir%/mpi_api_env.sh \
 	%reldir%/mpi_api_gradient.sh \
+	%reldir%/mpi_api_lifetime.sh \
 	%reldir%/mpi_api_plan.sh \
 	%reldir%/example_lsq.sh \
 	%reldir%/example_python.sh

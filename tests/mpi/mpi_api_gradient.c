@@ -7,7 +7,8 @@
  * batch computed in one process: 1e-6 relative in float, 1e-12 in double,
  * for both conventions, in place and with separate buffers (the send buffer
  * left as it was), on full steps and on the short last step where some
- * ranks have no sample at all.
+ * ranks have no sample at all.  The same holds for a code that reduces
+ * itself with a plain MPI_Allreduce after scaling by the step's scale.
  */
 #include "config.h"
 
@@ -145,22 +146,15 @@ static void unequal_plan(int P, long B, long *plan)
     plan[P - 1] = B - sum;
 }
 
-static void check_convention(omnibatch_convention conv)
+/* A context of the convention \p conv holding the unequal plan, fixed. */
+static omnibatch_t unequal_context(omnibatch_convention conv, long B, long N)
 {
     const int P = mpi_size();
-    const long B = (long) P * (P + 1) + 5;
-    const long N = 3 * B + 2;    /* the last step has 2 samples: some ranks get none */
-    const double w[D] = {0.3, 0.1, -0.2, 0.05, 0.4, -0.3};
     omnibatch_options opt;
     omnibatch_t ctx = NULL;
-    omnibatch_step s;
     long *plan = malloc((size_t) P * sizeof *plan);
-    long *perm = malloc((size_t) N * sizeof *perm);
-    int empty_seen = 0;
-    int naive_wrong = 0;
 
     ck_assert_ptr_nonnull(plan);
-    ck_assert_ptr_nonnull(perm);
     OB_CK_OK(omnibatch_options_init(&opt));
     opt.adaptive = 0;
     opt.min_batch = 1;
@@ -170,6 +164,24 @@ static void check_convention(omnibatch_convention conv)
     OB_CK_OK(omnibatch_create(MPI_COMM_WORLD, B, N, &opt, &ctx));
     unequal_plan(P, B, plan);
     OB_CK_OK(omnibatch_set_plan(ctx, plan, P));
+    free(plan);
+    return ctx;
+}
+
+static void check_convention(omnibatch_convention conv)
+{
+    const int P = mpi_size();
+    const long B = (long) P * (P + 1) + 5;
+    const long N = 3 * B + 2;    /* the last step has 2 samples: some ranks get none */
+    const double w[D] = {0.3, 0.1, -0.2, 0.05, 0.4, -0.3};
+    omnibatch_t ctx;
+    omnibatch_step s;
+    long *perm = malloc((size_t) N * sizeof *perm);
+    int empty_seen = 0;
+    int naive_wrong = 0;
+
+    ck_assert_ptr_nonnull(perm);
+    ctx = unequal_context(conv, B, N);
 
     /* One epoch and the first step of the next. */
     for (long t = 0; t < 5; t++) {
@@ -213,9 +225,72 @@ static void check_convention(omnibatch_convention conv)
     ck_assert_int_eq(empty_seen, 1);
     ck_assert_int_eq(naive_wrong, 1);
     OB_CK_OK(omnibatch_destroy(&ctx));
-    free(plan);
     free(perm);
 }
+
+/* A code that reduces by itself: its mean gradient times step.scale, one
+ * plain MPI_Allreduce, the sum divided by P under OMNIBATCH_GRAD_DIVIDE_BY_P.
+ * The result is the whole global batch's gradient, on full steps and on the
+ * short last step whose empty ranks (scale 0) contribute zeros. */
+static void check_step_scale(omnibatch_convention conv)
+{
+    const int P = mpi_size();
+    const long B = (long) P * (P + 1) + 5;
+    const long N = 3 * B + 2;    /* the last step has 2 samples: some ranks get none */
+    const double w[D] = {0.3, 0.1, -0.2, 0.05, 0.4, -0.3};
+    omnibatch_t ctx;
+    omnibatch_step s;
+    long *perm = malloc((size_t) N * sizeof *perm);
+    int empty_seen = 0;
+
+    ck_assert_ptr_nonnull(perm);
+    ctx = unequal_context(conv, B, N);
+
+    for (long t = 0; t < 5; t++) {
+        double g[D], ref[D], sum[D];
+        int local_empty;
+        int any_empty;
+
+        OB_CK_OK(omnibatch_next_step(ctx, &s));
+        if (0 == s.step) {
+            OB_CK_OK(omnibatch_permutation(ctx, s.epoch, perm));
+        }
+        mean_gradient(perm + s.step * B, s.total, w, ref);
+        if (0 == s.count) {
+            ck_assert_double_eq(s.scale, 0.0);
+            memset(g, 0, sizeof g);
+        } else {
+            ck_assert_double_gt(s.scale, 0.0);
+            mean_gradient(perm + s.start, s.count, w, g);
+            for (int k = 0; k < D; k++) {
+                g[k] *= s.scale;
+            }
+        }
+        MPI_Allreduce(g, sum, D, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        for (int k = 0; k < D; k++) {
+            sum[k] /= OMNIBATCH_GRAD_DIVIDE_BY_P == conv ? (double) P : 1.0;
+        }
+        assert_close(sum, ref, 1e-12);
+        local_empty = 0 == s.count;
+        MPI_Allreduce(&local_empty, &any_empty, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+        empty_seen |= any_empty;
+    }
+    ck_assert_int_eq(empty_seen, 1);
+    OB_CK_OK(omnibatch_destroy(&ctx));
+    free(perm);
+}
+
+START_TEST(test_step_scale_mean)
+{
+    check_step_scale(OMNIBATCH_GRAD_MEAN);
+}
+END_TEST
+
+START_TEST(test_step_scale_divide_by_p)
+{
+    check_step_scale(OMNIBATCH_GRAD_DIVIDE_BY_P);
+}
+END_TEST
 
 START_TEST(test_mean_convention)
 {
@@ -251,6 +326,8 @@ static Suite *make_mpi_api_gradient_suite(void)
     tcase_add_test(tc, test_mean_convention);
     tcase_add_test(tc, test_divide_by_p_convention);
     tcase_add_test(tc, test_zero_elements);
+    tcase_add_test(tc, test_step_scale_mean);
+    tcase_add_test(tc, test_step_scale_divide_by_p);
     suite_add_tcase(s, tc);
     return s;
 }
