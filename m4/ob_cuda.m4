@@ -7,7 +7,8 @@
 # tests use it; the library never links it (src/core/memtype.c looks the
 # driver up at run time).  --without-cuda leaves it out.  Defines:
 # HAVE_CUDA (AM_CONDITIONAL and config.h, 0 or 1), NVCC, NVCC_FLAGS,
-# CUDA_CPPFLAGS, CUDA_LIBS (with an rpath to the toolkit's libraries),
+# CUDA_CPPFLAGS, CUDA_LIBS (with an rpath to the toolkit's libraries, and
+# the C++ runtime nvcc's objects need),
 # CUDA_PTXAS and CUDA_STUB_LIBCUDA (the driver stub, for tests; may be
 # empty), ob_cuda_summary (the summary line).
 AC_DEFUN([OB_CHECK_CUDA], [
@@ -42,7 +43,7 @@ AC_DEFUN([OB_CHECK_CUDA], [
   ])
   AS_IF([test "x$ob_have_cuda" = xyes], [
     CUDA_CPPFLAGS="-I$ob_cuda_home/include"
-    CUDA_LIBS="-L$ob_cuda_libdir -Wl,-rpath,$ob_cuda_libdir -lcublas -lcudart"
+    CUDA_LIBS="-L$ob_cuda_libdir -Wl,-rpath,$ob_cuda_libdir -lcublas -lcudart -lstdc++"
     AS_IF([test -x "$ob_cuda_home/bin/ptxas"], [CUDA_PTXAS=$ob_cuda_home/bin/ptxas])
     for ob_stub in "$ob_cuda_libdir/stubs/libcuda.so" "$ob_cuda_home"/targets/*/lib/stubs/libcuda.so; do
       AS_IF([test -z "$CUDA_STUB_LIBCUDA" && test -f "$ob_stub"], [CUDA_STUB_LIBCUDA=$ob_stub])
