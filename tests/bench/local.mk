@@ -88,6 +88,10 @@ EXTRA_DIST += %reldir%/bench_runner_smoke.sh
 TESTS += %reldir%/check_bench_table.sh
 EXTRA_DIST += %reldir%/check_bench_table.sh
 
+# The GPU measurement's script, CPU-only (the GPU rank skipped).
+TESTS += %reldir%/gpu_run_dry.sh
+EXTRA_DIST += %reldir%/gpu_run_dry.sh
+
 # hetsgd's GPU backend against its CPU path (built with CUDA; skips without a GPU).
 EXTRA_DIST += %reldir%/hetsgd_gpu_grad.c
 if HAVE_CUDA

@@ -7,7 +7,10 @@
 set -eu
 builddir=${top_builddir:-.}
 ptxas=${CUDA_PTXAS:-}
-[ -n "$ptxas" ] && [ -x "$ptxas" ] || { echo "memtype_ptxas: SKIP: no ptxas (configure found no CUDA toolkit)"; exit 77; }
+if [ -z "$ptxas" ] || [ ! -x "$ptxas" ]; then
+    echo "memtype_ptxas: SKIP: no ptxas (configure found no CUDA toolkit)"
+    exit 77
+fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 "$builddir/tests/unit/memtype_ptx" >"$tmp/scale.ptx"
