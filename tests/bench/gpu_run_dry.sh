@@ -34,4 +34,14 @@ grep -q "^steady step time omnibatch/static [0-9.]*, omnibatch/oracle [0-9.]*" "
 grep "^final loss of the three splits" "$tmp/out" |
     sed 's/.*relative spread \([^:]*\):.*/\1/' | awk '{ exit !($1 + 0 <= 1e-3) }' ||
     fail "the three splits trained to different losses"
-echo "gpu_run_dry: the dry run printed its table; losses agree across splits"
+# Without a GPU a gpu rank stops the run before the first step with one line
+# (built without CUDA, or CUDA finds no device).
+if ! nvidia-smi -L >/dev/null 2>&1; then
+    rc=0
+    "${srcdir}/tests/mpirun.sh" 2 "$builddir/bench/hetsgd/hetsgd" --data "$tmp/data" --batch 64 --epochs 1 \
+        --bind --speeds 1,1 --devices cpu,gpu >"$tmp/refused" 2>&1 || rc=$?
+    [ "$rc" -ne 0 ] || fail "a gpu rank without a GPU ran"
+    grep -q "^hetsgd: --devices: rank 1 is gpu" "$tmp/refused" || { cat "$tmp/refused" >&2; fail "no line for the gpu rank"; }
+    grep -q "^hetsgd: epoch" "$tmp/refused" && fail "training started with a gpu rank refused"
+fi
+echo "gpu_run_dry: the dry run printed its table; losses agree across splits; a gpu rank without a GPU is refused"
