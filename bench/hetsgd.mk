@@ -51,7 +51,6 @@ $(OB_HETSGD_CUDA_OBJ): $(srcdir)/%reldir%/hetsgd/mlp_cuda.cu $(srcdir)/%reldir%/
 	$(AM_V_GEN)$(NVCC) $(NVCC_FLAGS) -I$(top_builddir) -I$(srcdir)/%reldir%/hetsgd $(CUDA_CPPFLAGS) \
 		-c -o $@ $(srcdir)/%reldir%/hetsgd/mlp_cuda.cu
 CLEANFILES += $(OB_HETSGD_CUDA_OBJ)
-%canon_reldir%_hetsgd_hetsgd_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CPPFLAGS)
 %canon_reldir%_hetsgd_hetsgd_LDADD += $(OB_HETSGD_CUDA_OBJ) $(CUDA_LIBS)
 %canon_reldir%_hetsgd_hetsgd_DEPENDENCIES = %reldir%/hetsgd/libhetsgd.la libomnibatch.la libobcore.la \
 	$(OB_HETSGD_CUDA_OBJ)
