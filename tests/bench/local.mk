@@ -98,7 +98,6 @@ if HAVE_CUDA
 check_PROGRAMS += %reldir%/hetsgd_gpu_grad
 TESTS += %reldir%/hetsgd_gpu_grad
 %canon_reldir%_hetsgd_gpu_grad_SOURCES = %reldir%/hetsgd_gpu_grad.c
-
 %canon_reldir%_hetsgd_gpu_grad_CFLAGS = $(HETSGD_TEST_CFLAGS)
 %canon_reldir%_hetsgd_gpu_grad_LDADD = $(OB_HETSGD_CUDA_OBJ) $(HETSGD_TEST_LDADD) $(CUDA_LIBS)
 %canon_reldir%_hetsgd_gpu_grad_DEPENDENCIES = $(OB_HETSGD_CUDA_OBJ) bench/hetsgd/libhetsgd.la libobcore.la
