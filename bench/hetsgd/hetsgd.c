@@ -821,10 +821,18 @@ static int finish(run *r)
 
 /* --devices: a GPU rank takes its node's next GPU (one per GPU rank before
  * it on the node, round robin over the GPUs it sees), with room for its
- * largest batch: its memory bound is OMNIBATCH_MAX_BATCH. */
-static int setup_device(run *r, const int *dims)
+ * largest batch: its memory bound is OMNIBATCH_MAX_BATCH.  \p rc is the
+ * setup's status so far: a failure is passed on, nothing done. */
+static int setup_device(run *r, const int *dims, int rc)
 {
     snprintf(r->device, sizeof r->device, "cpu");
+    if (OMNIBATCH_SUCCESS != rc) {
+        return rc;
+    }
+    if (r->opt.ndevices > 0 && r->opt.ndevices != r->P) {
+        return ob_fail(OMNIBATCH_ERR_ARG, "--devices has %d entries: expected one per rank (%d)",
+                       r->opt.ndevices, r->P);
+    }
     r->on_gpu = r->opt.ndevices > 0 && r->opt.gpu[r->rank];
     if (!r->on_gpu) {
         return OMNIBATCH_SUCCESS;
@@ -885,10 +893,6 @@ static int setup(run *r)
     if (OMNIBATCH_SUCCESS == rc && r->opt.nspeeds > 0 && r->opt.nspeeds != r->P) {
         rc = ob_fail(OMNIBATCH_ERR_ARG, "--speeds has %d entries: expected one per rank (%d)",
                      r->opt.nspeeds, r->P);
-    }
-    if (OMNIBATCH_SUCCESS == rc && r->opt.ndevices > 0 && r->opt.ndevices != r->P) {
-        rc = ob_fail(OMNIBATCH_ERR_ARG, "--devices has %d entries: expected one per rank (%d)",
-                     r->opt.ndevices, r->P);
     }
     if (OMNIBATCH_SUCCESS == rc) {
         for (int i = 0; i < r->P; i++) {
@@ -988,9 +992,7 @@ static int setup(run *r)
             rc = ob_fail(OMNIBATCH_ERR_NOMEM, "cannot allocate the buffers of a batch of %ld", r->B);
         }
     }
-    if (OMNIBATCH_SUCCESS == rc) {
-        rc = setup_device(r, dims);
-    }
+    rc = setup_device(r, dims, rc);
     rc = agree(r, rc, ob_last_error());
     if (OMNIBATCH_SUCCESS != rc) {
         return rc;

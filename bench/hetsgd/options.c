@@ -184,6 +184,20 @@ static int count_gpus(const hetsgd_options *o)
     return n;
 }
 
+/* The options that take one entry per rank; 0 when \p name is none of them. */
+static int parse_per_rank(const char *name, const char *value, hetsgd_options *o, int *rc)
+{
+    if (0 == strcmp(name, "--speeds")) {
+        *rc = parse_speeds(value, o);
+        return 1;
+    }
+    if (0 == strcmp(name, "--devices")) {
+        *rc = parse_devices(value, o);
+        return 1;
+    }
+    return 0;
+}
+
 static int parse_choice(const char *name, const char *text, const char *const *names, int n, int *out)
 {
     for (int i = 0; i < n; i++) {
@@ -282,10 +296,8 @@ int hetsgd_options_parse(int argc, const char *const *argv, hetsgd_options *o)
             rc = parse_long(name, value, 0, 1000000000, &o->eval_every);
         } else if (0 == strcmp(name, "--final-evals")) {
             rc = parse_long(name, value, 1, 1000000, &o->final_evals);
-        } else if (0 == strcmp(name, "--speeds")) {
-            rc = parse_speeds(value, o);
-        } else if (0 == strcmp(name, "--devices")) {
-            rc = parse_devices(value, o);
+        } else if (parse_per_rank(name, value, o, &rc)) {
+            /* --speeds or --devices: rc says how it went */
         } else if (0 == strcmp(name, "--alpha")) {
             rc = parse_double(name, value, 0.0, 0, 60.0, 0, &o->alpha);
         } else if (0 == strcmp(name, "--slowdown")) {
