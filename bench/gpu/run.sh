@@ -95,12 +95,13 @@ prepare() {
     [ -x "$builddir/bench/hetsgd/hetsgd" ] || die "no $builddir/bench/hetsgd/hetsgd: run ./configure && make first"
     grep -q '^#define HAVE_CUDA 1' "$builddir/config.h" ||
         die "this build has no CUDA backend (configure's summary line CUDA says why): hetsgd cannot run a GPU rank"
-    make -C "$builddir" -s tests/unit/memtype_gpu tests/bench/hetsgd_gpu_grad >/dev/null
+    make -C "$builddir" -s tests/unit/memtype_gpu tests/bench/hetsgd_gpu_grad tests/mpi/mpi_gradient_gpu >/dev/null
     rm -rf "$carry"
     mkdir -p "$carry/bin" "$carry/lib" "$carry/debs" "$carry/data"
     cp "$(real_binary "$builddir/bench/hetsgd/hetsgd")" "$carry/bin/hetsgd"
     cp "$(real_binary "$builddir/tests/unit/memtype_gpu")" "$carry/bin/memtype_gpu"
     cp "$(real_binary "$builddir/tests/bench/hetsgd_gpu_grad")" "$carry/bin/hetsgd_gpu_grad"
+    cp "$(real_binary "$builddir/tests/mpi/mpi_gradient_gpu")" "$carry/bin/mpi_gradient_gpu"
     cp -L "$builddir/.libs/libomnibatch.so.0" "$carry/lib/libomnibatch.so.0"
     for f in train-images-idx3-ubyte train-labels-idx1-ubyte t10k-images-idx3-ubyte t10k-labels-idx1-ubyte; do
         [ -f "$data/$f.gz" ] || die "no $data/$f.gz: install the Debian package dataset-fashion-mnist or give --data"
@@ -194,9 +195,9 @@ setup_mpi() {
 }
 
 # The checks that need a GPU, before the runs: memory types and the GPU
-# gradient against the CPU's.
+# gradient against the CPU's, then the API on device buffers under mpirun.
 gpu_checks() {
-    for t in memtype_gpu hetsgd_gpu_grad; do
+    for t in memtype_gpu hetsgd_gpu_grad mpi_gradient_gpu; do
         if [ -n "$builddir" ]; then
             prog=$(find "$builddir/tests" -name "$t" -type f 2>/dev/null | head -n 1)
         else
@@ -207,7 +208,17 @@ gpu_checks() {
             continue
         fi
         rc=0
-        "$prog" >"$out/$t.log" 2>&1 || rc=$?
+        if [ mpi_gradient_gpu = "$t" ]; then
+            if [ "$with_gpu" = 1 ]; then
+                timeout 60 "$mpirun" --allow-run-as-root --bind-to none -np 2 -x LD_LIBRARY_PATH "$prog" \
+                    >"$out/$t.log" 2>&1 || rc=$?
+            else
+                echo "$t: SKIP: no GPU (dry run)" >"$out/$t.log"
+                rc=77
+            fi
+        else
+            "$prog" >"$out/$t.log" 2>&1 || rc=$?
+        fi
         case $rc in
         0) say "check $t: PASS ($(tail -n 1 "$out/$t.log"))" ;;
         77) say "check $t: SKIP ($(tail -n 1 "$out/$t.log"))" ;;

@@ -93,6 +93,7 @@ noinst_HEADERS += %reldir%/ob_maps.h
 %canon_reldir%_memtype_stub_LDADD = libobcore.la $(HWLOC_LIBS) -lm
 
 %canon_reldir%_memtype_gpu_SOURCES = %reldir%/memtype_gpu.c
+%canon_reldir%_memtype_gpu_CPPFLAGS = $(OB_TEST_CPPFLAGS)
 %canon_reldir%_memtype_gpu_LDADD = libobcore.la $(HWLOC_LIBS) -lm
 
 %canon_reldir%_memtype_ptx_SOURCES = %reldir%/memtype_ptx.c

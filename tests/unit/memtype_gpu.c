@@ -20,25 +20,11 @@
 #include "ob_error.h"
 #include "ob_memtype.h"
 #include "ob_memtype_cuda.h"
+#include "ob_cuda_test.h"
 
 #define SKIPPED 77
 /* Odd, and more than one launch's worth of blocks: the grid-stride loop runs. */
 #define COUNT (4096L * 256L * 2L + 77L)
-
-typedef struct test_driver {
-    ob_cu_result (*init)(unsigned flags);
-    ob_cu_result (*device_get_count)(int *n);
-    ob_cu_result (*device_get)(int *dev, int ordinal);
-    ob_cu_result (*primary_ctx_retain)(ob_cu_context *ctx, int dev);
-    ob_cu_result (*ctx_set_current)(ob_cu_context ctx);
-    ob_cu_result (*mem_alloc)(ob_cu_deviceptr *p, size_t bytes);
-    ob_cu_result (*mem_free)(ob_cu_deviceptr p);
-    ob_cu_result (*mem_alloc_host)(void **p, size_t bytes);
-    ob_cu_result (*mem_free_host)(void *p);
-    ob_cu_result (*mem_alloc_managed)(ob_cu_deviceptr *p, size_t bytes, unsigned flags);
-    ob_cu_result (*htod)(ob_cu_deviceptr dst, const void *src, size_t bytes);
-    ob_cu_result (*dtoh)(void *dst, ob_cu_deviceptr src, size_t bytes);
-} test_driver;
 
 static int failures;
 
@@ -48,50 +34,6 @@ static void expect(int ok, const char *what)
         fprintf(stderr, "memtype_gpu: FAILED: %s (last error: %s)\n", what, ob_last_error());
         failures++;
     }
-}
-
-static int resolve(void *lib, test_driver *d)
-{
-    *(void **) &d->init = dlsym(lib, "cuInit");
-    *(void **) &d->device_get_count = dlsym(lib, "cuDeviceGetCount");
-    *(void **) &d->device_get = dlsym(lib, "cuDeviceGet");
-    *(void **) &d->primary_ctx_retain = dlsym(lib, "cuDevicePrimaryCtxRetain");
-    *(void **) &d->ctx_set_current = dlsym(lib, "cuCtxSetCurrent");
-    *(void **) &d->mem_alloc = dlsym(lib, "cuMemAlloc_v2");
-    *(void **) &d->mem_free = dlsym(lib, "cuMemFree_v2");
-    *(void **) &d->mem_alloc_host = dlsym(lib, "cuMemAllocHost_v2");
-    *(void **) &d->mem_free_host = dlsym(lib, "cuMemFreeHost");
-    *(void **) &d->mem_alloc_managed = dlsym(lib, "cuMemAllocManaged");
-    *(void **) &d->htod = dlsym(lib, "cuMemcpyHtoD_v2");
-    *(void **) &d->dtoh = dlsym(lib, "cuMemcpyDtoH_v2");
-    return NULL != d->init && NULL != d->device_get_count && NULL != d->device_get
-           && NULL != d->primary_ctx_retain && NULL != d->ctx_set_current && NULL != d->mem_alloc
-           && NULL != d->mem_free && NULL != d->mem_alloc_host && NULL != d->mem_free_host
-           && NULL != d->mem_alloc_managed && NULL != d->htod && NULL != d->dtoh;
-}
-
-/* A GPU made current, or a reason to skip. */
-static const char *open_gpu(test_driver *d)
-{
-    void *lib = dlopen(OB_CUDA_DRIVER_SONAME, RTLD_NOW | RTLD_LOCAL);
-    ob_cu_context ctx;
-    int n = 0;
-    int dev;
-
-    if (NULL == lib) {
-        return "no CUDA driver (" OB_CUDA_DRIVER_SONAME ")";
-    }
-    if (!resolve(lib, d)) {
-        return "the CUDA driver lacks a function this test uses";
-    }
-    if (OB_CUDA_SUCCESS != d->init(0) || OB_CUDA_SUCCESS != d->device_get_count(&n) || n < 1) {
-        return "no GPU (cuInit or cuDeviceGetCount failed, or 0 devices)";
-    }
-    if (OB_CUDA_SUCCESS != d->device_get(&dev, 0) || OB_CUDA_SUCCESS != d->primary_ctx_retain(&ctx, dev)
-        || OB_CUDA_SUCCESS != d->ctx_set_current(ctx)) {
-        return "cannot make GPU 0's primary context current";
-    }
-    return NULL;
 }
 
 /* Values that round differently in float and double arithmetic: subnormals,
@@ -107,7 +49,7 @@ static void fill(float *f, double *g, long n)
     }
 }
 
-static void check_scaling(const test_driver *d, float *hf, double *hg, float *back_f, double *back_g)
+static void check_scaling(const ob_test_cuda *d, float *hf, double *hg, float *back_f, double *back_g)
 {
     const double w = 0.3 * 4.0 / 3.0;   /* not a power of two: every product rounds */
     ob_cu_deviceptr df, dg, dout;
@@ -151,8 +93,8 @@ static void check_scaling(const test_driver *d, float *hf, double *hg, float *ba
 
 int main(void)
 {
-    test_driver d;
-    const char *skip = open_gpu(&d);
+    ob_test_cuda d;
+    const char *skip = ob_test_cuda_open(&d);
     float *hf, *back_f;
     double *hg, *back_g;
     void *pinned = NULL;
@@ -179,6 +121,7 @@ int main(void)
     fill(hf, hg, COUNT);
     check_scaling(&d, hf, hg, back_f, back_g);
     d.mem_free_host(pinned);
+    d.mem_free(managed);
     free(hf);
     free(back_f);
     free(hg);
