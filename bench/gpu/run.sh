@@ -34,7 +34,9 @@
 #   --builddir DIR  take the binaries from this build instead, and the system's MPI
 #   --data DIR      Fashion-MNIST IDX files (default: the carried copy, else
 #                   /usr/share/datasets/fashion-mnist)
-#   --out DIR       logs, traces and summaries (default: $OUT if set, else a new temporary folder)
+#   --out DIR       logs, traces and summaries (default: a new temporary folder); where the
+#                   device tool's $OUT is set, its table and summaries are copied there and the
+#                   rest packed into one gpu-run-logs.tar.gz (it brings back 8 files at most)
 #   --epochs N      epochs per policy (default 10; dry run 1)
 #   --dry-run       no GPU: 3 CPU ranks, small settings, the GPU rank skipped
 set -eu
@@ -282,7 +284,7 @@ measure() {
     builddir=""
     data=""
     dry=0
-    out=${OUT:-}
+    out=""
     epochs_set=""
     while [ $# -gt 0 ]; do
         case $1 in
@@ -297,6 +299,7 @@ measure() {
     done
     [ -n "$out" ] || out=$(mktemp -d "${TMPDIR:-/tmp}/omnibatch-gpu.XXXXXX")
     mkdir -p "$out"
+    trap 'bring_back || true' EXIT
     : >"$out/summary.txt"
     if [ -z "$data" ]; then
         if [ -z "$builddir" ] && [ -d "$carry/data" ]; then data=$carry/data; else data=/usr/share/datasets/fashion-mnist; fi
@@ -339,6 +342,21 @@ measure() {
     done
     table | tee "$out/table.txt"
     [ "$checks_failed" = 0 ] || die "a GPU check failed (see above)"
+}
+
+# The device tool brings back what lies under $OUT, 8 files at most: the
+# table, the summaries, and everything else in one archive; also after a
+# failure (run on exit), whose logs matter most.
+bring_back() {
+    if [ -z "${OUT:-}" ] || [ "$(cd "$out" && pwd)" = "$(cd "$OUT" 2>/dev/null && pwd)" ]; then
+        return 0
+    fi
+    mkdir -p "$OUT"
+    for f in table.txt summary.txt; do
+        [ -f "$out/$f" ] && cp "$out/$f" "$OUT/"
+    done
+    tar czf "$OUT/gpu-run-logs.tar.gz" -C "$out" . &&
+        say "copied to \$OUT: table.txt, summary.txt, gpu-run-logs.tar.gz (every log and trace)"
 }
 
 # Hide this machine's own Open MPI, OpenBLAS and hwloc (a private mount
