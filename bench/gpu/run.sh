@@ -58,7 +58,7 @@ RUN_LIMIT_S=240            # one policy's run at most (a hang fails, it does not
 # Open MPI packages and the libraries hetsgd needs beside the CUDA ones
 # (the GPU machine has CUDA, cuBLAS and zlib).
 DEBS="libopenmpi3 openmpi-bin openmpi-common libpmix2 libevent-core-2.1-7 libevent-pthreads-2.1-7
-      libhwloc15 libopenblas0-pthread libgfortran5 libquadmath0"
+      libhwloc15 libudev1 libopenblas0-pthread libgfortran5 libquadmath0"
 
 say() {
     echo "gpu-run: $*"
@@ -104,7 +104,9 @@ prepare() {
     cp "$(real_binary "$builddir/tests/unit/memtype_gpu")" "$carry/bin/memtype_gpu"
     cp "$(real_binary "$builddir/tests/bench/hetsgd_gpu_grad")" "$carry/bin/hetsgd_gpu_grad"
     cp "$(real_binary "$builddir/tests/mpi/mpi_gradient_gpu")" "$carry/bin/mpi_gradient_gpu"
-    cp -L "$builddir/.libs/libomnibatch.so.0" "$carry/lib/libomnibatch.so.0"
+    soname=$(readelf -d "$builddir/.libs/libomnibatch.so" | sed -n 's/.*Library soname: \[\(.*\)\].*/\1/p')
+    [ -n "$soname" ] || die "cannot read the soname of $builddir/.libs/libomnibatch.so"
+    cp -L "$builddir/.libs/$soname" "$carry/lib/$soname"
     for f in train-images-idx3-ubyte train-labels-idx1-ubyte t10k-images-idx3-ubyte t10k-labels-idx1-ubyte; do
         [ -f "$data/$f.gz" ] || die "no $data/$f.gz: install the Debian package dataset-fashion-mnist or give --data"
         cp "$data/$f.gz" "$carry/data/"
@@ -186,6 +188,9 @@ setup_mpi() {
         say "Open MPI from the carried packages in $root ($(head -n 1 "$carry/MANIFEST"))"
     fi
     export LD_LIBRARY_PATH PATH
+    # A library missing there is found here, before any device time is spent on runs.
+    missing=$(ldd "$bin" 2>/dev/null | sed -n 's/^[[:space:]]*\([^ ]*\) => not found.*/\1/p' | tr '\n' ' ')
+    [ -z "$missing" ] || die "$bin cannot find: $missing(LD_LIBRARY_PATH=$LD_LIBRARY_PATH)"
     # Shared memory between the ranks of one machine, and no component that
     # needs a network fabric library the machine lacks.
     OMPI_MCA_btl=self,vader
