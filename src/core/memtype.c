@@ -192,7 +192,7 @@ static const ob_cuda_driver *ob_driver_lookup(void)
         return d;
     }
     adds = ob_loader_adds();
-    if (adds == __atomic_load_n(&ob_driver_absent_at, __ATOMIC_RELAXED)) {
+    if (__atomic_load_n(&ob_driver_absent_at, __ATOMIC_RELAXED) == adds) {
         return NULL;
     }
     pthread_mutex_lock(&ob_driver_lock);
