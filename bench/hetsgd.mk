@@ -37,3 +37,21 @@ noinst_PROGRAMS += %reldir%/hetsgd/recovery
 	$(OPENBLAS_LIBS) $(ZLIB_LIBS) $(HWLOC_LIBS) -lm
 
 EXTRA_DIST += %reldir%/hetsgd/plot.gp %reldir%/hetsgd/README.md
+
+# The GPU backend (--devices ...,gpu), built when configure finds CUDA: nvcc
+# compiles it (with -Werror in a git checkout, as the C code), the benchmark
+# links it with cuBLAS and the CUDA runtime.  Without CUDA, hetsgd refuses a
+# gpu rank with one line.
+EXTRA_DIST += %reldir%/hetsgd/mlp_cuda.cu %reldir%/hetsgd/mlp_cuda.h
+if HAVE_CUDA
+OB_HETSGD_CUDA_OBJ = %reldir%/hetsgd/mlp_cuda.$(OBJEXT)
+$(OB_HETSGD_CUDA_OBJ): $(srcdir)/%reldir%/hetsgd/mlp_cuda.cu $(srcdir)/%reldir%/hetsgd/mlp_cuda.h \
+		$(srcdir)/%reldir%/hetsgd/mlp.h config.h
+	@$(MKDIR_P) %reldir%/hetsgd
+	$(AM_V_GEN)$(NVCC) $(NVCC_FLAGS) -I$(top_builddir) -I$(srcdir)/%reldir%/hetsgd $(CUDA_CPPFLAGS) \
+		-c -o $@ $(srcdir)/%reldir%/hetsgd/mlp_cuda.cu
+CLEANFILES += $(OB_HETSGD_CUDA_OBJ)
+%canon_reldir%_hetsgd_hetsgd_LDADD += $(OB_HETSGD_CUDA_OBJ) $(CUDA_LIBS)
+%canon_reldir%_hetsgd_hetsgd_DEPENDENCIES = %reldir%/hetsgd/libhetsgd.la libomnibatch.la libobcore.la \
+	$(OB_HETSGD_CUDA_OBJ)
+endif

@@ -5,6 +5,8 @@ include %reldir%/hetsgd.mk
 # make bench: the standard comparison (bench/run.sh) on this build; options
 # through BENCH_FLAGS, e.g. make bench BENCH_FLAGS=--quick.
 EXTRA_DIST += %reldir%/run.sh %reldir%/table.py %reldir%/RESULTS.md
+# The GPU measurement (bench/gpu/run.sh prepare here, measure there).
+EXTRA_DIST += %reldir%/gpu/run.sh
 .PHONY: bench
 bench: all
 	MPIRUN='$(MPIRUN)' GNUPLOT='$(GNUPLOT)' VALGRIND='$(VALGRIND)' NM='$(NM)' \

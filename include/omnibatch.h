@@ -66,7 +66,8 @@ typedef enum omnibatch_convention {
 typedef enum omnibatch_prior {
     OMNIBATCH_PRIOR_EQUAL = 0,      /**< equal shares */
     OMNIBATCH_PRIOR_CORES = 1,      /**< proportional to the cores of each rank's cpuset */
-    OMNIBATCH_PRIOR_GPUS = 2        /**< proportional to GPUs if every rank sees one, else to cores */
+    OMNIBATCH_PRIOR_GPUS = 2        /**< proportional to each rank's own GPUs (CUDA_VISIBLE_DEVICES, else
+                                         those near its cpuset) if every rank has one, else to cores */
 } omnibatch_prior;
 
 /** \brief The seed of the epochs' permutation unless set (any value is allowed). */
@@ -219,13 +220,23 @@ OMNIBATCH_EXPORT int omnibatch_compute_end(omnibatch_t ctx);
  * zeros, whatever its buffer holds.  A code that reduces its gradient in
  * several buckets calls this once per bucket.  Collective.
  *
+ * GPU memory (CUDA device buffers, found through the CUDA driver when the
+ * process has loaded it; nothing is loaded otherwise) is scaled on its GPU,
+ * rounded as on the host, and reduced by the MPI library, which must then be
+ * CUDA-aware (Open MPI's MPIX_Query_cuda_support()); an out-of-place device
+ * \p sendbuf is scaled into \p recvbuf.  Pinned and managed memory count as
+ * host memory.  A refused call returns before the reduction: the code must
+ * stop (MPI_Abort), as after any failure of this call.
+ *
  * \param[in] sendbuf   this rank's mean gradient, or MPI_IN_PLACE (then \p recvbuf holds it
  *                      and is scaled in place); never written otherwise.
  * \param[in,out] recvbuf the summed gradient (\p count elements).
  * \param[in] count     elements, >= 0, the same on every rank.
  * \param[in] type      MPI_FLOAT or MPI_DOUBLE.
- * \return OMNIBATCH_SUCCESS, OMNIBATCH_ERR_ARG, OMNIBATCH_ERR_STATE (before the first
- *         step), OMNIBATCH_ERR_NOMEM, OMNIBATCH_ERR_MPI.
+ * \return OMNIBATCH_SUCCESS, OMNIBATCH_ERR_ARG (also: one buffer on the GPU and the other on
+ *         the host), OMNIBATCH_ERR_STATE (before the first step), OMNIBATCH_ERR_NOMEM,
+ *         OMNIBATCH_ERR_MPI, OMNIBATCH_ERR_DEVICE (GPU buffers and an MPI that is not
+ *         CUDA-aware, or the CUDA driver refused to scale them).
  */
 OMNIBATCH_EXPORT int omnibatch_allreduce_gradient(omnibatch_t ctx, const void *sendbuf,
                                                   void *recvbuf, int count, MPI_Datatype type);

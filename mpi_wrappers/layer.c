@@ -295,7 +295,7 @@ static void ob_layer_describe_rank(ob_layer_state *L)
         memcpy(L->stats.host, info.hostname, sizeof L->stats.host);
         L->stats.host[sizeof L->stats.host - 1] = '\0';
         L->stats.cores = info.cores;
-        L->stats.gpus = info.gpus;
+        L->stats.gpus = ob_topology_own_gpus(&info, getenv("CUDA_VISIBLE_DEVICES"));
     } else {
         ob_log_debug(1, "topology: %s", ob_last_error());
         if (0 != gethostname(L->stats.host, sizeof L->stats.host)) {

@@ -17,6 +17,7 @@
 #include "ob_config.h"
 #include "ob_layer.h"
 #include "ob_log.h"
+#include "ob_memtype.h"
 
 /* Scratch for blocking allreduces, one per thread (a Horovod-style
  * background thread and the main thread may reduce at once); freed by the
@@ -27,6 +28,7 @@ static pthread_key_t ob_weight_key;
 static pthread_once_t ob_weight_once = PTHREAD_ONCE_INIT;
 static int ob_weight_warned_nocontext;
 static int ob_weight_warned_nomem;
+static int ob_weight_warned_device;
 
 static void ob_weight_key_create(void)
 {
@@ -108,6 +110,16 @@ int ob_weight_prepare(const void **sendbuf, void *recvbuf, int count, int elem, 
     size_t bytes = (size_t) count * (size_t) elem;
 
     if (!ob_weight_factor(comm, batch, &factor)) {
+        return 0;
+    }
+    /* The CPU must not read a CUDA-aware code's device buffer: asked only
+     * here, for a gradient that would be weighted. */
+    if (OB_MEMTYPE_DEVICE == ob_memtype_of(MPI_IN_PLACE == *sendbuf ? recvbuf : *sendbuf)) {
+        if (!__atomic_exchange_n(&ob_weight_warned_device, 1, __ATOMIC_RELAXED)) {
+            ob_log_warn("OMNIBATCH_WEIGHT: a gradient of %zu bytes in GPU memory passes through "
+                        "unweighted (the layer weights host memory only; omnibatch_allreduce_gradient "
+                        "weights it on the GPU)", bytes);
+        }
         return 0;
     }
     if (MPI_IN_PLACE == *sendbuf) {

@@ -4,7 +4,7 @@
 
 TEST_EXTENSIONS = .sh
 SH_LOG_COMPILER = $(SHELL)
-EXTRA_DIST += %reldir%/mpirun.sh %reldir%/ob_json_check.h
+EXTRA_DIST += %reldir%/mpirun.sh %reldir%/ob_json_check.h %reldir%/ob_cuda_test.h
 
 # The core suites link the convenience library: internals are reachable.
 OB_CORE_TEST_LDADD = libobcore.la $(CHECK_LIBS) $(HWLOC_LIBS) -lm

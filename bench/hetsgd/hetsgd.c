@@ -8,7 +8,9 @@
  * omnibatch API, computes the mean gradient of its slice with OpenBLAS, and
  * the API's gradient allreduce weights and sums the slices into the gradient
  * of the whole global batch.  Heterogeneity is emulated (emulate.h) or real
- * (--bind).  Evaluation is left out of the training clock.
+ * (--bind), and with --devices some ranks compute on a GPU (mlp_cuda.h) and
+ * the others on their bound cores.  Evaluation is left out of the training
+ * clock.
  */
 #include "config.h"
 
@@ -25,6 +27,9 @@
 #include "emulate.h"
 #include "idx.h"
 #include "mlp.h"
+#if HAVE_CUDA
+#include "mlp_cuda.h"
+#endif
 #include "ob_error.h"
 #include "ob_planner.h"
 #include "ob_timing.h"
@@ -71,6 +76,12 @@ typedef struct run {
     long lo, hi, granularity;        /* the context's bounds */
     omnibatch_t ctx;
     hetsgd_mlp *model;
+    int on_gpu;                      /* --devices puts this rank on a GPU */
+#if HAVE_CUDA
+    struct hetsgd_gpu *gpu;          /* its backend; the model stays on the host */
+#endif
+    char device[160];                /* "cpu", or the GPU's name (setup line) */
+    long *lo_all, *hi_all;           /* P: every rank's bounds (OMNIBATCH_MAX_BATCH may differ by rank) */
     long nparams;
     float *grad;                     /* nparams + 1: the gradient, then the local mean loss */
     float *x;
@@ -198,6 +209,25 @@ static double compute_clock(const run *r)
     return r->opt.bind ? ob_now() : hetsgd_thread_cpu_seconds();
 }
 
+/* The mean loss and gradient of the n samples in r->x, r->y, on this rank's
+ * device.  A GPU failure mid-run takes the job down with CUDA's reason. */
+static double loss_grad(run *r, long n)
+{
+#if HAVE_CUDA
+    if (r->on_gpu) {
+        char msg[256];
+        double loss = hetsgd_gpu_loss_grad(r->gpu, hetsgd_mlp_params(r->model), r->x, r->y, n, r->grad,
+                                           msg, sizeof msg);
+
+        if (isnan(loss)) {
+            die(r, "GPU pass", msg);
+        }
+        return loss;
+    }
+#endif
+    return hetsgd_mlp_loss_grad(r->model, r->x, r->y, n, r->grad);
+}
+
 /* Leave the caches as a training step finds them.  Between two steps a
  * rank reduces, updates the weights and sleeps while other processes run
  * on its core, so a step starts with the model, the gradient and its
@@ -233,7 +263,7 @@ static double time_pass(run *r, long n)
         c0 = compute_clock(r);
 
         hetsgd_gather(&r->ds.train_images, &r->ds.train_labels, r->perm, n, r->x, r->y);
-        hetsgd_mlp_loss_grad(r->model, r->x, r->y, n, r->grad);
+        loss_grad(r, n);
         c0 = compute_clock(r) - c0;
         best = c0 < best ? c0 : best;
     }
@@ -248,13 +278,14 @@ static void measure_contention(run *r)
     long n = r->B / r->P < r->N ? r->B / r->P : r->N;
     double wall, cpu, mine;
 
+    n = n < r->hi ? n : r->hi;
     n = n > 0 ? n : 1;
     MPI_Barrier(MPI_COMM_WORLD);
     wall = ob_now();
     cpu = hetsgd_thread_cpu_seconds();
     for (int k = 0; k < 2 * CALIBRATION_REPS; k++) {
         hetsgd_gather(&r->ds.train_images, &r->ds.train_labels, r->perm, n, r->x, r->y);
-        hetsgd_mlp_loss_grad(r->model, r->x, r->y, n, r->grad);
+        loss_grad(r, n);
     }
     cpu = hetsgd_thread_cpu_seconds() - cpu;
     wall = ob_now() - wall;
@@ -270,12 +301,14 @@ static void calibrate(run *r)
     long large = r->B < r->N ? r->B : r->N;
     long small = large / (2 * r->P) > 0 ? large / (2 * r->P) : 1;
     double t_small, t_large, a, b;
-
     uint64_t rng = (uint64_t) r->opt.seed ^ UINT64_C(0xca1b7a7e);
 
     for (long i = 0; i < large; i++) {
         r->perm[i] = hetsgd_rng_range(&rng, 0, r->N - 1);
     }
+    /* A rank's passes stay within its memory bound (OMNIBATCH_MAX_BATCH). */
+    large = large < r->hi ? large : r->hi;
+    small = small < large ? small : large;
     measure_contention(r);
     t_small = time_pass(r, small);
     t_large = time_pass(r, large);
@@ -320,6 +353,10 @@ static void models_at(run *r, long k, const double *speeds)
     }
     hetsgd_emulated_models(r->P, speeds, r->alpha0, r->beta0, r->slowdown, r->opt.alpha,
                            r->lo, r->hi, r->models);
+    for (int i = 0; i < r->P; i++) {
+        r->models[i].lo = r->lo_all[i];
+        r->models[i].hi = r->hi_all[i];
+    }
 }
 
 static void impose(run *r, const long *plan)
@@ -508,7 +545,7 @@ static void train(run *r)
         w0 = ob_now();
         c0 = compute_clock(r);
         hetsgd_gather(&r->ds.train_images, &r->ds.train_labels, r->perm + st.start, st.count, r->x, r->y);
-        loss = hetsgd_mlp_loss_grad(r->model, r->x, r->y, st.count, r->grad);
+        loss = loss_grad(r, st.count);
         cpu = compute_clock(r) - c0;
         if (r->opt.bind) {
             hetsgd_sleep_until(ob_now() + r->opt.alpha);
@@ -568,6 +605,20 @@ static void train(run *r)
     r->train_s = train_clock(r);
 }
 
+/* "cpu,cpu,cpu,gpu" (all cpu without --devices). */
+static void join_devices(const run *r, char *out, size_t size)
+{
+    size_t used = 0;
+
+    out[0] = '\0';
+    for (int i = 0; i < r->P && used + 1 < size; i++) {
+        int gpu = r->opt.ndevices > 0 && r->opt.gpu[i];
+        int n = snprintf(out + used, size - used, "%s%s", 0 == i ? "" : ",", gpu ? "gpu" : "cpu");
+
+        used += n > 0 ? (size_t) n : 0;
+    }
+}
+
 static void join_speeds(const run *r, char *out, size_t size)
 {
     size_t used = 0;
@@ -603,6 +654,7 @@ static int report(run *r, const double *all)
     long overruns = r->opt.bind ? 0 : hetsgd_overrun_steps(all, steps, r->P, r->slowdown, r->opt.alpha);
     double overrun_share = (double) overruns / (double) steps;
     char speeds[512];
+    char devices[512];
     char ttt[64];
     char tstep[32];
     char line[3072];
@@ -659,6 +711,7 @@ static int report(run *r, const double *all)
         rc = hetsgd_write_trace(r->opt.trace, hetsgd_policy_name(r->opt.policy), steps, r->P, all);
     }
     join_speeds(r, speeds, sizeof speeds);
+    join_devices(r, devices, sizeof devices);
     if (r->time_to_target >= 0.0) {
         snprintf(ttt, sizeof ttt, "%.3f", r->time_to_target);
         snprintf(tstep, sizeof tstep, "%ld", r->target_step);
@@ -705,7 +758,7 @@ static int report(run *r, const double *all)
                "from the largest batch\n", r->ol_overfull, r->ol_excess_max, r->ol_bounds_broken);
     }
     snprintf(line, sizeof line,
-             "policy=%s ranks=%d speeds=%s schedule=%s alpha=%g slowdown=%.4g bind=%d batch=%ld "
+             "policy=%s ranks=%d speeds=%s devices=%s schedule=%s alpha=%g slowdown=%.4g bind=%d batch=%ld "
              "lr=%g momentum=%g seed=%llu samples=%ld steps=%ld steps_per_epoch=%ld warmup=%ld "
              "target=%g time_to_target_s=%s target_step=%s final_acc=%.4f final_acc_mean=%.4f "
              "final_acc_evals=%ld final_acc_from_step=%ld final_loss=%.4f "
@@ -717,7 +770,7 @@ static int report(run *r, const double *all)
              "model_recover_unrecovered=%d "
              "omnilearn_overfull=%d omnilearn_excess_max=%ld omnilearn_fit=trim-largest "
              "cpu_per_sample_s=%.4g cpu_per_step_s=%.4g contention=%.3g overrun_share=%.4f",
-             hetsgd_policy_name(r->opt.policy), r->P, speeds, hetsgd_schedule_name(r->opt.schedule),
+             hetsgd_policy_name(r->opt.policy), r->P, speeds, devices, hetsgd_schedule_name(r->opt.schedule),
              r->opt.alpha, r->slowdown, r->opt.bind, r->B, r->opt.lr, r->opt.momentum,
              (unsigned long long) r->opt.seed, r->N, steps, r->steps_per_epoch, warmup, r->opt.target,
              ttt, tstep, r->final_acc, final_mean, final_used, final_from, r->final_loss, r->train_s,
@@ -764,6 +817,66 @@ static int finish(run *r)
     }
     free(all);
     return agree(r, rc, ob_last_error());
+}
+
+/* --devices: a GPU rank takes its node's next GPU (one per GPU rank before
+ * it on the node, round robin over the GPUs it sees), with room for its
+ * largest batch: its memory bound is OMNIBATCH_MAX_BATCH.  \p rc is the
+ * setup's status so far: a failure is passed on, nothing done. */
+static int setup_device(run *r, const int *dims, int rc)
+{
+    snprintf(r->device, sizeof r->device, "cpu");
+    if (OMNIBATCH_SUCCESS != rc) {
+        return rc;
+    }
+    if (r->opt.ndevices > 0 && r->opt.ndevices != r->P) {
+        return ob_fail(OMNIBATCH_ERR_ARG, "--devices has %d entries: expected one per rank (%d)",
+                       r->opt.ndevices, r->P);
+    }
+    r->on_gpu = r->opt.ndevices > 0 && r->opt.gpu[r->rank];
+    if (!r->on_gpu) {
+        return OMNIBATCH_SUCCESS;
+    }
+#if HAVE_CUDA
+    {
+        char msg[256];
+        int index = 0;
+        int count = hetsgd_gpu_count(msg, sizeof msg);
+
+        if (count < 1) {
+            return ob_fail(OMNIBATCH_ERR_STATE, "--devices: rank %d is gpu: %s", r->rank, msg);
+        }
+        for (int j = 0; j < r->node_index; j++) {
+            index += r->opt.gpu[r->node_ranks[j]];
+        }
+        if (0 != hetsgd_gpu_create(dims, r->hi, index % count, &r->gpu, msg, sizeof msg)) {
+            return ob_fail(OMNIBATCH_ERR_STATE, "--devices: rank %d on GPU %d: %s", r->rank, index % count, msg);
+        }
+        hetsgd_gpu_describe(r->gpu, r->device, sizeof r->device);
+        return OMNIBATCH_SUCCESS;
+    }
+#else
+    (void) dims;
+    return ob_fail(OMNIBATCH_ERR_ARG, "--devices: rank %d is gpu but this hetsgd was built without "
+                   "CUDA (configure's summary says why under CUDA)", r->rank);
+#endif
+}
+
+/* Rank 0 prints where every rank computes, with its bounds. */
+static void describe_devices(const run *r)
+{
+    const size_t width = sizeof r->device;
+    char *all = 0 == r->rank ? alloc_or_null((size_t) r->P, width) : NULL;
+
+    if (0 == r->rank && NULL == all) {
+        die(r, "devices", "cannot allocate the device names");
+    }
+    MPI_Gather(r->device, (int) width, MPI_CHAR, all, (int) width, MPI_CHAR, 0, MPI_COMM_WORLD);
+    for (int i = 0; 0 == r->rank && i < r->P; i++) {
+        printf("hetsgd: rank %d computes on %s, %g core(s), batch %ld..%ld\n", i, all + (size_t) i * width,
+               r->opt.nspeeds > 0 ? r->opt.speeds[i] : 1.0, r->lo_all[i], r->hi_all[i]);
+    }
+    free(all);
 }
 
 /* Everything before the first step; each failure is agreed on by all ranks. */
@@ -864,6 +977,8 @@ static int setup(run *r)
         r->ones = alloc_or_null((size_t) r->P, sizeof(double));
         r->target = alloc_or_null((size_t) r->P, sizeof(double));
         r->plan = alloc_or_null((size_t) r->P, sizeof(long));
+        r->lo_all = alloc_or_null((size_t) r->P, sizeof(long));
+        r->hi_all = alloc_or_null((size_t) r->P, sizeof(long));
         r->models = alloc_or_null((size_t) r->P, sizeof(ob_rank_model));
         r->eval_done = alloc_or_null((size_t) r->total_steps, sizeof(long));
         r->eval_acc = alloc_or_null((size_t) r->total_steps, sizeof(double));
@@ -872,14 +987,18 @@ static int setup(run *r)
         }
         if (NULL == r->grad || NULL == r->x || NULL == r->y || NULL == r->perm || NULL == r->test_x ||
             NULL == r->test_y || NULL == r->record || NULL == r->alpha0 || NULL == r->beta0 ||
-            NULL == r->speeds || NULL == r->ones || NULL == r->target || NULL == r->plan || NULL == r->models) {
+            NULL == r->speeds || NULL == r->ones || NULL == r->target || NULL == r->plan || NULL == r->models ||
+            NULL == r->lo_all || NULL == r->hi_all) {
             rc = ob_fail(OMNIBATCH_ERR_NOMEM, "cannot allocate the buffers of a batch of %ld", r->B);
         }
     }
+    rc = setup_device(r, dims, rc);
     rc = agree(r, rc, ob_last_error());
     if (OMNIBATCH_SUCCESS != rc) {
         return rc;
     }
+    MPI_Allgather(&r->lo, 1, MPI_LONG, r->lo_all, 1, MPI_LONG, MPI_COMM_WORLD);
+    MPI_Allgather(&r->hi, 1, MPI_LONG, r->hi_all, 1, MPI_LONG, MPI_COMM_WORLD);
     for (int i = 0; i < r->P; i++) {
         r->ones[i] = 1.0;
     }
@@ -936,6 +1055,9 @@ static void release(run *r)
     if (NULL != r->ctx) {
         omnibatch_destroy(&r->ctx);
     }
+#if HAVE_CUDA
+    hetsgd_gpu_destroy(r->gpu);
+#endif
     hetsgd_mlp_destroy(r->model);
     hetsgd_schedule_destroy(r->schedule);
     hetsgd_dataset_free(&r->ds);
@@ -953,6 +1075,8 @@ static void release(run *r)
     free(r->ones);
     free(r->target);
     free(r->plan);
+    free(r->lo_all);
+    free(r->hi_all);
     free(r->models);
     free(r->eval_done);
     free(r->eval_acc);
@@ -985,6 +1109,9 @@ int main(int argc, char **argv)
     if (OMNIBATCH_SUCCESS == rc) {
         if (0 == r.rank) {
             print_setup(&r);
+        }
+        if (r.opt.ndevices > 0) {
+            describe_devices(&r);
         }
         train(&r);
         rc = finish(&r);

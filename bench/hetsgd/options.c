@@ -26,6 +26,9 @@ static const char usage_text[] =
     "                   policy of a comparison the same value\n"
     "  --bind           bind rank i to speeds_i cores (hwloc) with as many OpenBLAS threads;\n"
     "                   no emulation\n"
+    "  --devices LIST   cpu or gpu per rank, e.g. cpu,cpu,cpu,gpu (default all cpu); a gpu rank\n"
+    "                   computes with cuBLAS on its node's next GPU (needs --bind and a build\n"
+    "                   with CUDA), the same model and data\n"
     "  --epochs N       epochs (default 8)\n"
     "  --max-steps N    stop after N global steps (default: no limit)\n"
     "  --batch B        global batch (default 1024)\n"
@@ -143,6 +146,58 @@ static int parse_speeds(const char *text, hetsgd_options *o)
     }
 }
 
+static int parse_devices(const char *text, hetsgd_options *o)
+{
+    const char *p = text;
+
+    o->ndevices = 0;
+    for (;;) {
+        size_t len = strcspn(p, ",");
+
+        if (HETSGD_MAX_SPEEDS == o->ndevices) {
+            return ob_fail(OMNIBATCH_ERR_ARG, "--devices '%.64s...': expected at most %d entries", text,
+                           HETSGD_MAX_SPEEDS);
+        }
+        if (3 == len && 0 == strncmp(p, "cpu", 3)) {
+            o->gpu[o->ndevices++] = 0;
+        } else if (3 == len && 0 == strncmp(p, "gpu", 3)) {
+            o->gpu[o->ndevices++] = 1;
+        } else {
+            return ob_fail(OMNIBATCH_ERR_ARG, "--devices '%s': entry '%.*s' is not cpu or gpu (e.g. "
+                           "cpu,cpu,cpu,gpu)", text, (int) (len < 64 ? len : 64), p);
+        }
+        if ('\0' == p[len]) {
+            return OMNIBATCH_SUCCESS;
+        }
+        p += len + 1;
+    }
+}
+
+/* The number of gpu entries of --devices. */
+static int count_gpus(const hetsgd_options *o)
+{
+    int n = 0;
+
+    for (int i = 0; i < o->ndevices; i++) {
+        n += o->gpu[i];
+    }
+    return n;
+}
+
+/* The options that take one entry per rank; 0 when \p name is none of them. */
+static int parse_per_rank(const char *name, const char *value, hetsgd_options *o, int *rc)
+{
+    if (0 == strcmp(name, "--speeds")) {
+        *rc = parse_speeds(value, o);
+        return 1;
+    }
+    if (0 == strcmp(name, "--devices")) {
+        *rc = parse_devices(value, o);
+        return 1;
+    }
+    return 0;
+}
+
 static int parse_choice(const char *name, const char *text, const char *const *names, int n, int *out)
 {
     for (int i = 0; i < n; i++) {
@@ -168,6 +223,10 @@ static int check_combinations(const hetsgd_options *o)
     if (o->bind && HETSGD_SCHEDULE_NONE != o->schedule) {
         return ob_fail(OMNIBATCH_ERR_ARG, "--bind with --schedule %s: --bind takes --schedule none only",
                        hetsgd_schedule_name(o->schedule));
+    }
+    if (count_gpus(o) > 0 && !o->bind) {
+        return ob_fail(OMNIBATCH_ERR_ARG, "--devices with gpu ranks: expected --bind too (a GPU rank "
+                       "runs at its real speed, not an emulated one)");
     }
     for (int i = 0; o->bind && i < o->nspeeds; i++) {
         if (o->speeds[i] != floor(o->speeds[i]) || o->speeds[i] > 4096) {
@@ -237,8 +296,8 @@ int hetsgd_options_parse(int argc, const char *const *argv, hetsgd_options *o)
             rc = parse_long(name, value, 0, 1000000000, &o->eval_every);
         } else if (0 == strcmp(name, "--final-evals")) {
             rc = parse_long(name, value, 1, 1000000, &o->final_evals);
-        } else if (0 == strcmp(name, "--speeds")) {
-            rc = parse_speeds(value, o);
+        } else if (parse_per_rank(name, value, o, &rc)) {
+            /* --speeds or --devices: rc says how it went */
         } else if (0 == strcmp(name, "--alpha")) {
             rc = parse_double(name, value, 0.0, 0, 60.0, 0, &o->alpha);
         } else if (0 == strcmp(name, "--slowdown")) {

@@ -192,7 +192,8 @@ static int ob_create_local(long B, long N, const omnibatch_options *opt, struct 
             return rc;
         }
         mine->cores = info.cores > 0 ? (double) info.cores : 1.0;
-        mine->gpus = info.gpus > 0 ? (double) info.gpus : 0.0;
+        /* This rank's GPUs, not the machine's: a CPU rank beside a GPU rank has none. */
+        mine->gpus = (double) ob_topology_own_gpus(&info, getenv("CUDA_VISIBLE_DEVICES"));
     }
     c->records = calloc((size_t) c->nranks, sizeof *c->records);
     c->lo = calloc((size_t) c->nranks, sizeof *c->lo);

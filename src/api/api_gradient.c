@@ -6,6 +6,10 @@
  * the global batch is sum_i (b_i / B) g_i, so each rank scales by its
  * share before one SUM allreduce (P * b_i / B for codes that divide the
  * sum by P afterwards).  The call also marks the end of the step's compute.
+ *
+ * GPU buffers (ob_memtype.h) are scaled on their device and reduced by the
+ * MPI library itself, which must then be CUDA-aware; the CPU never touches
+ * them.  Host buffers take the CPU path, unchanged.
  */
 #include "config.h"
 
@@ -14,7 +18,16 @@
 
 #include "ob_api.h"
 #include "ob_error.h"
+#include "ob_memtype.h"
 #include "ob_timing.h"
+
+/* Open MPI says at run time whether it can reduce GPU buffers (after
+ * mpi.h, which ob_api.h includes). */
+#if defined(__has_include)
+#if __has_include(<mpi-ext.h>)
+#include <mpi-ext.h>
+#endif
+#endif
 
 /* In double, rounded once to float: the scaled value is the float nearest
  * to the exact product. */
@@ -89,6 +102,91 @@ static int ob_gradient_args(const char *fn, const struct omnibatch_context *c, c
     return OMNIBATCH_SUCCESS;
 }
 
+/* Weight a host gradient with the CPU: in place, or into the scratch
+ * buffer that then becomes the send buffer (the caller's is never written). */
+static int ob_weight_on_host(struct omnibatch_context *c, const void **sendbuf, void *recvbuf, int count,
+                             MPI_Datatype type, size_t elem, double w)
+{
+    const void *in = MPI_IN_PLACE == *sendbuf ? recvbuf : *sendbuf;
+    void *data = recvbuf;
+    int rc;
+
+    if (MPI_IN_PLACE != *sendbuf) {
+        rc = ob_scratch(c, (size_t) count * elem);
+        if (OMNIBATCH_SUCCESS != rc) {
+            return rc;
+        }
+        data = c->scratch;
+        *sendbuf = data;
+    }
+    /* A rank without samples has no mean gradient (0/0 may well be NaN in
+     * its buffer): it contributes exact zeros. */
+    if (0 == c->step.count) {
+        if (count > 0) {
+            memset(data, 0, (size_t) count * elem);
+        }
+    } else if (MPI_FLOAT == type) {
+        ob_scale_float((const float *) in, (float *) data, count, w);
+    } else {
+        ob_scale_double((const double *) in, (double *) data, count, w);
+    }
+    return OMNIBATCH_SUCCESS;
+}
+
+/* Can the MPI library reduce GPU buffers?  Asked once: the answer is fixed
+ * when MPI_Init returns.  An MPI that cannot say is taken as not able. */
+static int ob_mpi_cuda_aware(void)
+{
+    static int aware = -1;
+    int a = __atomic_load_n(&aware, __ATOMIC_RELAXED);
+
+    if (a < 0) {
+#if defined(OMPI_HAVE_MPI_EXT_CUDA) && OMPI_HAVE_MPI_EXT_CUDA
+        a = 1 == MPIX_Query_cuda_support();
+#else
+        a = 0;
+#endif
+        __atomic_store_n(&aware, a, __ATOMIC_RELAXED);
+    }
+    return a;
+}
+
+/* Weight a gradient that lives on a GPU, in place in recvbuf (an
+ * out-of-place sendbuf is scaled into recvbuf, which the reduction then
+ * overwrites anyway, so no device scratch is needed). */
+static int ob_weight_on_device(const struct omnibatch_context *c, const void *sendbuf, void *recvbuf,
+                               int count, size_t elem, double w, const char *fn)
+{
+    int send_device = MPI_IN_PLACE == sendbuf || OB_MEMTYPE_DEVICE == ob_memtype_of(sendbuf);
+    int recv_device = OB_MEMTYPE_DEVICE == ob_memtype_of(recvbuf);
+
+    if (send_device != recv_device) {
+        return ob_fail(OMNIBATCH_ERR_ARG, "%s: sendbuf is %s memory and recvbuf %s memory: expected "
+                       "both on the GPU or both on the host", fn, send_device ? "GPU" : "host",
+                       recv_device ? "GPU" : "host");
+    }
+    if (!ob_mpi_cuda_aware()) {
+        return ob_fail(OMNIBATCH_ERR_DEVICE, "%s: the gradient is in GPU memory but this MPI library "
+                       "cannot reduce GPU buffers (not CUDA-aware): expected a host buffer (copy the "
+                       "gradient to the host first) or a CUDA-aware MPI", fn);
+    }
+    if (0 == c->step.count) {
+        return ob_memtype_device_zero(recvbuf, (size_t) count * elem);
+    }
+    return ob_memtype_device_scale(MPI_IN_PLACE == sendbuf ? recvbuf : sendbuf, recvbuf, count,
+                                   (int) elem, w);
+}
+
+/* Is either buffer on a GPU?  Asks only where the CUDA driver is loaded. */
+static int ob_on_device(const void *sendbuf, const void *recvbuf, int count)
+{
+    if (0 == count) {
+        return 0;
+    }
+    return OB_MEMTYPE_DEVICE == ob_memtype_of(recvbuf)
+           || (MPI_IN_PLACE != sendbuf && OB_MEMTYPE_DEVICE == ob_memtype_of(sendbuf));
+}
+
 OMNIBATCH_EXPORT int omnibatch_allreduce_gradient(omnibatch_t ctx, const void *sendbuf,
                                                   void *recvbuf, int count, MPI_Datatype type)
 {
@@ -97,7 +195,6 @@ OMNIBATCH_EXPORT int omnibatch_allreduce_gradient(omnibatch_t ctx, const void *s
     uint64_t begin;
     uint64_t end;
     size_t elem = 0;
-    void *data;
     double w;
     int mpi_rc;
     int rc;
@@ -113,33 +210,18 @@ OMNIBATCH_EXPORT int omnibatch_allreduce_gradient(omnibatch_t ctx, const void *s
     }
 
     w = c->step.scale;
-    if (MPI_IN_PLACE == sendbuf) {
-        data = recvbuf;
+    if (ob_on_device(sendbuf, recvbuf, count)) {
+        rc = ob_weight_on_device(c, sendbuf, recvbuf, count, elem, w, fn);
+        sendbuf = MPI_IN_PLACE;  /* weighted into recvbuf */
     } else {
-        rc = ob_scratch(c, (size_t) count * elem);
-        if (OMNIBATCH_SUCCESS != rc) {
-            return rc;
-        }
-        data = c->scratch;
+        rc = ob_weight_on_host(c, &sendbuf, recvbuf, count, type, elem, w);
     }
-    /* A rank without samples has no mean gradient (0/0 may well be NaN in
-     * its buffer): it contributes exact zeros. */
-    if (0 == c->step.count) {
-        if (count > 0) {
-            memset(data, 0, (size_t) count * elem);
-        }
-    } else if (MPI_FLOAT == type) {
-        ob_scale_float(MPI_IN_PLACE == sendbuf ? (const float *) recvbuf : (const float *) sendbuf,
-                       (float *) data, count, w);
-    } else {
-        ob_scale_double(MPI_IN_PLACE == sendbuf ? (const double *) recvbuf
-                                                : (const double *) sendbuf,
-                        (double *) data, count, w);
+    if (OMNIBATCH_SUCCESS != rc) {
+        return rc;
     }
 
     begin = ob_now_ns();
-    mpi_rc = PMPI_Allreduce(MPI_IN_PLACE == sendbuf ? MPI_IN_PLACE : data, recvbuf, count, type,
-                            MPI_SUM, c->comm);
+    mpi_rc = PMPI_Allreduce(sendbuf, recvbuf, count, type, MPI_SUM, c->comm);
     end = ob_now_ns();
     c->reductions++;
     c->blocked_ns += end - begin;

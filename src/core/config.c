@@ -146,7 +146,8 @@ static const ob_var ob_vars[] = {
     { .name = "OMNIBATCH_PRIOR", .default_value = "equal",
       .kind = OB_VAR_CHOICE, .offset = OB_OFF(prior), .choices = ob_prior_choices,
       .meaning = "First plan, before anything is measured: equal shares, or in proportion to the "
-                 "cores (hwloc) or GPUs of each rank." },
+                 "cores (hwloc) or GPUs of each rank (its own: those CUDA_VISIBLE_DEVICES lists, else "
+                 "those near its cores)." },
     { .name = "OMNIBATCH_VERIFY", .default_value = "off", .kind = OB_VAR_BOOL, .offset = OB_OFF(verify),
       .meaning = "Check at every exchange that all ranks computed the same plan." },
     { .name = "OMNIBATCH_DEBUG", .default_value = "0",

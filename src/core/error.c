@@ -53,6 +53,8 @@ OMNIBATCH_EXPORT const char *omnibatch_strerror(int code)
         return "call out of order";
     case OMNIBATCH_ERR_DISAGREE:
         return "ranks computed different plans";
+    case OMNIBATCH_ERR_DEVICE:
+        return "device buffer cannot be reduced";
     default:
         return "unknown status code";
     }

@@ -42,6 +42,18 @@ typedef struct ob_topology_info {
 int ob_topology_query(const char *source, const char *cpuset, ob_topology_info *info);
 
 /**
+ * \brief The GPUs that are this rank's own, for the prior (OMNIBATCH_PRIOR=gpus) and the report:
+ *        the machine's GPUs a rank may use are those its launcher made visible to it
+ *        (\p visible_devices, the value of CUDA_VISIBLE_DEVICES: comma-separated indexes or UUIDs,
+ *        the list ending at the first negative index as CUDA reads it; "" is none), at most the
+ *        machine's; without that list, the GPUs near the rank's cpuset (\p info->local_gpus).
+ * \param[in] info             a topology_query() result for the rank's cpuset.
+ * \param[in] visible_devices  CUDA_VISIBLE_DEVICES, or NULL when it is not set.
+ * \return the count, >= 0.
+ */
+int ob_topology_own_gpus(const ob_topology_info *info, const char *visible_devices);
+
+/**
  * \brief Bind the calling process (all its threads) to \p ncores whole cores starting at core
  *        index \p first (logical index among the cores this process may use, wrapping around),
  *        for the benchmarks' --bind.

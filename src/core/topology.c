@@ -317,6 +317,46 @@ int ob_topology_query(const char *source, const char *cpuset, ob_topology_info *
     return rc;
 }
 
+/* Entries of a CUDA_VISIBLE_DEVICES list: CUDA stops at the first entry
+ * that is a negative index ("-1" hides every GPU). */
+static int ob_visible_entries(const char *list)
+{
+    int n = 0;
+    const char *p = list;
+
+    while ('\0' != *p) {
+        size_t len = strcspn(p, ",");
+
+        while (len > 0 && isspace((unsigned char) *p)) {
+            p++;
+            len--;
+        }
+        if (0 == len || '-' == *p) {
+            break;
+        }
+        n++;
+        p += len;
+        if (',' == *p) {
+            p++;
+        }
+    }
+    return n;
+}
+
+int ob_topology_own_gpus(const ob_topology_info *info, const char *visible_devices)
+{
+    int visible;
+
+    if (NULL == info) {
+        return 0;
+    }
+    if (NULL == visible_devices) {
+        return info->local_gpus;
+    }
+    visible = ob_visible_entries(visible_devices);
+    return visible < info->gpus ? visible : info->gpus;
+}
+
 int ob_topology_bind_cores(int first, int ncores)
 {
     hwloc_topology_t topo;

@@ -93,6 +93,24 @@ START_TEST(test_bind_takes_whole_cores)
 }
 END_TEST
 
+START_TEST(test_devices_per_rank)
+{
+    const char *mixed[] = { "hetsgd", "--bind", "--speeds", "4,4,4,2", "--devices", "cpu,cpu,cpu,gpu" };
+    const char *cpus[] = { "hetsgd", "--devices=cpu,cpu" };
+    const char *unbound[] = { "hetsgd", "--devices", "gpu,cpu" };
+
+    ck_assert_int_eq(parse(ARGC(mixed), mixed), OMNIBATCH_SUCCESS);
+    ck_assert_int_eq(opts.ndevices, 4);
+    ck_assert(0 == opts.gpu[0] && 0 == opts.gpu[2] && 1 == opts.gpu[3]);
+    ck_assert_int_eq(parse(ARGC(cpus), cpus), OMNIBATCH_SUCCESS);
+    ck_assert(2 == opts.ndevices && 0 == opts.gpu[0] && 0 == opts.gpu[1]);
+    /* A GPU rank's speed is real: emulation would scale the CPU's time. */
+    ck_assert_int_eq(parse(ARGC(unbound), unbound), OMNIBATCH_ERR_ARG);
+    ck_assert_str_eq(ob_last_error(), "--devices with gpu ranks: expected --bind too (a GPU rank runs at "
+                     "its real speed, not an emulated one)");
+}
+END_TEST
+
 /* Each bad command line and the line it must produce. */
 static const struct {
     const char *args[3];
@@ -119,6 +137,9 @@ static const struct {
     { { "batch", "3" }, "unexpected argument 'batch': options start with -- (see --help)" },
     { { "--bind=yes" }, "--bind takes no value, got 'yes'" },
     { { "--data", "" }, "--data: empty value" },
+    { { "--devices", "cpu,tpu" }, "--devices 'cpu,tpu': entry 'tpu' is not cpu or gpu (e.g. cpu,cpu,cpu,gpu)" },
+    { { "--devices", "cpu,,gpu" }, "--devices 'cpu,,gpu': entry '' is not cpu or gpu (e.g. cpu,cpu,cpu,gpu)" },
+    { { "--devices", "GPU" }, "--devices 'GPU': entry 'GPU' is not cpu or gpu (e.g. cpu,cpu,cpu,gpu)" },
     { { "--schedule", "ramp", "--speeds=1,2" },
       "--schedule ramp sets every rank's speed itself: leave out --speeds" },
 };
@@ -140,7 +161,7 @@ END_TEST
 START_TEST(test_usage_mentions_every_option)
 {
     static const char *const names[] = {
-        "--policy", "--speeds", "--schedule", "--alpha", "--slowdown", "--bind", "--epochs",
+        "--policy", "--speeds", "--schedule", "--alpha", "--slowdown", "--bind", "--devices", "--epochs",
         "--max-steps", "--batch", "--lr", "--momentum", "--seed", "--subset", "--target",
         "--eval-every", "--final-evals", "--warmup", "--data", "--trace", "--summary", "--help"
     };
@@ -158,6 +179,7 @@ static Suite *make_hetsgd_options_suite(void)
 
     tcase_add_test(tc, test_defaults);
     tcase_add_test(tc, test_every_option_is_read);
+    tcase_add_test(tc, test_devices_per_rank);
     tcase_add_test(tc, test_bind_takes_whole_cores);
     tcase_add_loop_test(tc, test_mistakes_name_option_value_and_range, 0,
                         (int) (sizeof bad_cases / sizeof bad_cases[0]));

@@ -87,3 +87,18 @@ EXTRA_DIST += %reldir%/bench_runner_smoke.sh
 # make bench's table and targets (bench/table.py) on made-up runs.
 TESTS += %reldir%/check_bench_table.sh
 EXTRA_DIST += %reldir%/check_bench_table.sh
+
+# The GPU measurement's script, CPU-only (the GPU rank skipped).
+TESTS += %reldir%/gpu_run_dry.sh
+EXTRA_DIST += %reldir%/gpu_run_dry.sh
+
+# hetsgd's GPU backend against its CPU path (built with CUDA; skips without a GPU).
+EXTRA_DIST += %reldir%/hetsgd_gpu_grad.c
+if HAVE_CUDA
+check_PROGRAMS += %reldir%/hetsgd_gpu_grad
+TESTS += %reldir%/hetsgd_gpu_grad
+%canon_reldir%_hetsgd_gpu_grad_SOURCES = %reldir%/hetsgd_gpu_grad.c
+%canon_reldir%_hetsgd_gpu_grad_CFLAGS = $(HETSGD_TEST_CFLAGS)
+%canon_reldir%_hetsgd_gpu_grad_LDADD = $(OB_HETSGD_CUDA_OBJ) $(HETSGD_TEST_LDADD) $(CUDA_LIBS)
+%canon_reldir%_hetsgd_gpu_grad_DEPENDENCIES = $(OB_HETSGD_CUDA_OBJ) bench/hetsgd/libhetsgd.la libobcore.la
+endif

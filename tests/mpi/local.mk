@@ -103,3 +103,12 @@ CLEANFILES += %reldir%/mpi_fortran
 	@$(MKDIR_P) $(@D)
 	$(AM_V_GEN)$(MPIFORT) -o $@ $(srcdir)/%reldir%/mpi_fortran.f90
 endif
+
+# The API on GPU memory (skips without a GPU): the test loads the CUDA
+# driver itself, the library only looks for it.
+check_PROGRAMS += %reldir%/mpi_gradient_gpu
+%canon_reldir%_mpi_gradient_gpu_SOURCES = %reldir%/mpi_gradient_gpu.c
+%canon_reldir%_mpi_gradient_gpu_CPPFLAGS = $(OB_TEST_CPPFLAGS)
+%canon_reldir%_mpi_gradient_gpu_LDADD = libomnibatch.la -lm
+TESTS += %reldir%/mpi_gradient_gpu.sh
+EXTRA_DIST += %reldir%/mpi_gradient_gpu.sh

@@ -903,6 +903,75 @@ START_TEST(test_update_at_65536_ranks)
 }
 END_TEST
 
+/* A GPU rank beside CPU ranks (bench/gpu/run.sh): 3 ranks of 4 cores and
+ * one GPU rank GPU_SPEEDUP times as fast per sample, the GPU held to
+ * GPU_MAX_BATCH (its memory, OMNIBATCH_MAX_BATCH).  From the equal split,
+ * the GPU must hold most of the batch within GPU_MOST_DECISIONS decisions,
+ * never more than its bound, and the plan settle near the bounded oracle. */
+#define GPU_SPEEDUP 50.0
+#define GPU_MAX_BATCH 3072
+#define GPU_MOST_DECISIONS 3
+#define GPU_SETTLE_DECISIONS 20
+#define GPU_SETTLE_RATIO 1.05
+
+/* The bounded oracle: the continuous optimum of the true models within lo..hi. */
+static double sim_run_bounded_oracle(const sim_run *run, const long *lo, const long *hi)
+{
+    ob_rank_model m[MAXP];
+    double T;
+
+    for (int i = 0; i < run->P; i++) {
+        m[i].alpha = run->rank[i].alpha;
+        m[i].beta = run->rank[i].beta;
+        m[i].lo = lo[i];
+        m[i].hi = hi[i];
+    }
+    ck_assert_int_eq(ob_plan_optimum(m, run->P, run->B, NULL, &T), OMNIBATCH_SUCCESS);
+    return T;
+}
+
+START_TEST(test_a_gpu_rank_takes_most_of_the_batch_within_its_bound)
+{
+    const double cores[4] = { 4, 4, 4, 4 * GPU_SPEEDUP };
+    const long lo[4] = { 1, 1, 1, 1 };
+    const long hi[4] = { 4096, 4096, 4096, GPU_MAX_BATCH };
+    ob_planner_params p = { OB_DEFAULT_GAIN, OB_DEFAULT_DEADBAND, 1 };
+
+    for (int law = NOISE_NORMAL; law <= NOISE_UNIFORM; law++) {
+        for (uint64_t seed = 1; seed <= SEEDS; seed++) {
+            sim_run *run = malloc(sizeof *run);
+            long most = -1;
+
+            ck_assert_ptr_nonnull(run);
+            sim_run_init(run, cores, 4, 4096, 0.002, 0.10, (noise_law) law, seed);
+            ob_controller_free(&run->ctl);
+            ck_assert_int_eq(ob_controller_init(&run->ctl, 4, 4096, &p, lo, hi, NULL), OMNIBATCH_SUCCESS);
+            ck_assert_int_eq(run->ctl.plan[3], 1024);
+            while (run->ndec < 4 * GPU_SETTLE_DECISIONS) {
+                sim_run_steps(run, OB_DEFAULT_PERIOD);
+                ck_assert_int_le(run->ctl.plan[3], GPU_MAX_BATCH);
+                if (most < 0 && 2 * run->ctl.plan[3] > run->B) {
+                    most = run->ndec;
+                }
+                if (run->ndec > GPU_SETTLE_DECISIONS) {
+                    double r = sim_run_true_step(run) / sim_run_bounded_oracle(run, lo, hi);
+
+                    ck_assert_msg(r <= GPU_SETTLE_RATIO, "%s seed %d: decision %ld at %.3f of the bounded "
+                                  "oracle, plan %ld %ld %ld %ld", law_name((noise_law) law), (int) seed,
+                                  run->ndec, r, run->ctl.plan[0], run->ctl.plan[1], run->ctl.plan[2],
+                                  run->ctl.plan[3]);
+                }
+            }
+            ck_assert_msg(most >= 1 && most <= GPU_MOST_DECISIONS, "%s seed %d: the GPU rank held most of "
+                          "the batch after %ld decisions", law_name((noise_law) law), (int) seed, most);
+            ck_assert_int_eq(run->ctl.plan[3], GPU_MAX_BATCH);
+            ob_controller_free(&run->ctl);
+            free(run);
+        }
+    }
+}
+END_TEST
+
 static Suite *make_controller_suite(void)
 {
     Suite *s = suite_create("controller");
@@ -926,6 +995,7 @@ static Suite *make_controller_suite(void)
     tcase_add_test(book, test_update_at_65536_ranks);
     tcase_add_loop_test(loop, test_closed_loop_settles_and_recovers, 0, 3);
     tcase_add_test(loop, test_closed_loop_follows_a_moderate_slowdown);
+    tcase_add_test(loop, test_a_gpu_rank_takes_most_of_the_batch_within_its_bound);
     suite_add_tcase(s, book);
     suite_add_tcase(s, loop);
     return s;

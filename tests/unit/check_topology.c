@@ -190,6 +190,39 @@ START_TEST(test_xml_gpus_counted_once_per_device)
 }
 END_TEST
 
+/* The prior counts a rank's own GPUs: those its launcher made visible, else
+ * those near its cpuset; never the machine's when the rank sees fewer. */
+START_TEST(test_own_gpus_of_a_rank)
+{
+    char *xml = read_file(OB_TEST_GPU_XML);
+    ob_topology_info info;
+
+    ck_assert_int_eq(ob_topology_query(xml, "0-3", &info), OMNIBATCH_SUCCESS);
+    ck_assert_int_eq(ob_topology_own_gpus(&info, NULL), 1);         /* the GPU of package 0 */
+    ck_assert_int_eq(ob_topology_own_gpus(&info, ""), 0);           /* a CPU rank: none visible */
+    ck_assert_int_eq(ob_topology_own_gpus(&info, "1"), 1);
+    ck_assert_int_eq(ob_topology_own_gpus(&info, "0,1"), 2);        /* both assigned to it */
+    ck_assert_int_eq(ob_topology_own_gpus(&info, "0,1,2,3"), 2);    /* at most the machine's */
+    ck_assert_int_eq(ob_topology_own_gpus(&info, "-1"), 0);
+    ck_assert_int_eq(ob_topology_own_gpus(&info, "1,-1,0"), 1);     /* CUDA stops at -1 */
+    ck_assert_int_eq(ob_topology_own_gpus(&info, "GPU-8f2a1c3e-0d5b-4e61-9f7a-2b3c4d5e6f70"), 1);
+    ck_assert_int_eq(ob_topology_own_gpus(&info, " 0, 1"), 2);
+    ck_assert_int_eq(ob_topology_query(xml, "4-7", &info), OMNIBATCH_SUCCESS);
+    ck_assert_int_eq(ob_topology_own_gpus(&info, NULL), 1);
+    ck_assert_int_eq(ob_topology_query(xml, "3-4", &info), OMNIBATCH_SUCCESS);
+    ck_assert_int_eq(ob_topology_own_gpus(&info, NULL), 2);         /* a rank across both packages */
+    ck_assert_int_eq(ob_topology_query(xml, NULL, &info), OMNIBATCH_SUCCESS);
+    ck_assert_int_eq(ob_topology_own_gpus(&info, NULL), 2);
+    ck_assert_int_eq(ob_topology_own_gpus(NULL, "0"), 0);
+    free(xml);
+
+    /* A machine without GPUs: none, whatever the list says. */
+    ck_assert_int_eq(ob_topology_query("pack:2 core:2 pu:1", "0-1", &info), OMNIBATCH_SUCCESS);
+    ck_assert_int_eq(ob_topology_own_gpus(&info, NULL), 0);
+    ck_assert_int_eq(ob_topology_own_gpus(&info, "0,1"), 0);
+}
+END_TEST
+
 /* A node built through hwloc's API: a synthetic machine exported to XML,
  * with two GPUs spliced in as the XML importer reads them: a display device
  * whose only OS device is a coprocessor one (CUDA), and a 3D controller
@@ -384,6 +417,7 @@ static Suite *make_topology_suite(void)
     tcase_add_test(described, test_synthetic_shapes);
     tcase_add_test(described, test_cpuset_restrictions);
     tcase_add_test(described, test_xml_gpus_counted_once_per_device);
+    tcase_add_test(described, test_own_gpus_of_a_rank);
     tcase_add_test(described, test_xml_exported_by_hwloc_with_a_gpu_added);
     tcase_add_test(described, test_bad_sources_and_cpusets);
     suite_add_tcase(s, described);
