@@ -46,6 +46,12 @@ typedef struct ob_layer_state {
     long api_global_batch;       /* the API context's B */
     int report_on;               /* rank 0's settings, the same on every rank: */
     int trace_on;                /* the finalize collectives must match */
+    struct {                     /* the last verdict of ob_layer_weighs_comm() */
+        MPI_Comm comm;
+        uint64_t context;
+        unsigned long generation;
+        int weighs;
+    } congruent;
 } ob_layer_state;
 
 static ob_layer_state ob_layer = { .lock = PTHREAD_MUTEX_INITIALIZER };
@@ -259,6 +265,58 @@ void ob_layer_record_wait(uint64_t comm, double t0, double t1)
         ob_stepdetect_wait(L->det, comm, ob_layer_clip(L, t0, t1), t1);
     }
     pthread_mutex_unlock(&L->lock);
+}
+
+/* Does a gradient on \p comm belong to the context's reduction: a
+ * communicator of more than one rank congruent with (or the same as) the
+ * context's?  PMPI_Comm_compare walks both groups, so the verdict is kept
+ * for the communicator last asked about (the pattern follows one), and
+ * asked again when the context changes.  Called with the lock held. */
+static int ob_layer_weighs_comm(ob_layer_state *L, MPI_Comm comm, uint64_t context,
+                                unsigned long generation)
+{
+    int result = MPI_UNEQUAL, size = 0;
+
+    if (L->congruent.comm == comm && L->congruent.context == context
+        && L->congruent.generation == generation) {
+        return L->congruent.weighs;
+    }
+    if (MPI_SUCCESS != PMPI_Comm_compare(comm, (MPI_Comm) (uintptr_t) context, &result)
+        || MPI_SUCCESS != PMPI_Comm_size(comm, &size)) {
+        result = MPI_UNEQUAL;
+    }
+    L->congruent.comm = comm;
+    L->congruent.context = context;
+    L->congruent.generation = generation;
+    L->congruent.weighs = (MPI_IDENT == result || MPI_CONGRUENT == result) && size > 1;
+    ob_log_debug(2, "gradients on communicator %#llx %s weighted", (unsigned long long) (uintptr_t) comm,
+                 L->congruent.weighs ? "are" : "are not");
+    return L->congruent.weighs;
+}
+
+int ob_layer_weighs(MPI_Comm comm, int count, int elem, double t0, uint64_t context,
+                    unsigned long generation)
+{
+    ob_layer_state *L = &ob_layer;
+    ob_call_sig sig;
+    int weighs = 0;
+
+    if (!__atomic_load_n(&ob_gate.measure, __ATOMIC_RELAXED)) {
+        return 0;
+    }
+    sig.comm = (uint64_t) (uintptr_t) comm;
+    sig.count = count;
+    sig.elem = elem;
+    pthread_mutex_lock(&L->lock);
+    if (L->started && NULL != L->det) {
+        /* The gap the recorder will see: t0 clipped as ob_layer_clip does. */
+        double t = t0 < L->last_end ? L->last_end : t0;
+
+        weighs = ob_stepdetect_expects(L->det, &sig, t)
+              && ob_layer_weighs_comm(L, comm, context, generation);
+    }
+    pthread_mutex_unlock(&L->lock);
+    return weighs;
 }
 
 void ob_layer_pcontrol(int level)
