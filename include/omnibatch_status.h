@@ -44,7 +44,8 @@ typedef enum omnibatch_status {
     OMNIBATCH_ERR_NOMEM = 4,     /**< out of memory */
     OMNIBATCH_ERR_MPI = 5,       /**< an MPI call failed */
     OMNIBATCH_ERR_STATE = 6,     /**< call out of order (e.g. before MPI_Init) */
-    OMNIBATCH_ERR_DISAGREE = 7   /**< ranks computed different plans (OMNIBATCH_VERIFY) */
+    OMNIBATCH_ERR_DISAGREE = 7,  /**< ranks computed different plans (OMNIBATCH_VERIFY) */
+    OMNIBATCH_ERR_IO = 8         /**< an output file cannot be opened or written */
 } omnibatch_status;
 
 /** \brief Name and meaning of a status code, e.g. "invalid argument". */

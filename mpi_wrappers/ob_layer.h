@@ -130,6 +130,24 @@ void ob_weight_thread_scratch(void ***scratch, size_t **cap);
 /** \brief Free the calling thread's scratch (at MPI_Finalize). */
 void ob_weight_cleanup(void);
 
+/* ------------------------------------------------------------ tracestream.c */
+
+struct ob_writer;
+struct ob_trace_row;
+
+/** \brief Start streaming the trace on \p comm (the layer's own); rank 0 writes to \p out. */
+void ob_ts_start(MPI_Comm comm, int rank, int size, struct ob_writer *out);
+
+/** \brief One step's row of this rank (called under the layer's lock, like the two below). */
+void ob_ts_row(const struct ob_trace_row *row, double now);
+
+/** \brief Send a chunk that waited long enough; rank 0: take what arrived, write out when due. */
+void ob_ts_tick(double now);
+
+/** \brief At MPI_Finalize, on every rank: send or receive what is left, close the file.
+ *  \return rank 0: the rows dropped over all ranks (else this rank's). */
+long long ob_ts_finish(double now);
+
 /* ---------------------------------------------------------- collectives.c */
 
 /** \brief MPI_Allreduce as the C and Fortran entry points share it. */

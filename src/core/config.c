@@ -13,6 +13,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -255,6 +256,8 @@ const char *ob_config_allowed(const char *name)
     }
     return NULL;
 }
+
+static const char *ob_choice_name(const ob_choice *choices, int value);
 
 /* The choice fields are written through int: an enum with these values has
  * int's size and representation. */
@@ -575,6 +578,128 @@ static int ob_check_together(const ob_config *cfg)
         return ob_fail(OMNIBATCH_ERR_CONFIG,
                        "OMNIBATCH_TRACE='%s': expected a file other than OMNIBATCH_REPORT_FILE",
                        shown);
+    }
+    return OMNIBATCH_SUCCESS;
+}
+
+/* ---- agreement between ranks ------------------------------------------------ */
+
+/* The one setting each rank may have its own: how much it says. */
+static int ob_var_per_rank(const ob_var *v)
+{
+    return OB_OFF(debug) == v->offset;
+}
+
+size_t ob_config_count(void)
+{
+    return OB_NVARS;
+}
+
+int ob_config_must_agree(size_t i)
+{
+    return i < OB_NVARS && !ob_var_per_rank(&ob_vars[i]);
+}
+
+const char *ob_config_name(size_t i)
+{
+    return i < OB_NVARS ? ob_vars[i].name : NULL;
+}
+
+void ob_config_value(const ob_config *cfg, size_t i, char *buf, size_t size)
+{
+    const ob_var *v;
+    const char *field;
+
+    if (0 == size) {
+        return;
+    }
+    buf[0] = '\0';
+    if (i >= OB_NVARS) {
+        return;
+    }
+    v = &ob_vars[i];
+    field = (const char *) cfg + v->offset;
+    switch (v->kind) {
+    case OB_VAR_BOOL:
+        snprintf(buf, size, "%s", *(const int *) (const void *) field ? "on" : "off");
+        break;
+    case OB_VAR_REAL:
+        snprintf(buf, size, "%.17g", *(const double *) (const void *) field);
+        break;
+    case OB_VAR_LONG:
+        snprintf(buf, size, "%ld", *(const long *) (const void *) field);
+        break;
+    case OB_VAR_LEVEL:
+        snprintf(buf, size, "%d", *(const int *) (const void *) field);
+        break;
+    case OB_VAR_BYTES:
+        snprintf(buf, size, "%zu", *(const size_t *) (const void *) field);
+        break;
+    case OB_VAR_CHOICE:
+        snprintf(buf, size, "%s", ob_choice_name(v->choices, *(const int *) (const void *) field));
+        break;
+    case OB_VAR_PATH:
+        if ('\0' == field[0]) {
+            snprintf(buf, size, "(unset)");
+        } else {
+            char shown[4 * OB_SHOWN_VALUE_MAX + 8];
+
+            ob_show_value(field, shown, sizeof shown);
+            snprintf(buf, size, "%s", shown);
+        }
+        break;
+    }
+}
+
+uint64_t ob_config_hash(const ob_config *cfg, size_t i)
+{
+    /* FNV-1a over the full value (a path is not cut as ob_config_value
+     * shows it), folded below OB_CONFIG_HASH_TOP. */
+    char value[PATH_MAX + 32];
+    uint64_t h = 14695981039346656037ULL;
+    const ob_var *v;
+
+    if (!ob_config_must_agree(i)) {
+        return 0;
+    }
+    v = &ob_vars[i];
+    if (OB_VAR_PATH == v->kind) {
+        snprintf(value, sizeof value, "%s", (const char *) cfg + v->offset);
+    } else {
+        ob_config_value(cfg, i, value, sizeof value);
+    }
+    for (const unsigned char *p = (const unsigned char *) value; '\0' != *p; p++) {
+        h ^= *p;
+        h *= 1099511628211ULL;
+    }
+    return h % OB_CONFIG_HASH_TOP;
+}
+
+int ob_config_check_ranks(const ob_config *cfg, int nranks)
+{
+    long B = cfg->global_batch;
+    long P = nranks;
+
+    if (B <= 0 || P <= 0) {
+        return OMNIBATCH_SUCCESS;
+    }
+    /* Each product stays below 2^61: both factors are at most 10^9 and 2^31. */
+    if (cfg->min_batch * P > B) {
+        return ob_fail(OMNIBATCH_ERR_CONFIG,
+                       "OMNIBATCH_MIN_BATCH='%ld': %ld ranks need at least %ld samples, more than "
+                       "OMNIBATCH_GLOBAL_BATCH=%ld; expected at most %ld", cfg->min_batch, P,
+                       cfg->min_batch * P, B, B / P);
+    }
+    if (0 != cfg->max_batch && cfg->max_batch * P < B) {
+        return ob_fail(OMNIBATCH_ERR_CONFIG,
+                       "OMNIBATCH_MAX_BATCH='%ld': %ld ranks hold at most %ld samples, fewer than "
+                       "OMNIBATCH_GLOBAL_BATCH=%ld; expected 0 (no limit) or at least %ld",
+                       cfg->max_batch, P, cfg->max_batch * P, B, (B + P - 1) / P);
+    }
+    if (cfg->granularity > B) {
+        return ob_fail(OMNIBATCH_ERR_CONFIG,
+                       "OMNIBATCH_GRANULARITY='%ld': expected at most OMNIBATCH_GLOBAL_BATCH=%ld",
+                       cfg->granularity, B);
     }
     return OMNIBATCH_SUCCESS;
 }

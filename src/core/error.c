@@ -53,6 +53,8 @@ OMNIBATCH_EXPORT const char *omnibatch_strerror(int code)
         return "call out of order";
     case OMNIBATCH_ERR_DISAGREE:
         return "ranks computed different plans";
+    case OMNIBATCH_ERR_IO:
+        return "cannot write an output file";
     default:
         return "unknown status code";
     }

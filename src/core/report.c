@@ -11,6 +11,8 @@
  */
 #include "config.h"
 
+#include <errno.h>
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,7 +88,7 @@ static void ob_report_split(ob_report *rep)
     ob_rank_model *m = calloc((size_t) P, sizeof *m);
     double *target = calloc((size_t) P, sizeof *target);
     long *plan = calloc((size_t) P, sizeof *plan);
-    long B;
+    long B, granularity;
     double T = 0.0, floor_blocked = (double) INFINITY;
     int rc;
 
@@ -123,17 +125,25 @@ static void ob_report_split(ob_report *rep)
         }
     }
     for (int i = 0; i < P; i++) {
-        m[i].lo = 1;
-        m[i].hi = B;
+        /* In samples the split keeps the API's bounds (unset: 1 and B);
+         * in shares it knows none. */
+        m[i].lo = rep->global_batch > 0 && rep->settings.min_batch > 1 ? rep->settings.min_batch : 1;
+        m[i].hi = rep->global_batch > 0 && rep->settings.max_batch > 0 && rep->settings.max_batch < B
+                ? rep->settings.max_batch : B;
         rep->ranks[i].alpha = m[i].alpha;
         rep->ranks[i].beta = m[i].beta;
         if (rep->ranks[i].blocked < floor_blocked) {
             floor_blocked = rep->ranks[i].blocked;
         }
     }
+    granularity = rep->global_batch > 0 && rep->settings.granularity > 1 ? rep->settings.granularity : 1;
     rc = ob_plan_optimum(m, P, B, target, &T);
     if (OMNIBATCH_SUCCESS == rc && rep->global_batch > 0) {
-        rc = ob_plan_round(m, P, B, 1, target, plan);
+        rc = ob_plan_round(m, P, B, granularity, target, plan);
+    }
+    if (OMNIBATCH_SUCCESS == rc && rep->global_batch > 0) {
+        /* The prediction of the plan given, bounds and granules included. */
+        T = ob_plan_step_time(m, P, plan);
     }
     if (OMNIBATCH_SUCCESS != rc) {
         snprintf(rep->split_error, sizeof rep->split_error, "%s", ob_last_error());
@@ -432,7 +442,7 @@ int ob_report_write_text(FILE *f, const ob_report *rep)
                 rep->settings.trace_dropped);
     }
     if (0 != fflush(f) || ferror(f)) {
-        return ob_fail(OMNIBATCH_ERR_ARG, "report: write failed");
+        return ob_fail(OMNIBATCH_ERR_IO, "%s", strerror(errno));
     }
     return OMNIBATCH_SUCCESS;
 }
@@ -535,7 +545,7 @@ int ob_report_write_json(FILE *f, const ob_report *rep)
     ob_json_key_number(f, "speedup", rep->split_ok ? rep->speedup : (double) NAN, ",\n  ");
     fprintf(f, "\"trace_rows_dropped\": %ld\n}\n", rep->settings.trace_dropped);
     if (0 != fflush(f) || ferror(f)) {
-        return ob_fail(OMNIBATCH_ERR_ARG, "report: write failed");
+        return ob_fail(OMNIBATCH_ERR_IO, "%s", strerror(errno));
     }
     return OMNIBATCH_SUCCESS;
 }

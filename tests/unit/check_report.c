@@ -351,7 +351,7 @@ END_TEST
 START_TEST(test_analyse_rejects_bad_arguments)
 {
     ob_report rep;
-    ob_report_settings settings = { 0, 0, 1024, 0, 0, NULL, 0 };
+    ob_report_settings settings = { 0, 0, 1024, 0, 0, NULL, 0, 0, 0, 0 };
     ob_rank_stats s;
 
     ob_rank_stats_init(&s, 0);
