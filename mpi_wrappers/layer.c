@@ -111,10 +111,39 @@ static int ob_layer_config_status = OMNIBATCH_SUCCESS;
  * its own before PMPI_Init left only the launcher's exit box when the bad
  * value was not rank 0's.
  */
+/* Set when MPI_Init or MPI_Init_thread passed through the layer. */
+static int ob_layer_saw_init;
+
+/*
+ * At exit: a preloaded library that never saw MPI_Init in a process where
+ * MPI ran was bypassed -- Fortran's `use mpi_f08` bindings call Open MPI's
+ * internals, not MPI_Init -- and would otherwise stay silent about having
+ * measured nothing.  Said once, by rank 0 (or a process of unknown rank);
+ * a process that never started MPI (a shell the job runs) says nothing.
+ */
+__attribute__((destructor)) static void ob_layer_at_exit(void)
+{
+    const char *preload = getenv("LD_PRELOAD");
+    int initialized = 0, finalized = 0;
+
+    if (ob_layer_saw_init || NULL == preload || NULL == strstr(preload, "omnibatch")
+        || ob_layer_env_rank() > 0) {
+        return;
+    }
+    PMPI_Initialized(&initialized);
+    PMPI_Finalized(&finalized);
+    if (initialized || finalized) {
+        ob_log_warn("this process ran MPI, but its MPI_Init did not pass through the preloaded "
+                    "layer (Fortran's use mpi_f08 is not intercepted; use mpif.h or the mpi "
+                    "module): nothing was measured, reported or traced");
+    }
+}
+
 void ob_layer_preinit(void)
 {
     const ob_config *cfg;
 
+    ob_layer_saw_init = 1;
     ob_log_set_rank(ob_layer_env_rank());
     ob_layer_config_status = ob_config_global(&cfg);
     ob_log_set_debug(cfg->debug);
