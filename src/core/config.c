@@ -119,7 +119,10 @@ static const ob_var ob_vars[] = {
       .kind = OB_VAR_LONG, .offset = OB_OFF(global_batch), .min = 1, .max = OB_CONFIG_BATCH_LIMIT,
       .zero_means = "unknown",
       .meaning = "Preload mode: the global batch of the unmodified code, so the report can give the "
-                 "split in samples; at least OMNIBATCH_MIN_BATCH; 0: unknown." },
+                 "split in samples; 0: unknown. Checked at start-up against the ranks: at least "
+                 "OMNIBATCH_MIN_BATCH times P, at most OMNIBATCH_MAX_BATCH times P, at least "
+                 "OMNIBATCH_GRANULARITY. An API context's global batch wins (a different value is "
+                 "warned about)." },
     { .name = "OMNIBATCH_MIN_BYTES", .default_value = OB_STR(OB_DEFAULT_MIN_BYTES),
       .kind = OB_VAR_BYTES, .offset = OB_OFF(min_bytes), .min = 1, .max = (long) OB_CONFIG_BYTES_LIMIT,
       .meaning = "Preload mode: least payload, in bytes, of an allreduce taken for a gradient allreduce." },
@@ -129,8 +132,10 @@ static const ob_var ob_vars[] = {
       .meaning = "Preload mode: gradient allreduces per training step (bucketed codes issue several); "
                  "0: found from the repeating pattern." },
     { .name = "OMNIBATCH_WEIGHT", .default_value = "off", .kind = OB_VAR_BOOL, .offset = OB_OFF(weight),
-      .meaning = "Preload mode: scale the recognised gradient allreduces by each rank's share of the "
-                 "global batch." },
+      .meaning = "Preload mode: scale each rank's gradient by its share of the global batch, for a "
+                 "code that takes its batch from the API but reduces itself: only the learned step's "
+                 "gradient allreduces on the API context's communicator (or a congruent one), never "
+                 "before the step's pattern is known." },
     { .name = "OMNIBATCH_CONVENTION", .default_value = "auto",
       .kind = OB_VAR_CHOICE, .offset = OB_OFF(convention), .choices = ob_convention_choices,
       .meaning = "What the code does with the summed gradient. mean: uses it as the gradient (each "
@@ -140,10 +145,12 @@ static const ob_var ob_vars[] = {
       .kind = OB_VAR_CHOICE, .offset = OB_OFF(report), .choices = ob_report_choices,
       .meaning = "Format of the report rank 0 writes at MPI_Finalize." },
     { .name = "OMNIBATCH_REPORT_FILE", .kind = OB_VAR_PATH, .offset = OB_OFF(report_file),
-      .meaning = "Where the report goes; unset: standard error." },
+      .meaning = "Where the report goes; unset: standard error. Opened at start-up: a path that "
+                 "cannot be written stops the run there." },
     { .name = "OMNIBATCH_TRACE", .kind = OB_VAR_PATH, .offset = OB_OFF(trace_file),
-      .meaning = "CSV file with one row per step and rank (step, rank, batch, compute_s, blocked_s); "
-                 "unset: no trace. Must differ from OMNIBATCH_REPORT_FILE." },
+      .meaning = "CSV file with one row per step and rank (step, rank, batch, compute_s, blocked_s), "
+                 "written as the run goes (rows reach it within a few seconds); unset: no trace. "
+                 "Opened at start-up; must be another file than OMNIBATCH_REPORT_FILE." },
     { .name = "OMNIBATCH_PRIOR", .default_value = "equal",
       .kind = OB_VAR_CHOICE, .offset = OB_OFF(prior), .choices = ob_prior_choices,
       .meaning = "First plan, before anything is measured: equal shares, or in proportion to the "
@@ -152,7 +159,8 @@ static const ob_var ob_vars[] = {
       .meaning = "Check at every exchange that all ranks computed the same plan." },
     { .name = "OMNIBATCH_DEBUG", .default_value = "0",
       .kind = OB_VAR_LEVEL, .offset = OB_OFF(debug), .min = 0, .max = OB_CONFIG_DEBUG_LIMIT,
-      .meaning = "Debug messages on standard error, more at each level (0: none)." },
+      .meaning = "Debug messages on standard error, more at each level (0: none). The one setting "
+                 "that may differ between ranks." },
 };
 
 #define OB_NVARS (sizeof ob_vars / sizeof ob_vars[0])

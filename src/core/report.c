@@ -82,6 +82,35 @@ static int ob_report_fit(const ob_rank_stats *s, double *alpha, double *beta)
     return 1;
 }
 
+/* Every rank's bounds for a split of B, and its granularity: in samples
+ * the API's (unset: 1, B and 1); in shares none. */
+static long ob_report_bounds(const ob_report *rep, long B, ob_rank_model *m)
+{
+    const ob_report_settings *s = &rep->settings;
+    int in_samples = rep->global_batch > 0;
+    long lo = in_samples && s->min_batch > 1 ? s->min_batch : 1;
+    long hi = in_samples && s->max_batch > 0 && s->max_batch < B ? s->max_batch : B;
+
+    for (int i = 0; i < rep->nranks; i++) {
+        m[i].lo = lo;
+        m[i].hi = hi;
+    }
+    return in_samples && s->granularity > 1 ? s->granularity : 1;
+}
+
+/* The split in samples, and its predicted step time: the plan's own,
+ * granules included, not the continuous optimum's. */
+static int ob_report_round(const ob_rank_model *m, int P, long B, long granularity,
+                           const double *target, long *plan, double *T)
+{
+    int rc = ob_plan_round(m, P, B, granularity, target, plan);
+
+    if (OMNIBATCH_SUCCESS == rc) {
+        *T = ob_plan_step_time(m, P, plan);
+    }
+    return rc;
+}
+
 static void ob_report_split(ob_report *rep)
 {
     int P = rep->nranks;
@@ -124,26 +153,17 @@ static void ob_report_split(ob_report *rep)
             m[i].beta = c * (double) P / (double) B;
         }
     }
+    granularity = ob_report_bounds(rep, B, m);
     for (int i = 0; i < P; i++) {
-        /* In samples the split keeps the API's bounds (unset: 1 and B);
-         * in shares it knows none. */
-        m[i].lo = rep->global_batch > 0 && rep->settings.min_batch > 1 ? rep->settings.min_batch : 1;
-        m[i].hi = rep->global_batch > 0 && rep->settings.max_batch > 0 && rep->settings.max_batch < B
-                ? rep->settings.max_batch : B;
         rep->ranks[i].alpha = m[i].alpha;
         rep->ranks[i].beta = m[i].beta;
         if (rep->ranks[i].blocked < floor_blocked) {
             floor_blocked = rep->ranks[i].blocked;
         }
     }
-    granularity = rep->global_batch > 0 && rep->settings.granularity > 1 ? rep->settings.granularity : 1;
     rc = ob_plan_optimum(m, P, B, target, &T);
     if (OMNIBATCH_SUCCESS == rc && rep->global_batch > 0) {
-        rc = ob_plan_round(m, P, B, granularity, target, plan);
-    }
-    if (OMNIBATCH_SUCCESS == rc && rep->global_batch > 0) {
-        /* The prediction of the plan given, bounds and granules included. */
-        T = ob_plan_step_time(m, P, plan);
+        rc = ob_report_round(m, P, B, granularity, target, plan, &T);
     }
     if (OMNIBATCH_SUCCESS != rc) {
         snprintf(rep->split_error, sizeof rep->split_error, "%s", ob_last_error());
