@@ -33,11 +33,12 @@ typedef struct ob_writer {
     char path[4096];
     char *buf;
     size_t len;                  /* bytes buffered */
+    long long records;           /* records buffered */
     size_t cap;
     double last_flush;           /* the caller's clock, seconds */
     int failed;                  /* a write failed: nothing more is written */
     int created;                 /* ob_writer_open() created the file (ob_writer_abandon removes it) */
-    long long lost;              /* records not written after a failure */
+    long long lost;              /* records not written because a write failed */
 } ob_writer;
 
 /**

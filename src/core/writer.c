@@ -176,7 +176,11 @@ int ob_writer_flush(ob_writer *w, double now)
         return OMNIBATCH_SUCCESS;
     }
     rc = ob_writer_write_all(w, w->buf, w->len);
+    if (OMNIBATCH_SUCCESS != rc) {
+        w->lost += w->records;
+    }
     w->len = 0;
+    w->records = 0;
     return rc;
 }
 
@@ -190,24 +194,27 @@ int ob_writer_flush_due(ob_writer *w, double now)
 
 int ob_writer_append(ob_writer *w, const char *record, size_t n)
 {
-    int rc;
-
     if (w->fd < 0 || w->failed) {
         w->lost++;
         return OMNIBATCH_SUCCESS;
     }
     if (w->len + n > w->cap) {
-        rc = ob_writer_flush(w, w->last_flush);
+        int rc = ob_writer_flush(w, w->last_flush);
+
         if (OMNIBATCH_SUCCESS != rc) {
             w->lost++;
             return rc;
         }
     }
     if (n > w->cap) {
-        return ob_writer_write_all(w, record, n);
+        int rc = ob_writer_write_all(w, record, n);
+
+        w->lost += OMNIBATCH_SUCCESS != rc;
+        return rc;
     }
     memcpy(w->buf + w->len, record, n);
     w->len += n;
+    w->records++;
     return OMNIBATCH_SUCCESS;
 }
 
