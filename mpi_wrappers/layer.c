@@ -68,7 +68,6 @@ static int ob_layer_start_failed;
 
 /* Values shown in a disagreement line; settings the agreement can carry. */
 #define OB_LAYER_VALUE_MAX 160
-#define OB_LAYER_MAX_SETTINGS 64
 
 static int ob_layer_world_size(void)
 {
@@ -104,13 +103,6 @@ static int ob_layer_env_rank(void)
 /* The outcome of parsing the settings, before PMPI_Init. */
 static int ob_layer_config_status = OMNIBATCH_SUCCESS;
 
-/*
- * The settings are read before PMPI_Init, but judged after it, in
- * ob_layer_agree(): a rank's bad value, or a setting that differs between
- * ranks, can only be told to every rank through MPI.  A rank stopping on
- * its own before PMPI_Init left only the launcher's exit box when the bad
- * value was not rank 0's.
- */
 /* Set when MPI_Init or MPI_Init_thread passed through the layer. */
 static int ob_layer_saw_init;
 
@@ -139,6 +131,13 @@ __attribute__((destructor)) static void ob_layer_at_exit(void)
     }
 }
 
+/*
+ * The settings are read before PMPI_Init, but judged after it, in
+ * ob_layer_agree(): a rank's bad value, or a setting that differs between
+ * ranks, can only be told to every rank through MPI.  A rank stopping on
+ * its own before PMPI_Init left only the launcher's exit box when the bad
+ * value was not rank 0's.
+ */
 void ob_layer_preinit(void)
 {
     const ob_config *cfg;
@@ -149,10 +148,10 @@ void ob_layer_preinit(void)
     ob_log_set_debug(cfg->debug);
 }
 
-/* Every rank, enabled or not, stops here together: nobody returns from
- * MPI_Init into a run whose ranks would disagree on the layer's collectives. */
 static void ob_layer_abandon_outputs(void);
 
+/* Every rank, enabled or not, stops here together: nobody returns from
+ * MPI_Init into a run whose ranks would disagree on the layer's collectives. */
 static void ob_layer_stop(void)
 {
     ob_layer_abandon_outputs();
@@ -206,7 +205,7 @@ static void ob_layer_disagree(const ob_config *cfg, size_t k, int64_t lo, int64_
 static void ob_layer_agree(const ob_config *cfg, int start_ok, int output_ok)
 {
     size_t n = ob_config_count();
-    int64_t v[OB_AGREE_HASHES + 2 * OB_LAYER_MAX_SETTINGS];
+    int64_t v[OB_AGREE_HASHES + 2 * OB_CONFIG_MAX_VARS];
     int rank = 0;
     size_t len = OB_AGREE_HASHES + 2 * n;
 

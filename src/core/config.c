@@ -267,6 +267,8 @@ const char *ob_config_allowed(const char *name)
 
 static const char *ob_choice_name(const ob_choice *choices, int value);
 
+_Static_assert(OB_NVARS <= OB_CONFIG_MAX_VARS, "the agreement at MPI_Init carries OB_CONFIG_MAX_VARS settings");
+
 /* The choice fields are written through int: an enum with these values has
  * int's size and representation. */
 _Static_assert(sizeof(ob_convention) == sizeof(int), "ob_convention stored as int");

@@ -172,6 +172,10 @@ size_t ob_config_markdown(char *buf, size_t size);
  *  OB_CONFIG_HASH_TOP - h gives every setting's largest and least hash in one collective. */
 #define OB_CONFIG_HASH_TOP ((uint64_t) 1 << 62)
 
+/** Most variables the table may hold: the agreement at MPI_Init carries two int64 per variable
+ *  in a fixed array (config.c asserts the table fits). */
+#define OB_CONFIG_MAX_VARS 64
+
 /** \brief How many variables the table holds (rows 0 .. count-1 of ob_config_doc_at()). */
 size_t ob_config_count(void);
 
