@@ -45,8 +45,9 @@ typedef enum omnibatch_status {
     OMNIBATCH_ERR_MPI = 5,       /**< an MPI call failed */
     OMNIBATCH_ERR_STATE = 6,     /**< call out of order (e.g. before MPI_Init) */
     OMNIBATCH_ERR_DISAGREE = 7,  /**< ranks computed different plans (OMNIBATCH_VERIFY) */
-    OMNIBATCH_ERR_DEVICE = 8     /**< a buffer in GPU memory that cannot be reduced here (the MPI
+    OMNIBATCH_ERR_DEVICE = 8,    /**< a buffer in GPU memory that cannot be reduced here (the MPI
                                       library is not CUDA-aware, or the CUDA driver refused) */
+    OMNIBATCH_ERR_IO = 9         /**< an output file cannot be opened or written */
 } omnibatch_status;
 
 /** \brief Name and meaning of a status code, e.g. "invalid argument". */

@@ -31,8 +31,10 @@ static int ob_allreduce_gradient(const void *sendbuf, void *recvbuf, int count, 
 
     ob_in_layer = 1;
     ob_weight_thread_scratch(&scratch, &cap);
-    ob_weight_prepare(&send, recvbuf, count, elem, comm, scratch, cap, &batch);
+    /* The call is entered now: the step boundary the weighting decision
+     * sees is the one the recorder sees. */
     t0 = ob_layer_clock();
+    ob_weight_prepare(&send, recvbuf, count, elem, comm, t0, scratch, cap, &batch);
     rc = PMPI_Allreduce(send, recvbuf, count, type, op, comm);
     t1 = ob_layer_clock();
     ob_layer_record_call(comm, count, elem, t0, t1, batch);
@@ -74,8 +76,8 @@ static int ob_iallreduce_gradient(const void *sendbuf, void *recvbuf, int count,
     }
     /* The slot's scratch outlives this call: the send data must stay until
      * the request completes. */
-    ob_weight_prepare(&send, recvbuf, count, elem, comm, scratch, cap, &batch);
     t0 = ob_layer_clock();
+    ob_weight_prepare(&send, recvbuf, count, elem, comm, t0, scratch, cap, &batch);
     rc = PMPI_Iallreduce(send, recvbuf, count, type, op, comm, request);
     t1 = ob_layer_clock();
     if (MPI_SUCCESS == rc) {

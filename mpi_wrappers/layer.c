@@ -8,7 +8,10 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -24,6 +27,7 @@
 #include "ob_timing.h"
 #include "ob_topology.h"
 #include "ob_trace.h"
+#include "ob_writer.h"
 
 ob_layer_gate ob_gate;
 __thread int ob_in_layer;
@@ -39,16 +43,39 @@ typedef struct ob_layer_state {
     pthread_mutex_t lock;        /* the recorder below; taken for recognised calls only */
     ob_stepdetect *det;
     ob_rank_stats stats;
-    ob_trace trace;
+    ob_writer trace_out;         /* rank 0, OMNIBATCH_TRACE: opened at init */
+    int report_fd;               /* rank 0, OMNIBATCH_REPORT_FILE: opened at init, else -1 */
+    int report_created;          /* ... by this run (removed if the run stops at init) */
+    int warned_global_batch;
     double last_end;             /* end of the last recorded blocked interval, any thread */
     long api_steps;              /* steps the API measured (ob_active.h); then the detector is ignored */
     long api_calls;              /* gradient allreduces per API step (the last one's) */
     long api_global_batch;       /* the API context's B */
-    int report_on;               /* rank 0's settings, the same on every rank: */
+    int report_on;               /* the same on every rank (ob_layer_agree): */
     int trace_on;                /* the finalize collectives must match */
+    struct {                     /* the last verdict of ob_layer_weighs_comm() */
+        MPI_Comm comm;
+        uint64_t context;
+        unsigned long generation;
+        int weighs;
+    } congruent;
 } ob_layer_state;
 
-static ob_layer_state ob_layer = { .lock = PTHREAD_MUTEX_INITIALIZER };
+static ob_layer_state ob_layer = { .lock = PTHREAD_MUTEX_INITIALIZER, .report_fd = -1 };
+
+/* Set when a rank could not start the layer (ob_layer_agree). */
+static int ob_layer_start_failed;
+
+/* Values shown in a disagreement line; settings the agreement can carry. */
+#define OB_LAYER_VALUE_MAX 160
+
+static int ob_layer_world_size(void)
+{
+    int size = 1;
+
+    PMPI_Comm_size(MPI_COMM_WORLD, &size);
+    return size;
+}
 
 /* The process's rank before MPI is up, from the launcher's environment
  * (Open MPI, PMIx, PMI, Slurm); -1 when none says. */
@@ -73,27 +100,155 @@ static int ob_layer_env_rank(void)
     return -1;
 }
 
+/* The outcome of parsing the settings, before PMPI_Init. */
+static int ob_layer_config_status = OMNIBATCH_SUCCESS;
+
+/* Set when MPI_Init or MPI_Init_thread passed through the layer. */
+static int ob_layer_saw_init;
+
 /*
- * The settings are checked before PMPI_Init, not after: every rank reads
- * the same environment (mpirun -x), so every rank reaches the same verdict
- * alone, with no collective that could hang if the ranks disagreed, and a
- * run with a bad value stops before MPI or the code does anything.  The
- * launcher's rank variable lets rank 0 alone print the line; the exit
- * status tells the launcher, which ends the job.
+ * At exit: a preloaded library that never saw MPI_Init in a process where
+ * MPI ran was bypassed -- Fortran's `use mpi_f08` bindings call Open MPI's
+ * internals, not MPI_Init -- and would otherwise stay silent about having
+ * measured nothing.  Said once, by rank 0 (or a process of unknown rank);
+ * a process that never started MPI (a shell the job runs) says nothing.
+ */
+__attribute__((destructor)) static void ob_layer_at_exit(void)
+{
+    const char *preload = getenv("LD_PRELOAD");
+    int initialized = 0, finalized = 0;
+
+    if (ob_layer_saw_init || NULL == preload || NULL == strstr(preload, "omnibatch")
+        || ob_layer_env_rank() > 0) {
+        return;
+    }
+    PMPI_Initialized(&initialized);
+    PMPI_Finalized(&finalized);
+    if (initialized || finalized) {
+        ob_log_warn("this process ran MPI, but its MPI_Init did not pass through the preloaded "
+                    "layer (Fortran's use mpi_f08 is not intercepted; use mpif.h or the mpi "
+                    "module): nothing was measured, reported or traced");
+    }
+}
+
+/*
+ * The settings are read before PMPI_Init, but judged after it, in
+ * ob_layer_agree(): a rank's bad value, or a setting that differs between
+ * ranks, can only be told to every rank through MPI.  A rank stopping on
+ * its own before PMPI_Init left only the launcher's exit box when the bad
+ * value was not rank 0's.
  */
 void ob_layer_preinit(void)
 {
     const ob_config *cfg;
-    int env_rank = ob_layer_env_rank();
 
-    ob_log_set_rank(env_rank);
-    if (OMNIBATCH_SUCCESS != ob_config_global(&cfg)) {
-        if (env_rank <= 0) {
+    ob_layer_saw_init = 1;
+    ob_log_set_rank(ob_layer_env_rank());
+    ob_layer_config_status = ob_config_global(&cfg);
+    ob_log_set_debug(cfg->debug);
+}
+
+static void ob_layer_abandon_outputs(void);
+
+/* Every rank, enabled or not, stops here together: nobody returns from
+ * MPI_Init into a run whose ranks would disagree on the layer's collectives. */
+static void ob_layer_stop(void)
+{
+    ob_layer_abandon_outputs();
+    PMPI_Finalize();
+    exit(EXIT_FAILURE);
+}
+
+/* Layout of the agreement vector (int64, MPI_MAX). */
+enum {
+    OB_AGREE_BAD_RANK = 0,       /* INT64_MAX - the lowest rank whose settings did not parse */
+    OB_AGREE_START_FAILED = 1,   /* 1 when a rank could not start the layer */
+    OB_AGREE_OUTPUT_FAILED = 2,  /* INT64_MAX - the lowest rank whose output cannot be written */
+    OB_AGREE_HASHES = 3          /* per setting: its hash, then OB_CONFIG_HASH_TOP - hash */
+};
+
+/* Setting \p k differs: the lowest ranks holding its least and largest
+ * hash find each other (one more allreduce, one broadcast) and the lower
+ * of the two prints both values. */
+static void ob_layer_disagree(const ob_config *cfg, size_t k, int64_t lo, int64_t hi, int rank)
+{
+    int64_t mine = (int64_t) ob_config_hash(cfg, k);
+    int who[2] = { mine == lo ? INT32_MAX - rank : -1, mine == hi ? INT32_MAX - rank : -1 };
+    char my_value[OB_LAYER_VALUE_MAX], other_value[OB_LAYER_VALUE_MAX];
+    int rank_lo, rank_hi, printer, other;
+
+    PMPI_Allreduce(MPI_IN_PLACE, who, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    rank_lo = INT32_MAX - who[0];
+    rank_hi = INT32_MAX - who[1];
+    printer = rank_lo < rank_hi ? rank_lo : rank_hi;
+    other = rank_lo < rank_hi ? rank_hi : rank_lo;
+    ob_config_value(cfg, k, my_value, sizeof my_value);
+    memcpy(other_value, my_value, sizeof other_value);
+    PMPI_Bcast(other_value, (int) sizeof other_value, MPI_CHAR, other, MPI_COMM_WORLD);
+    if (rank == printer) {
+        ob_log_error("%s differs between ranks: rank %d has '%s', rank %d has '%s'; expected the "
+                     "same value on every rank (mpirun -x %s=...)", ob_config_name(k), printer,
+                     my_value, other, other_value, ob_config_name(k));
+    }
+}
+
+/*
+ * One collective that every rank runs inside MPI_Init, enabled or not:
+ * whether every rank's settings parsed, whether each could start the layer
+ * and open its output, and, for every setting that must agree, the least
+ * and largest hash over the ranks.  On MPI_COMM_WORLD, since a disabled
+ * rank has no private communicator and duplicating one is itself a
+ * collective the ranks would first have to agree on; inside MPI_Init the
+ * application has no operation of its own on MPI_COMM_WORLD yet, so
+ * nothing can match it.  Any failure stops every rank with one line.
+ */
+static void ob_layer_agree(const ob_config *cfg, int start_ok, int output_ok)
+{
+    size_t n = ob_config_count();
+    int64_t v[OB_AGREE_HASHES + 2 * OB_CONFIG_MAX_VARS];
+    int rank = 0;
+    size_t len = OB_AGREE_HASHES + 2 * n;
+
+    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    v[OB_AGREE_BAD_RANK] = OMNIBATCH_SUCCESS == ob_layer_config_status ? -1 : INT64_MAX - rank;
+    v[OB_AGREE_START_FAILED] = !start_ok;
+    v[OB_AGREE_OUTPUT_FAILED] = output_ok ? -1 : INT64_MAX - rank;
+    for (size_t k = 0; k < n; k++) {
+        uint64_t h = ob_config_hash(cfg, k);
+
+        v[OB_AGREE_HASHES + 2 * k] = (int64_t) h;
+        v[OB_AGREE_HASHES + 2 * k + 1] = (int64_t) (OB_CONFIG_HASH_TOP - h);
+    }
+    PMPI_Allreduce(MPI_IN_PLACE, v, (int) len, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
+    if (v[OB_AGREE_BAD_RANK] >= 0) {
+        if (INT64_MAX - v[OB_AGREE_BAD_RANK] == rank) {
+            ob_config_global(NULL);
             ob_log_error("%s", ob_last_error());
         }
-        exit(EXIT_FAILURE);
+        ob_layer_stop();
     }
-    ob_log_set_debug(cfg->debug);
+    for (size_t k = 0; k < n; k++) {
+        int64_t hi = v[OB_AGREE_HASHES + 2 * k];
+        int64_t lo = (int64_t) OB_CONFIG_HASH_TOP - v[OB_AGREE_HASHES + 2 * k + 1];
+
+        if (lo != hi) {
+            ob_layer_disagree(cfg, k, lo, hi, rank);
+            ob_layer_stop();
+        }
+    }
+    if (v[OB_AGREE_OUTPUT_FAILED] >= 0) {
+        /* The rank that failed printed its line. */
+        ob_layer_stop();
+    }
+    if (cfg->enable && OMNIBATCH_SUCCESS != ob_config_check_ranks(cfg, ob_layer_world_size())) {
+        if (0 == rank) {
+            ob_log_error("%s", ob_last_error());
+        }
+        ob_layer_stop();
+    }
+    if (v[OB_AGREE_START_FAILED] > 0) {
+        ob_layer_start_failed = 1;
+    }
 }
 
 static void ob_layer_count_step(ob_layer_state *L, const ob_step_record *rec)
@@ -106,7 +261,7 @@ static void ob_layer_count_step(ob_layer_state *L, const ob_step_record *rec)
     if (L->trace_on) {
         ob_trace_row row = { rec->index, rec->batch, rec->compute, rec->blocked };
 
-        ob_trace_append(&L->trace, &row);
+        ob_ts_row(&row, ob_layer_clock());
     }
     ob_log_debug(3, "step %ld: %ld calls, batch %ld, compute %.6f s, blocked %.6f s", rec->index,
                  rec->calls, rec->batch, rec->compute, rec->blocked);
@@ -143,21 +298,98 @@ static void ob_layer_on_api_step(long batch, long global_batch, long calls, doub
         rec.calls = calls;
         L->api_calls = calls;
         L->api_global_batch = global_batch;
+        if (L->cfg->global_batch > 0 && L->cfg->global_batch != global_batch
+            && !L->warned_global_batch) {
+            L->warned_global_batch = 1;
+            ob_log_warn_rank0("OMNIBATCH_GLOBAL_BATCH='%ld' differs from the global batch %ld of "
+                              "the omnibatch context; the report uses the context's %ld",
+                              L->cfg->global_batch, global_batch, global_batch);
+        }
         ob_layer_count_step(L, &rec);
     }
     pthread_mutex_unlock(&L->lock);
+}
+
+/* Rank 0 opens what it will write, now, so that a path that cannot be
+ * written stops the run before its first step, not after it; the same file
+ * under two names (./x and x, a symlink) is caught by what they open. */
+static int ob_layer_open_outputs(ob_layer_state *L, const ob_config *cfg)
+{
+    int ok = 1;
+
+    if (0 != L->rank) {
+        return 1;
+    }
+    if (OB_REPORT_OFF != cfg->report && '\0' != cfg->report_file[0]) {
+        L->report_fd = ob_writer_open_fd(cfg->report_file, "OMNIBATCH_REPORT_FILE",
+                                         &L->report_created);
+        if (L->report_fd < 0) {
+            ob_log_error("%s", ob_last_error());
+            ok = 0;
+        }
+    }
+    if (ok && '\0' != cfg->trace_file[0]) {
+        if (OMNIBATCH_SUCCESS != ob_writer_open(&L->trace_out, cfg->trace_file, "OMNIBATCH_TRACE",
+                                                0, ob_layer_clock())) {
+            ob_log_error("%s", ob_last_error());
+            ok = 0;
+        } else if (L->report_fd >= 0) {
+            ob_writer report;
+
+            ob_writer_init(&report);
+            report.fd = L->report_fd;
+            if (ob_writer_same_file(&L->trace_out, &report)) {
+                ob_log_error("OMNIBATCH_TRACE='%s' and OMNIBATCH_REPORT_FILE='%s' are the same "
+                             "file: expected two different files", cfg->trace_file,
+                             cfg->report_file);
+                ok = 0;
+            }
+        }
+    }
+    return ok;
+}
+
+/* The run goes ahead: the files are emptied, and the trace gets its
+ * header at once, so that it shows a trace from the start.  A failure
+ * here only costs that output (a warning), as later write errors do. */
+static void ob_layer_start_outputs(ob_layer_state *L)
+{
+    if (L->report_fd >= 0 && OMNIBATCH_SUCCESS != ob_writer_truncate_fd(L->report_fd, L->cfg->report_file)) {
+        ob_log_warn("report: %s", ob_last_error());
+    }
+    if (L->trace_out.fd >= 0) {
+        int rc = ob_writer_start(&L->trace_out);
+
+        if (OMNIBATCH_SUCCESS == rc) {
+            ob_writer_append(&L->trace_out, OB_TRACE_HEADER, sizeof OB_TRACE_HEADER - 1);
+            rc = ob_writer_flush(&L->trace_out, ob_layer_clock());
+        }
+        if (OMNIBATCH_SUCCESS != rc) {
+            ob_log_warn("trace: %s", ob_last_error());
+        }
+    }
+}
+
+/* The run stops at init, or the layer stays off: what init created goes. */
+static void ob_layer_abandon_outputs(void)
+{
+    ob_layer_state *L = &ob_layer;
+
+    ob_writer_abandon(&L->trace_out);
+    if (L->report_fd >= 0) {
+        close(L->report_fd);
+        L->report_fd = -1;
+        ob_writer_forget(L->cfg->report_file, &L->report_created);
+    }
 }
 
 void ob_layer_postinit(int thread_provided)
 {
     ob_layer_state *L = &ob_layer;
     const ob_config *cfg;
-    int flags[3], ok;
+    int start_ok = 1, output_ok = 1;
 
     ob_config_global(&cfg);
-    if (!cfg->enable) {
-        return;
-    }
     L->cfg = cfg;
     L->thread_level = thread_provided;
     L->origin_ns = ob_now_ns();
@@ -165,39 +397,42 @@ void ob_layer_postinit(int thread_provided)
     PMPI_Comm_rank(MPI_COMM_WORLD, &L->rank);
     PMPI_Comm_size(MPI_COMM_WORLD, &L->size);
     ob_log_set_rank(L->rank);
-    if (MPI_SUCCESS != PMPI_Comm_dup(MPI_COMM_WORLD, &L->comm)) {
-        ob_log_warn_rank0("cannot duplicate MPI_COMM_WORLD: the layer stays off");
-        return;
+    ob_writer_init(&L->trace_out);
+    if (cfg->enable && OMNIBATCH_SUCCESS == ob_layer_config_status) {
+        start_ok = OMNIBATCH_SUCCESS
+                == ob_stepdetect_create(cfg->calls_per_step, ob_layer_on_step, L, &L->det);
+        if (!start_ok) {
+            ob_log_warn("%s", ob_last_error());
+        }
+        output_ok = ob_layer_open_outputs(L, cfg);
     }
-    PMPI_Comm_set_name(L->comm, "omnibatch");
-    ok = OMNIBATCH_SUCCESS == ob_stepdetect_create(cfg->calls_per_step, ob_layer_on_step, L, &L->det);
-    if (!ok) {
-        ob_log_warn("%s", ob_last_error());
-    }
-    /* What MPI_Finalize gathers follows rank 0's settings on every rank,
-     * and the layer starts everywhere or nowhere: a rank that took part
-     * in fewer collectives than the others would hang them.  One MAX
-     * allreduce carries both: rank 0's two flags (the others give -1) and
-     * -ok (so any rank's failure wins).  Not a broadcast: after an MPI_Bcast,
-     * Open MPI 4.1's shared-memory path runs every later small
-     * MPI_Allreduce of the application about 100 ns slower (measured with
-     * bench/overhead), a cost the layer must not leave behind. */
-    flags[0] = 0 == L->rank ? OB_REPORT_OFF != cfg->report : -1;
-    flags[1] = 0 == L->rank ? '\0' != cfg->trace_file[0] : -1;
-    flags[2] = -ok;
-    PMPI_Allreduce(MPI_IN_PLACE, flags, 3, MPI_INT, MPI_MAX, L->comm);
-    L->report_on = flags[0];
-    L->trace_on = flags[1];
-    ok = -flags[2];
-    if (!ok) {
-        ob_log_warn_rank0("the layer stays off: a rank could not start it");
+    /* Returns only when every rank's settings are good and the same. */
+    ob_layer_agree(cfg, start_ok, output_ok);
+    if (!cfg->enable || ob_layer_start_failed) {
+        if (cfg->enable) {
+            ob_log_warn_rank0("the layer stays off: a rank could not start it");
+        }
         ob_stepdetect_destroy(L->det);
         L->det = NULL;
-        PMPI_Comm_free(&L->comm);
+        ob_layer_abandon_outputs();
         return;
     }
+    if (MPI_SUCCESS != PMPI_Comm_dup(MPI_COMM_WORLD, &L->comm)) {
+        ob_log_warn_rank0("cannot duplicate MPI_COMM_WORLD: the layer stays off");
+        ob_stepdetect_destroy(L->det);
+        L->det = NULL;
+        ob_layer_abandon_outputs();
+        return;
+    }
+    ob_layer_start_outputs(L);
+    PMPI_Comm_set_name(L->comm, "omnibatch");
+    L->report_on = OB_REPORT_OFF != cfg->report;
+    L->trace_on = '\0' != cfg->trace_file[0];
+    L->congruent.comm = MPI_COMM_NULL;
     ob_rank_stats_init(&L->stats, L->rank);
-    ob_trace_init(&L->trace, L->trace_on ? ob_trace_rank_limit(L->size) : 0);
+    if (L->trace_on) {
+        ob_ts_start(L->comm, L->rank, L->size, &L->trace_out);
+    }
     ob_req_init();
     ob_gate.min_bytes = cfg->min_bytes;
     ob_gate.min_count = (long) ((cfg->min_bytes + 7) / 8);
@@ -243,6 +478,9 @@ void ob_layer_record_call(MPI_Comm comm, int count, int elem, double t0, double 
     pthread_mutex_lock(&L->lock);
     if (L->started) {
         ob_stepdetect_call(L->det, &sig, ob_layer_clip(L, t0, t1), t1, batch);
+        if (L->trace_on) {
+            ob_ts_tick(t1);
+        }
     }
     pthread_mutex_unlock(&L->lock);
 }
@@ -257,8 +495,63 @@ void ob_layer_record_wait(uint64_t comm, double t0, double t1)
     pthread_mutex_lock(&L->lock);
     if (L->started) {
         ob_stepdetect_wait(L->det, comm, ob_layer_clip(L, t0, t1), t1);
+        if (L->trace_on) {
+            ob_ts_tick(t1);
+        }
     }
     pthread_mutex_unlock(&L->lock);
+}
+
+/* Does a gradient on \p comm belong to the context's reduction: a
+ * communicator of more than one rank congruent with (or the same as) the
+ * context's?  PMPI_Comm_compare walks both groups, so the verdict is kept
+ * for the communicator last asked about (the pattern follows one), and
+ * asked again when the context changes.  Called with the lock held. */
+static int ob_layer_weighs_comm(ob_layer_state *L, MPI_Comm comm, uint64_t context,
+                                unsigned long generation)
+{
+    int result = MPI_UNEQUAL, size = 0;
+
+    if (L->congruent.comm == comm && L->congruent.context == context
+        && L->congruent.generation == generation) {
+        return L->congruent.weighs;
+    }
+    if (MPI_SUCCESS != PMPI_Comm_compare(comm, (MPI_Comm) (uintptr_t) context, &result)
+        || MPI_SUCCESS != PMPI_Comm_size(comm, &size)) {
+        result = MPI_UNEQUAL;
+    }
+    L->congruent.comm = comm;
+    L->congruent.context = context;
+    L->congruent.generation = generation;
+    L->congruent.weighs = (MPI_IDENT == result || MPI_CONGRUENT == result) && size > 1;
+    ob_log_debug(2, "gradients on communicator %#llx %s weighted", (unsigned long long) (uintptr_t) comm,
+                 L->congruent.weighs ? "are" : "are not");
+    return L->congruent.weighs;
+}
+
+int ob_layer_weighs(MPI_Comm comm, int count, int elem, double t0, uint64_t context,
+                    unsigned long generation)
+{
+    ob_layer_state *L = &ob_layer;
+    ob_call_sig sig;
+    int weighs = 0;
+
+    if (!__atomic_load_n(&ob_gate.measure, __ATOMIC_RELAXED)) {
+        return 0;
+    }
+    sig.comm = (uint64_t) (uintptr_t) comm;
+    sig.count = count;
+    sig.elem = elem;
+    pthread_mutex_lock(&L->lock);
+    if (L->started && NULL != L->det) {
+        /* The gap the recorder will see: t0 clipped as ob_layer_clip does. */
+        double t = t0 < L->last_end ? L->last_end : t0;
+
+        weighs = ob_stepdetect_expects(L->det, &sig, t)
+              && ob_layer_weighs_comm(L, comm, context, generation);
+    }
+    pthread_mutex_unlock(&L->lock);
+    return weighs;
 }
 
 void ob_layer_pcontrol(int level)
@@ -305,28 +598,6 @@ static void ob_layer_describe_rank(ob_layer_state *L)
     }
 }
 
-static FILE *ob_layer_open(const char *path, const char *what)
-{
-    FILE *f;
-
-    if ('\0' == path[0]) {
-        return stderr;
-    }
-    f = fopen(path, "w");
-    if (NULL == f) {
-        ob_log_warn("cannot write the %s to %s; writing it to stderr", what, path);
-        return stderr;
-    }
-    return f;
-}
-
-static void ob_layer_close(FILE *f)
-{
-    if (stderr != f) {
-        fclose(f);
-    }
-}
-
 /* Whether rank 0 could allocate what it receives: one int broadcast, so
  * that every rank skips the gather together instead of hanging. */
 static int ob_layer_root_ok(ob_layer_state *L, int ok)
@@ -335,74 +606,24 @@ static int ob_layer_root_ok(ob_layer_state *L, int ok)
     return ok;
 }
 
-/* Rank 0 gets every rank's trace rows (PMPI_Gatherv on the private
- * communicator) and writes the CSV; the rows fit OB_TRACE_MAX_ROWS. */
-static long ob_layer_gather_trace(ob_layer_state *L)
+/* The report's file, opened at init (ob_layer_open_outputs), or stderr. */
+static FILE *ob_layer_report_stream(ob_layer_state *L)
 {
-    long long mine[2] = { (long long) L->trace.n, (long long) L->trace.dropped };
-    long long *all = NULL;
-    int *bytes = NULL, *displs = NULL;
-    long *counts = NULL;
-    ob_trace_row *rows = NULL;
-    long dropped = 0;
-    long total = 0;
-    int ok = 1;
+    FILE *f;
 
-    if (0 == L->rank) {
-        all = malloc(2 * (size_t) L->size * sizeof *all);
-        ok = NULL != all;
+    if (L->report_fd < 0) {
+        return stderr;
     }
-    if (!ob_layer_root_ok(L, ok)) {
-        goto fail;
+    f = fdopen(L->report_fd, "w");
+    if (NULL == f) {
+        ob_log_warn("cannot write the report to %s: %s; writing it to stderr", L->cfg->report_file,
+                    strerror(errno));
+        close(L->report_fd);
+        L->report_fd = -1;
+        return stderr;
     }
-    PMPI_Gather(mine, 2, MPI_LONG_LONG, all, 2, MPI_LONG_LONG, 0, L->comm);
-    if (0 == L->rank) {
-        bytes = malloc((size_t) L->size * sizeof *bytes);
-        displs = malloc((size_t) L->size * sizeof *displs);
-        counts = malloc((size_t) L->size * sizeof *counts);
-        ok = NULL != bytes && NULL != displs && NULL != counts;
-        for (int r = 0; ok && r < L->size; r++) {
-            counts[r] = (long) all[2 * r];
-            dropped += (long) all[2 * r + 1];
-            displs[r] = (int) ((size_t) total * sizeof *rows);
-            bytes[r] = (int) ((size_t) counts[r] * sizeof *rows);
-            total += counts[r];
-        }
-        if (ok) {
-            rows = malloc((size_t) (total > 0 ? total : 1) * sizeof *rows);
-            ok = NULL != rows;
-        }
-    }
-    if (!ob_layer_root_ok(L, ok)) {
-        goto fail;
-    }
-    PMPI_Gatherv(L->trace.rows, (int) ((size_t) L->trace.n * sizeof *L->trace.rows), MPI_BYTE,
-                 rows, bytes, displs, MPI_BYTE, 0, L->comm);
-    if (0 == L->rank) {
-        FILE *f = fopen(L->cfg->trace_file, "w");
-
-        if (NULL == f) {
-            ob_log_warn("cannot write the trace to %s", L->cfg->trace_file);
-        } else {
-            if (OMNIBATCH_SUCCESS != ob_trace_write(f, rows, counts, L->size)) {
-                ob_log_warn("trace %s: %s", L->cfg->trace_file, ob_last_error());
-            }
-            fclose(f);
-        }
-    }
-    goto done;
-
-fail:
-    if (0 == L->rank) {
-        ob_log_warn("no memory to gather the trace; %s not written", L->cfg->trace_file);
-    }
-done:
-    free(all);
-    free(bytes);
-    free(displs);
-    free(counts);
-    free(rows);
-    return dropped;
+    L->report_fd = -1;
+    return f;
 }
 
 static void ob_layer_write_report(ob_layer_state *L, const ob_rank_stats *all, long dropped)
@@ -411,9 +632,14 @@ static void ob_layer_write_report(ob_layer_state *L, const ob_rank_stats *all, l
     ob_report_settings settings;
     ob_report rep;
     FILE *f;
+    int rc;
 
-    /* A code on the API has told its global batch; the setting, if given, wins. */
-    settings.global_batch = cfg->global_batch > 0 ? cfg->global_batch : L->api_global_batch;
+    /* A code on the API has told its global batch, the one that ran (a
+     * differing setting was warned about). */
+    settings.global_batch = L->api_global_batch > 0 ? L->api_global_batch : cfg->global_batch;
+    settings.min_batch = cfg->min_batch;
+    settings.max_batch = cfg->max_batch;
+    settings.granularity = cfg->granularity;
     settings.steps_from_api = L->api_steps > 0;
     settings.warmup = cfg->warmup;
     settings.min_bytes = cfg->min_bytes;
@@ -424,13 +650,15 @@ static void ob_layer_write_report(ob_layer_state *L, const ob_rank_stats *all, l
         ob_log_warn("report: %s", ob_last_error());
         return;
     }
-    f = ob_layer_open(cfg->report_file, "report");
-    if (OB_REPORT_JSON == cfg->report) {
-        ob_report_write_json(f, &rep);
-    } else {
-        ob_report_write_text(f, &rep);
+    f = ob_layer_report_stream(L);
+    rc = OB_REPORT_JSON == cfg->report ? ob_report_write_json(f, &rep) : ob_report_write_text(f, &rep);
+    if (stderr != f && 0 != fclose(f) && OMNIBATCH_SUCCESS == rc) {
+        rc = ob_fail(OMNIBATCH_ERR_IO, "%s", strerror(errno));
     }
-    ob_layer_close(f);
+    if (OMNIBATCH_SUCCESS != rc) {
+        ob_log_warn("cannot write the report to %s: %s",
+                    stderr == f ? "stderr" : cfg->report_file, ob_last_error());
+    }
     ob_report_free(&rep);
 }
 
@@ -466,7 +694,9 @@ void ob_layer_finalize(void)
         }
     }
     if (L->trace_on) {
-        dropped = ob_layer_gather_trace(L);
+        pthread_mutex_lock(&L->lock);
+        dropped = (long) ob_ts_finish(ob_layer_clock());
+        pthread_mutex_unlock(&L->lock);
     }
     if (report && 0 == L->rank && NULL != all) {
         ob_layer_write_report(L, all, dropped);
@@ -477,8 +707,11 @@ void ob_layer_finalize(void)
     L->started = 0;
     ob_stepdetect_destroy(L->det);
     L->det = NULL;
-    ob_trace_free(&L->trace);
     pthread_mutex_unlock(&L->lock);
+    if (L->report_fd >= 0) {
+        close(L->report_fd);
+        L->report_fd = -1;
+    }
     ob_req_cleanup();
     ob_weight_cleanup();
     PMPI_Comm_free(&L->comm);

@@ -13,6 +13,7 @@ libomnibatch_la_SOURCES += \
 	%reldir%/fortran.c \
 	%reldir%/layer.c \
 	%reldir%/requests.c \
+	%reldir%/tracestream.c \
 	%reldir%/weight.c
 libomnibatch_la_CPPFLAGS += -I$(top_srcdir)/%reldir% -I$(top_builddir)/%reldir%
 

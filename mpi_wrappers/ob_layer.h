@@ -91,6 +91,15 @@ double ob_layer_clock(void);
 /** \brief Record a recognised allreduce that blocked from t0 to t1. */
 void ob_layer_record_call(MPI_Comm comm, int count, int elem, double t0, double t1, long batch);
 
+/**
+ * \brief Is a gradient allreduce entered at \p t0 to be weighted?  Only while measuring
+ *        (MPI_Pcontrol), when it is one of the learned per-step pattern's calls in a whole
+ *        step (ob_stepdetect_expects()), on a communicator of more than one rank congruent
+ *        with the context's \p context (of generation \p generation, ob_active.h).
+ */
+int ob_layer_weighs(MPI_Comm comm, int count, int elem, double t0, uint64_t context,
+                    unsigned long generation);
+
 /** \brief Record time blocked completing recognised requests on \p comm. */
 void ob_layer_record_wait(uint64_t comm, double t0, double t1);
 
@@ -99,25 +108,45 @@ void ob_layer_record_wait(uint64_t comm, double t0, double t1);
 /**
  * \brief Prepare a recognised gradient for weighting (OMNIBATCH_WEIGHT).
  *
- * With an API context publishing the running step, scales this rank's data
+ * With an API context publishing the running step, and for a call that
+ * ob_layer_weighs() accepts, scales this rank's data
  * by b_i / B (mean) or P * b_i / B (divide-by-P): an MPI_IN_PLACE buffer in
  * place, otherwise into \p *scratch (grown to fit, never shrunk), which the
  * caller then sends; the user's send buffer is never written.
  *
  * \param[in,out] sendbuf   the buffer to send: replaced by the scratch when scaled there.
  * \param[in,out] scratch, cap  the caller's reusable buffer.
+ * \param[in] t0            when the call was entered (ob_layer_clock()).
  * \param[out] batch        the running step's local batch, or -1.
  * \return 0 on success (also when nothing was scaled); -1 when scratch could not be had
  *         (the call then passes through unweighted, with a warning once).
  */
 int ob_weight_prepare(const void **sendbuf, void *recvbuf, int count, int elem, MPI_Comm comm,
-                      void **scratch, size_t *cap, long *batch);
+                      double t0, void **scratch, size_t *cap, long *batch);
 
 /** \brief This thread's scratch for blocking calls. */
 void ob_weight_thread_scratch(void ***scratch, size_t **cap);
 
 /** \brief Free the calling thread's scratch (at MPI_Finalize). */
 void ob_weight_cleanup(void);
+
+/* ------------------------------------------------------------ tracestream.c */
+
+struct ob_writer;
+struct ob_trace_row;
+
+/** \brief Start streaming the trace on \p comm (the layer's own); rank 0 writes to \p out. */
+void ob_ts_start(MPI_Comm comm, int rank, int size, struct ob_writer *out);
+
+/** \brief One step's row of this rank (called under the layer's lock, like the two below). */
+void ob_ts_row(const struct ob_trace_row *row, double now);
+
+/** \brief Send a chunk that waited long enough; rank 0: take what arrived, write out when due. */
+void ob_ts_tick(double now);
+
+/** \brief At MPI_Finalize, on every rank: send or receive what is left, close the file.
+ *  \return rank 0: the rows dropped over all ranks (else this rank's). */
+long long ob_ts_finish(double now);
 
 /* ---------------------------------------------------------- collectives.c */
 

@@ -6,7 +6,11 @@
  * proportion to its batch: the sum of (b_i / B) g_i is the gradient of the
  * whole global batch.  Only recognised gradient allreduces are touched, and
  * only while an API context publishes the running step (ob_active.h): the
- * layer cannot know b_i otherwise.
+ * layer cannot know b_i otherwise.  Of those, only the step's gradient
+ * reduction: a call of the learned per-step pattern, in a whole step, on a
+ * communicator of more than one rank congruent with the context's
+ * (ob_layer_weighs()).  A metric on MPI_COMM_SELF or a sub-communicator,
+ * or any call before the pattern is known, passes through unchanged.
  */
 #include "config.h"
 
@@ -51,7 +55,8 @@ void ob_weight_cleanup(void)
 }
 
 /* The factor for this rank's gradient, or 0 when it is not to be weighted. */
-static int ob_weight_factor(MPI_Comm comm, long *batch, double *factor)
+static int ob_weight_factor(MPI_Comm comm, int count, int elem, double t0, long *batch,
+                            double *factor)
 {
     const ob_config *cfg;
     ob_active_batch b;
@@ -67,7 +72,8 @@ static int ob_weight_factor(MPI_Comm comm, long *batch, double *factor)
         return 0;
     }
     *batch = b.local;
-    if (!cfg->weight || b.total <= 0 || b.local < 0) {
+    if (!cfg->weight || b.total <= 0 || b.local < 0
+        || !ob_layer_weighs(comm, count, elem, t0, b.comm, b.generation)) {
         return 0;
     }
     /* An unmodified code usually averages the sum over P itself (PyTorch
@@ -104,12 +110,12 @@ static void ob_weight_scale(void *dst, const void *src, int count, int elem, dou
 }
 
 int ob_weight_prepare(const void **sendbuf, void *recvbuf, int count, int elem, MPI_Comm comm,
-                      void **scratch, size_t *cap, long *batch)
+                      double t0, void **scratch, size_t *cap, long *batch)
 {
     double factor = 1.0;
     size_t bytes = (size_t) count * (size_t) elem;
 
-    if (!ob_weight_factor(comm, batch, &factor)) {
+    if (!ob_weight_factor(comm, count, elem, t0, batch, &factor)) {
         return 0;
     }
     /* The CPU must not read a CUDA-aware code's device buffer: asked only

@@ -208,6 +208,7 @@ OMNIBATCH_EXPORT int omnibatch_next_step(omnibatch_t ctx, omnibatch_step *step)
     active.convention = OMNIBATCH_GRAD_DIVIDE_BY_P == c->opt.convention ? OB_CONVENTION_DIVIDE_BY_P
                                                                         : OB_CONVENTION_MEAN;
     active.step = gs;
+    active.comm = (uint64_t) (uintptr_t) c->comm;
     ob_active_publish(&active);
 
     c->next_global_step = gs + 1;

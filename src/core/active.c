@@ -15,11 +15,18 @@
 static pthread_mutex_t ob_active_lock = PTHREAD_MUTEX_INITIALIZER;
 static ob_active_batch ob_active_value;
 static int ob_active_valid = 0;
+static unsigned long ob_active_generation = 0;
 
 void ob_active_publish(const ob_active_batch *batch)
 {
     pthread_mutex_lock(&ob_active_lock);
+    /* A publish after a clear (or the first one) may come from another
+     * context, whose communicator handle may equal a freed one's. */
+    if (!ob_active_valid) {
+        ob_active_generation++;
+    }
     ob_active_value = *batch;
+    ob_active_value.generation = ob_active_generation;
     ob_active_valid = 1;
     pthread_mutex_unlock(&ob_active_lock);
 }

@@ -13,6 +13,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,7 +119,10 @@ static const ob_var ob_vars[] = {
       .kind = OB_VAR_LONG, .offset = OB_OFF(global_batch), .min = 1, .max = OB_CONFIG_BATCH_LIMIT,
       .zero_means = "unknown",
       .meaning = "Preload mode: the global batch of the unmodified code, so the report can give the "
-                 "split in samples; at least OMNIBATCH_MIN_BATCH; 0: unknown." },
+                 "split in samples; 0: unknown. Checked at start-up against the ranks: at least "
+                 "OMNIBATCH_MIN_BATCH times P, at most OMNIBATCH_MAX_BATCH times P, at least "
+                 "OMNIBATCH_GRANULARITY. An API context's global batch wins (a different value is "
+                 "warned about)." },
     { .name = "OMNIBATCH_MIN_BYTES", .default_value = OB_STR(OB_DEFAULT_MIN_BYTES),
       .kind = OB_VAR_BYTES, .offset = OB_OFF(min_bytes), .min = 1, .max = (long) OB_CONFIG_BYTES_LIMIT,
       .meaning = "Preload mode: least payload, in bytes, of an allreduce taken for a gradient allreduce." },
@@ -128,8 +132,10 @@ static const ob_var ob_vars[] = {
       .meaning = "Preload mode: gradient allreduces per training step (bucketed codes issue several); "
                  "0: found from the repeating pattern." },
     { .name = "OMNIBATCH_WEIGHT", .default_value = "off", .kind = OB_VAR_BOOL, .offset = OB_OFF(weight),
-      .meaning = "Preload mode: scale the recognised gradient allreduces by each rank's share of the "
-                 "global batch." },
+      .meaning = "Preload mode: scale each rank's gradient by its share of the global batch, for a "
+                 "code that takes its batch from the API but reduces itself: only the learned step's "
+                 "gradient allreduces on the API context's communicator (or a congruent one), never "
+                 "before the step's pattern is known." },
     { .name = "OMNIBATCH_CONVENTION", .default_value = "auto",
       .kind = OB_VAR_CHOICE, .offset = OB_OFF(convention), .choices = ob_convention_choices,
       .meaning = "What the code does with the summed gradient. mean: uses it as the gradient (each "
@@ -139,10 +145,12 @@ static const ob_var ob_vars[] = {
       .kind = OB_VAR_CHOICE, .offset = OB_OFF(report), .choices = ob_report_choices,
       .meaning = "Format of the report rank 0 writes at MPI_Finalize." },
     { .name = "OMNIBATCH_REPORT_FILE", .kind = OB_VAR_PATH, .offset = OB_OFF(report_file),
-      .meaning = "Where the report goes; unset: standard error." },
+      .meaning = "Where the report goes; unset: standard error. Opened at start-up: a path that "
+                 "cannot be written stops the run there." },
     { .name = "OMNIBATCH_TRACE", .kind = OB_VAR_PATH, .offset = OB_OFF(trace_file),
-      .meaning = "CSV file with one row per step and rank (step, rank, batch, compute_s, blocked_s); "
-                 "unset: no trace. Must differ from OMNIBATCH_REPORT_FILE." },
+      .meaning = "CSV file with one row per step and rank (step, rank, batch, compute_s, blocked_s), "
+                 "written as the run goes (rows reach it within a few seconds); unset: no trace. "
+                 "Opened at start-up; must be another file than OMNIBATCH_REPORT_FILE." },
     { .name = "OMNIBATCH_PRIOR", .default_value = "equal",
       .kind = OB_VAR_CHOICE, .offset = OB_OFF(prior), .choices = ob_prior_choices,
       .meaning = "First plan, before anything is measured: equal shares, or in proportion to the "
@@ -152,7 +160,8 @@ static const ob_var ob_vars[] = {
       .meaning = "Check at every exchange that all ranks computed the same plan." },
     { .name = "OMNIBATCH_DEBUG", .default_value = "0",
       .kind = OB_VAR_LEVEL, .offset = OB_OFF(debug), .min = 0, .max = OB_CONFIG_DEBUG_LIMIT,
-      .meaning = "Debug messages on standard error, more at each level (0: none)." },
+      .meaning = "Debug messages on standard error, more at each level (0: none). The one setting "
+                 "that may differ between ranks." },
 };
 
 #define OB_NVARS (sizeof ob_vars / sizeof ob_vars[0])
@@ -256,6 +265,10 @@ const char *ob_config_allowed(const char *name)
     }
     return NULL;
 }
+
+static const char *ob_choice_name(const ob_choice *choices, int value);
+
+_Static_assert(OB_NVARS <= OB_CONFIG_MAX_VARS, "the agreement at MPI_Init carries OB_CONFIG_MAX_VARS settings");
 
 /* The choice fields are written through int: an enum with these values has
  * int's size and representation. */
@@ -576,6 +589,128 @@ static int ob_check_together(const ob_config *cfg)
         return ob_fail(OMNIBATCH_ERR_CONFIG,
                        "OMNIBATCH_TRACE='%s': expected a file other than OMNIBATCH_REPORT_FILE",
                        shown);
+    }
+    return OMNIBATCH_SUCCESS;
+}
+
+/* ---- agreement between ranks ------------------------------------------------ */
+
+/* The one setting each rank may have its own: how much it says. */
+static int ob_var_per_rank(const ob_var *v)
+{
+    return OB_OFF(debug) == v->offset;
+}
+
+size_t ob_config_count(void)
+{
+    return OB_NVARS;
+}
+
+int ob_config_must_agree(size_t i)
+{
+    return i < OB_NVARS && !ob_var_per_rank(&ob_vars[i]);
+}
+
+const char *ob_config_name(size_t i)
+{
+    return i < OB_NVARS ? ob_vars[i].name : NULL;
+}
+
+void ob_config_value(const ob_config *cfg, size_t i, char *buf, size_t size)
+{
+    const ob_var *v;
+    const char *field;
+
+    if (0 == size) {
+        return;
+    }
+    buf[0] = '\0';
+    if (i >= OB_NVARS) {
+        return;
+    }
+    v = &ob_vars[i];
+    field = (const char *) cfg + v->offset;
+    switch (v->kind) {
+    case OB_VAR_BOOL:
+        snprintf(buf, size, "%s", *(const int *) (const void *) field ? "on" : "off");
+        break;
+    case OB_VAR_REAL:
+        snprintf(buf, size, "%.17g", *(const double *) (const void *) field);
+        break;
+    case OB_VAR_LONG:
+        snprintf(buf, size, "%ld", *(const long *) (const void *) field);
+        break;
+    case OB_VAR_LEVEL:
+        snprintf(buf, size, "%d", *(const int *) (const void *) field);
+        break;
+    case OB_VAR_BYTES:
+        snprintf(buf, size, "%zu", *(const size_t *) (const void *) field);
+        break;
+    case OB_VAR_CHOICE:
+        snprintf(buf, size, "%s", ob_choice_name(v->choices, *(const int *) (const void *) field));
+        break;
+    case OB_VAR_PATH:
+        if ('\0' == field[0]) {
+            snprintf(buf, size, "(unset)");
+        } else {
+            char shown[4 * OB_SHOWN_VALUE_MAX + 8];
+
+            ob_show_value(field, shown, sizeof shown);
+            snprintf(buf, size, "%s", shown);
+        }
+        break;
+    }
+}
+
+uint64_t ob_config_hash(const ob_config *cfg, size_t i)
+{
+    /* FNV-1a over the full value (a path is not cut as ob_config_value
+     * shows it), folded below OB_CONFIG_HASH_TOP. */
+    char value[PATH_MAX + 32];
+    uint64_t h = 14695981039346656037ULL;
+    const ob_var *v;
+
+    if (!ob_config_must_agree(i)) {
+        return 0;
+    }
+    v = &ob_vars[i];
+    if (OB_VAR_PATH == v->kind) {
+        snprintf(value, sizeof value, "%s", (const char *) cfg + v->offset);
+    } else {
+        ob_config_value(cfg, i, value, sizeof value);
+    }
+    for (const unsigned char *p = (const unsigned char *) value; '\0' != *p; p++) {
+        h ^= *p;
+        h *= 1099511628211ULL;
+    }
+    return h % OB_CONFIG_HASH_TOP;
+}
+
+int ob_config_check_ranks(const ob_config *cfg, int nranks)
+{
+    long B = cfg->global_batch;
+    long P = nranks;
+
+    if (B <= 0 || P <= 0) {
+        return OMNIBATCH_SUCCESS;
+    }
+    /* Each product stays below 2^61: both factors are at most 10^9 and 2^31. */
+    if (cfg->min_batch * P > B) {
+        return ob_fail(OMNIBATCH_ERR_CONFIG,
+                       "OMNIBATCH_MIN_BATCH='%ld': %ld ranks need at least %ld samples, more than "
+                       "OMNIBATCH_GLOBAL_BATCH=%ld; expected at most %ld", cfg->min_batch, P,
+                       cfg->min_batch * P, B, B / P);
+    }
+    if (0 != cfg->max_batch && cfg->max_batch * P < B) {
+        return ob_fail(OMNIBATCH_ERR_CONFIG,
+                       "OMNIBATCH_MAX_BATCH='%ld': %ld ranks hold at most %ld samples, fewer than "
+                       "OMNIBATCH_GLOBAL_BATCH=%ld; expected 0 (no limit) or at least %ld",
+                       cfg->max_batch, P, cfg->max_batch * P, B, (B + P - 1) / P);
+    }
+    if (cfg->granularity > B) {
+        return ob_fail(OMNIBATCH_ERR_CONFIG,
+                       "OMNIBATCH_GRANULARITY='%ld': expected at most OMNIBATCH_GLOBAL_BATCH=%ld",
+                       cfg->granularity, B);
     }
     return OMNIBATCH_SUCCESS;
 }

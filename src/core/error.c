@@ -55,6 +55,8 @@ OMNIBATCH_EXPORT const char *omnibatch_strerror(int code)
         return "ranks computed different plans";
     case OMNIBATCH_ERR_DEVICE:
         return "device buffer cannot be reduced";
+    case OMNIBATCH_ERR_IO:
+        return "cannot write an output file";
     default:
         return "unknown status code";
     }

@@ -10,12 +10,18 @@
 #ifndef OB_ACTIVE_H
 #define OB_ACTIVE_H
 
+#include <stdint.h>
+
 typedef struct ob_active_batch {
     long local;                  /* this rank's samples in the running step */
     long total;                  /* the step's global size (B, or less on an epoch's last step) */
     int nranks;                  /* ranks of the context's communicator */
     int convention;              /* the context's ob_convention (OB_CONVENTION_MEAN or _DIVIDE_BY_P) */
     long step;                   /* the context's global step counter */
+    uint64_t comm;               /* the context's private communicator (its handle value): the
+                                  * layer weights only calls on a congruent one */
+    unsigned long generation;    /* set by ob_active_get(): changes when a context replaces
+                                  * another (a handle value may then be reused) */
 } ob_active_batch;
 
 /** \brief Publish the running step (the API calls this). */

@@ -23,6 +23,7 @@
 #define OB_CONFIG_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <limits.h>
 
 /* Defaults, one place.  README's configuration table repeats them. */
@@ -164,5 +165,41 @@ const char *ob_config_allowed(const char *name);
  * without the NUL; call with (NULL, 0) to size a buffer.
  */
 size_t ob_config_markdown(char *buf, size_t size);
+
+/* ---- settings every rank must share ---- */
+
+/** ob_config_hash() values lie in [0, OB_CONFIG_HASH_TOP): an int64 MAX allreduce of h and
+ *  OB_CONFIG_HASH_TOP - h gives every setting's largest and least hash in one collective. */
+#define OB_CONFIG_HASH_TOP ((uint64_t) 1 << 62)
+
+/** Most variables the table may hold: the agreement at MPI_Init carries two int64 per variable
+ *  in a fixed array (config.c asserts the table fits). */
+#define OB_CONFIG_MAX_VARS 64
+
+/** \brief How many variables the table holds (rows 0 .. count-1 of ob_config_doc_at()). */
+size_t ob_config_count(void);
+
+/** \brief Must variable \p i have the same value on every rank?  All but OMNIBATCH_DEBUG. */
+int ob_config_must_agree(size_t i);
+
+/** \brief The name of variable \p i ("OMNIBATCH_GAIN"), NULL past the last. */
+const char *ob_config_name(size_t i);
+
+/**
+ * \brief Variable \p i's value in \p cfg, spelt one way whatever spelling set it (on/off,
+ *        %.17g, decimal, a choice's name, a path shown escaped and cut, "(unset)").
+ */
+void ob_config_value(const ob_config *cfg, size_t i, char *buf, size_t size);
+
+/** \brief A hash of variable \p i's value, in [0, OB_CONFIG_HASH_TOP); 0 when it need not agree. */
+uint64_t ob_config_hash(const ob_config *cfg, size_t i);
+
+/**
+ * \brief Rules that need the number of ranks (preload mode, OMNIBATCH_GLOBAL_BATCH given):
+ *        MIN_BATCH * P <= GLOBAL_BATCH, MAX_BATCH * P >= GLOBAL_BATCH (when set) and
+ *        GRANULARITY <= GLOBAL_BATCH.
+ * \return OMNIBATCH_SUCCESS, or OMNIBATCH_ERR_CONFIG with one line naming the variable.
+ */
+int ob_config_check_ranks(const ob_config *cfg, int nranks);
 
 #endif /* OB_CONFIG_H */

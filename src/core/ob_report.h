@@ -56,6 +56,9 @@ typedef struct ob_report_settings {
     long trace_dropped;          /* trace rows past the memory cap, all ranks */
     const char *trace_file;      /* "" or NULL: no trace */
     int steps_from_api;          /* 1: the API measured the steps (the code reduces through it) */
+    long min_batch;              /* bounds and granularity of a split in samples (OMNIBATCH_MIN_BATCH, */
+    long max_batch;              /* _MAX_BATCH, 0 = none, _GRANULARITY); 0 or 1 = none */
+    long granularity;
 } ob_report_settings;
 
 /** Derived figures of one rank. */

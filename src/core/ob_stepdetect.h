@@ -109,6 +109,16 @@ void ob_stepdetect_finish(ob_stepdetect *det);
  */
 int ob_stepdetect_pattern(const ob_stepdetect *det, long *calls_per_step, ob_step_rule *rule);
 
+/**
+ * \brief Would a gradient allreduce with signature \p sig, entered at \p t0, be one of the
+ *        learned pattern's calls, at its place in a whole step?  Asked before the call (to
+ *        decide whether to weight it), with the same t0 the call will be recorded with.
+ * \return 1 when the pattern is fixed, the call is on the followed communicator, in a step
+ *         begun after the pattern was fixed, not past the step's count, and (for a cycle the
+ *         detector holds) has the signature the cycle expects next; else 0.
+ */
+int ob_stepdetect_expects(const ob_stepdetect *d, const ob_call_sig *sig, double t0);
+
 /** \brief Calls ignored because they were on another communicator than the one followed. */
 long ob_stepdetect_ignored(const ob_stepdetect *det);
 

@@ -11,6 +11,8 @@
  */
 #include "config.h"
 
+#include <errno.h>
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,13 +82,42 @@ static int ob_report_fit(const ob_rank_stats *s, double *alpha, double *beta)
     return 1;
 }
 
+/* Every rank's bounds for a split of B, and its granularity: in samples
+ * the API's (unset: 1, B and 1); in shares none. */
+static long ob_report_bounds(const ob_report *rep, long B, ob_rank_model *m)
+{
+    const ob_report_settings *s = &rep->settings;
+    int in_samples = rep->global_batch > 0;
+    long lo = in_samples && s->min_batch > 1 ? s->min_batch : 1;
+    long hi = in_samples && s->max_batch > 0 && s->max_batch < B ? s->max_batch : B;
+
+    for (int i = 0; i < rep->nranks; i++) {
+        m[i].lo = lo;
+        m[i].hi = hi;
+    }
+    return in_samples && s->granularity > 1 ? s->granularity : 1;
+}
+
+/* The split in samples, and its predicted step time: the plan's own,
+ * granules included, not the continuous optimum's. */
+static int ob_report_round(const ob_rank_model *m, int P, long B, long granularity,
+                           const double *target, long *plan, double *T)
+{
+    int rc = ob_plan_round(m, P, B, granularity, target, plan);
+
+    if (OMNIBATCH_SUCCESS == rc) {
+        *T = ob_plan_step_time(m, P, plan);
+    }
+    return rc;
+}
+
 static void ob_report_split(ob_report *rep)
 {
     int P = rep->nranks;
     ob_rank_model *m = calloc((size_t) P, sizeof *m);
     double *target = calloc((size_t) P, sizeof *target);
     long *plan = calloc((size_t) P, sizeof *plan);
-    long B;
+    long B, granularity;
     double T = 0.0, floor_blocked = (double) INFINITY;
     int rc;
 
@@ -122,9 +153,8 @@ static void ob_report_split(ob_report *rep)
             m[i].beta = c * (double) P / (double) B;
         }
     }
+    granularity = ob_report_bounds(rep, B, m);
     for (int i = 0; i < P; i++) {
-        m[i].lo = 1;
-        m[i].hi = B;
         rep->ranks[i].alpha = m[i].alpha;
         rep->ranks[i].beta = m[i].beta;
         if (rep->ranks[i].blocked < floor_blocked) {
@@ -133,7 +163,7 @@ static void ob_report_split(ob_report *rep)
     }
     rc = ob_plan_optimum(m, P, B, target, &T);
     if (OMNIBATCH_SUCCESS == rc && rep->global_batch > 0) {
-        rc = ob_plan_round(m, P, B, 1, target, plan);
+        rc = ob_report_round(m, P, B, granularity, target, plan, &T);
     }
     if (OMNIBATCH_SUCCESS != rc) {
         snprintf(rep->split_error, sizeof rep->split_error, "%s", ob_last_error());
@@ -432,7 +462,7 @@ int ob_report_write_text(FILE *f, const ob_report *rep)
                 rep->settings.trace_dropped);
     }
     if (0 != fflush(f) || ferror(f)) {
-        return ob_fail(OMNIBATCH_ERR_ARG, "report: write failed");
+        return ob_fail(OMNIBATCH_ERR_IO, "%s", strerror(errno));
     }
     return OMNIBATCH_SUCCESS;
 }
@@ -535,7 +565,7 @@ int ob_report_write_json(FILE *f, const ob_report *rep)
     ob_json_key_number(f, "speedup", rep->split_ok ? rep->speedup : (double) NAN, ",\n  ");
     fprintf(f, "\"trace_rows_dropped\": %ld\n}\n", rep->settings.trace_dropped);
     if (0 != fflush(f) || ferror(f)) {
-        return ob_fail(OMNIBATCH_ERR_ARG, "report: write failed");
+        return ob_fail(OMNIBATCH_ERR_IO, "%s", strerror(errno));
     }
     return OMNIBATCH_SUCCESS;
 }

@@ -91,6 +91,7 @@ struct ob_stepdetect {
     long batch;
     long index;
     long ignored;
+    long first_whole;            /* index of the first step begun after the pattern was fixed */
 };
 
 static int ob_sig_eq(const ob_call_sig *a, const ob_call_sig *b)
@@ -572,6 +573,9 @@ static void ob_sd_lock(ob_stepdetect *d, const ob_sd_series *s, long N, int w,
                  : OB_STEP_RULE_GAP == d->rule ? "gap" : "count",
                  w, phase, threshold, n, force ? " (settled)" : "");
     ob_sd_replay(d, s->idx[w + phase]);
+    /* The step under way began while learning: only the next ones are
+     * whole steps of the fixed pattern. */
+    d->first_whole = d->in_step ? d->index + 1 : d->index;
     free(d->hist);
     d->hist = NULL;
     d->nhist = 0;
@@ -738,6 +742,36 @@ int ob_stepdetect_pattern(const ob_stepdetect *d, long *calls_per_step, ob_step_
         *rule = d->locked ? d->rule : OB_STEP_RULE_NONE;
     }
     return d->locked;
+}
+
+int ob_stepdetect_expects(const ob_stepdetect *d, const ob_call_sig *sig, double t0)
+{
+    long index, pos, calls;
+
+    if (!d->locked || sig->comm != d->comm) {
+        return 0;
+    }
+    /* The tracker's own decision (ob_sd_track_call), taken before the call. */
+    if (ob_sd_boundary(d, sig, t0 - d->last_end)) {
+        index = d->in_step ? d->index + 1 : d->index;
+        pos = 0;
+        calls = 0;
+    } else if (d->in_step) {
+        index = d->index;
+        pos = d->pos;
+        calls = d->calls;
+    } else {
+        return 0;
+    }
+    /* A call past the step's count, or in a step begun while learning, is
+     * not one of the pattern's. */
+    if (index < d->first_whole || calls >= d->period) {
+        return 0;
+    }
+    if (d->period > OB_STEPDETECT_MAX_PERIOD) {
+        return 1;
+    }
+    return pos < d->period && ob_sig_eq(sig, &d->cycle[pos]);
 }
 
 long ob_stepdetect_ignored(const ob_stepdetect *d)

@@ -91,7 +91,14 @@ EXTRA_DIST += %reldir%/preload_scenarios.sh \
 	%reldir%/preload/report_text.sh \
 	%reldir%/preload/threads.sh \
 	%reldir%/preload/weighted.sh \
-	%reldir%/mpi_fortran.f90
+	%reldir%/preload/settings_agree.sh \
+	%reldir%/preload/bounds.sh \
+	%reldir%/preload/global_batch_api.sh \
+	%reldir%/preload/output_paths.sh \
+	%reldir%/preload/trace_kill.sh \
+	%reldir%/preload/fortran_f08.sh \
+	%reldir%/mpi_fortran.f90 \
+	%reldir%/mpi_fortran_f08.f90
 
 # Fortran: configure found mpifort (MPIFORT); built by hand since the
 # project has no Fortran compiler of its own.  Without it the Fortran
@@ -102,6 +109,13 @@ CLEANFILES += %reldir%/mpi_fortran
 %reldir%/mpi_fortran: $(srcdir)/%reldir%/mpi_fortran.f90
 	@$(MKDIR_P) $(@D)
 	$(AM_V_GEN)$(MPIFORT) -o $@ $(srcdir)/%reldir%/mpi_fortran.f90
+# Not every MPI installs the mpi_f08 module: without it the scenario skips.
+check_SCRIPTS += %reldir%/mpi_fortran_f08
+CLEANFILES += %reldir%/mpi_fortran_f08
+%reldir%/mpi_fortran_f08: $(srcdir)/%reldir%/mpi_fortran_f08.f90
+	@$(MKDIR_P) $(@D)
+	$(AM_V_GEN)$(MPIFORT) -o $@ $(srcdir)/%reldir%/mpi_fortran_f08.f90 2>/dev/null \
+	    || { echo "mpi_f08 module not found: the f08 scenario skips"; rm -f $@; }
 endif
 
 # The API on GPU memory (skips without a GPU): the test loads the CUDA

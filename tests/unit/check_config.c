@@ -1076,6 +1076,113 @@ START_TEST(test_global_failure_is_the_same_on_every_call)
 }
 END_TEST
 
+/* ---- agreement between ranks ------------------------------------------------------- */
+
+/* Every setting but OMNIBATCH_DEBUG must agree; each one's hash follows its
+ * value, whatever spelling set it, and changes when its value does. */
+START_TEST(test_hash_follows_every_value_that_must_agree)
+{
+    ob_config base, other;
+
+    ob_config_defaults(&base);
+    non_default_config(&other);
+    ck_assert_uint_eq(ob_config_count(), sizeof documented_names / sizeof documented_names[0]);
+    for (size_t i = 0; i < ob_config_count(); i++) {
+        const char *name = ob_config_name(i);
+        int per_rank = 0 == strcmp(name, "OMNIBATCH_DEBUG");
+
+        ck_assert_int_eq(ob_config_must_agree(i), !per_rank);
+        ck_assert_uint_lt(ob_config_hash(&base, i), OB_CONFIG_HASH_TOP);
+        if (per_rank) {
+            ck_assert_uint_eq(ob_config_hash(&base, i), 0);
+            ck_assert_uint_eq(ob_config_hash(&other, i), 0);
+        } else {
+            ck_assert_msg(ob_config_hash(&base, i) != ob_config_hash(&other, i),
+                          "%s: the hash does not change with the value", name);
+        }
+    }
+    ck_assert_ptr_null(ob_config_name(ob_config_count()));
+    ck_assert(!ob_config_must_agree(ob_config_count()));
+}
+END_TEST
+
+static size_t index_of(const char *name)
+{
+    for (size_t i = 0; i < ob_config_count(); i++) {
+        if (0 == strcmp(ob_config_name(i), name)) {
+            return i;
+        }
+    }
+    ck_abort_msg("%s is not in the table", name);
+    return 0;
+}
+
+START_TEST(test_values_are_spelt_one_way)
+{
+    ob_config a, b;
+    char va[256], vb[256];
+
+    ob_config_defaults(&a);
+    ob_config_defaults(&b);
+    ck_assert_int_eq(parse1(&a, "OMNIBATCH_ENABLE", "1", NULL), OMNIBATCH_SUCCESS);
+    ck_assert_int_eq(parse1(&b, "OMNIBATCH_ENABLE", "YES", NULL), OMNIBATCH_SUCCESS);
+    ck_assert_int_eq(parse1(&a, "OMNIBATCH_MIN_BYTES", "2K", NULL), OMNIBATCH_SUCCESS);
+    ck_assert_int_eq(parse1(&b, "OMNIBATCH_MIN_BYTES", "2048", NULL), OMNIBATCH_SUCCESS);
+    ck_assert_int_eq(parse1(&a, "OMNIBATCH_GAIN", "0.50", NULL), OMNIBATCH_SUCCESS);
+    ck_assert_int_eq(parse1(&b, "OMNIBATCH_GAIN", "5e-1", NULL), OMNIBATCH_SUCCESS);
+    for (size_t i = 0; i < ob_config_count(); i++) {
+        ck_assert_uint_eq(ob_config_hash(&a, i), ob_config_hash(&b, i));
+    }
+    ob_config_value(&a, index_of("OMNIBATCH_ENABLE"), va, sizeof va);
+    ck_assert_str_eq(va, "on");
+    ob_config_value(&a, index_of("OMNIBATCH_MIN_BYTES"), va, sizeof va);
+    ck_assert_str_eq(va, "2048");
+    ob_config_value(&a, index_of("OMNIBATCH_CONVENTION"), va, sizeof va);
+    ck_assert_str_eq(va, "auto");
+    ob_config_value(&a, index_of("OMNIBATCH_TRACE"), va, sizeof va);
+    ck_assert_str_eq(va, "(unset)");
+    ck_assert_int_eq(parse1(&b, "OMNIBATCH_TRACE", "a\tb.csv", NULL), OMNIBATCH_SUCCESS);
+    ob_config_value(&b, index_of("OMNIBATCH_TRACE"), vb, sizeof vb);
+    ck_assert_str_eq(vb, "a\\x09b.csv");
+}
+END_TEST
+
+START_TEST(test_bounds_checked_against_the_ranks)
+{
+    ob_config cfg;
+
+    ob_config_defaults(&cfg);
+    /* No global batch: nothing to check. */
+    cfg.min_batch = 1000;
+    ck_assert_int_eq(ob_config_check_ranks(&cfg, 4), OMNIBATCH_SUCCESS);
+    cfg.global_batch = 4000;
+    ck_assert_int_eq(ob_config_check_ranks(&cfg, 4), OMNIBATCH_SUCCESS);
+    ck_assert_int_eq(ob_config_check_ranks(&cfg, 5), OMNIBATCH_ERR_CONFIG);
+    ck_assert_str_eq(ob_last_error(), "OMNIBATCH_MIN_BATCH='1000': 5 ranks need at least 5000 "
+                     "samples, more than OMNIBATCH_GLOBAL_BATCH=4000; expected at most 800");
+    cfg.min_batch = 1;
+    cfg.max_batch = 1000;
+    ck_assert_int_eq(ob_config_check_ranks(&cfg, 4), OMNIBATCH_SUCCESS);
+    ck_assert_int_eq(ob_config_check_ranks(&cfg, 3), OMNIBATCH_ERR_CONFIG);
+    ck_assert_str_eq(ob_last_error(), "OMNIBATCH_MAX_BATCH='1000': 3 ranks hold at most 3000 "
+                     "samples, fewer than OMNIBATCH_GLOBAL_BATCH=4000; expected 0 (no limit) or at "
+                     "least 1334");
+    cfg.max_batch = 0;
+    cfg.granularity = 4000;
+    ck_assert_int_eq(ob_config_check_ranks(&cfg, 3), OMNIBATCH_SUCCESS);
+    cfg.granularity = 4001;
+    ck_assert_int_eq(ob_config_check_ranks(&cfg, 3), OMNIBATCH_ERR_CONFIG);
+    ck_assert_str_eq(ob_last_error(), "OMNIBATCH_GRANULARITY='4001': expected at most "
+                     "OMNIBATCH_GLOBAL_BATCH=4000");
+    /* The largest values stay exact. */
+    cfg.granularity = 1;
+    cfg.min_batch = OB_CONFIG_BATCH_LIMIT;
+    cfg.global_batch = OB_CONFIG_BATCH_LIMIT;
+    ck_assert_int_eq(ob_config_check_ranks(&cfg, 1), OMNIBATCH_SUCCESS);
+    ck_assert_int_eq(ob_config_check_ranks(&cfg, 2147483647), OMNIBATCH_ERR_CONFIG);
+}
+END_TEST
+
 static Suite *make_config_suite(void)
 {
     Suite *s = suite_create("config");
@@ -1104,6 +1211,9 @@ static Suite *make_config_suite(void)
     tcase_add_test(values, test_rules_between_variables);
     tcase_add_test(values, test_rules_include_the_settings_given);
     tcase_add_test(values, test_choice_names_round_trip);
+    tcase_add_test(values, test_hash_follows_every_value_that_must_agree);
+    tcase_add_test(values, test_values_are_spelt_one_way);
+    tcase_add_test(values, test_bounds_checked_against_the_ranks);
     suite_add_tcase(s, values);
 
     tcase_add_test(names, test_unknown_names_warn_with_the_closest_known_name);

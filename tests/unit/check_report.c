@@ -173,6 +173,36 @@ START_TEST(test_split_in_samples_with_a_global_batch)
 }
 END_TEST
 
+/* The split in samples keeps the bounds and the granularity, as the API's
+ * plan does: unbounded it would give rank 2 about 26 of 256. */
+START_TEST(test_split_in_samples_keeps_bounds_and_granularity)
+{
+    static const double compute[4] = { 0.010, 0.010, 0.030, 0.010 };
+    run r;
+
+    run_fill(&r, 4, compute, 0.031, 40, NULL);
+    r.settings.global_batch = 256;
+    r.settings.min_batch = 40;
+    r.settings.max_batch = 72;
+    r.settings.granularity = 8;
+    run_report(&r);
+    ck_assert(r.rep.split_ok);
+    assert_contains(r.text, "balanced split of the global batch 256: 72 72 40 72");
+    /* Predicted from that plan: rank 2's 40 samples at 0.030 * 4 / 256 s each,
+     * plus the least blocked time (0.001 s). */
+    ck_assert_double_eq_tol(r.rep.step_balanced, 0.030 * 4.0 / 256.0 * 40.0 + 0.001, 1e-9);
+    run_free(&r);
+    /* Bounds no split can keep are explained, not broken. */
+    run_fill(&r, 4, compute, 0.031, 40, NULL);
+    r.settings.global_batch = 256;
+    r.settings.max_batch = 60;
+    run_report(&r);
+    ck_assert(!r.rep.split_ok);
+    assert_contains(r.text, "no balanced split: ");
+    run_free(&r);
+}
+END_TEST
+
 START_TEST(test_known_batches_fit_the_per_step_cost)
 {
     run r;
@@ -351,7 +381,7 @@ END_TEST
 START_TEST(test_analyse_rejects_bad_arguments)
 {
     ob_report rep;
-    ob_report_settings settings = { 0, 0, 1024, 0, 0, NULL, 0 };
+    ob_report_settings settings = { 0, 0, 1024, 0, 0, NULL, 0, 0, 0, 0 };
     ob_rank_stats s;
 
     ob_rank_stats_init(&s, 0);
@@ -370,6 +400,7 @@ static Suite *make_report_suite(void)
     tcase_add_test(tc, test_names_the_slow_rank_and_what_others_lose);
     tcase_add_test(tc, test_split_in_shares_without_a_global_batch);
     tcase_add_test(tc, test_split_in_samples_with_a_global_batch);
+    tcase_add_test(tc, test_split_in_samples_keeps_bounds_and_granularity);
     tcase_add_test(tc, test_known_batches_fit_the_per_step_cost);
     tcase_add_test(tc, test_balanced_run_names_nobody);
     tcase_add_test(tc, test_two_slow_ranks_are_both_named);

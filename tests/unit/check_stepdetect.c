@@ -551,6 +551,54 @@ START_TEST(test_given_count_beyond_what_can_be_found)
 }
 END_TEST
 
+/* Weighting asks before each call whether it is one of the pattern's: never
+ * before the pattern is fixed, then for whole steps only, and never for a
+ * call on another communicator, out of its place, or past the step's count. */
+START_TEST(test_expects_only_the_patterns_calls_in_whole_steps)
+{
+    static const int64_t sizes[3] = { 20000, 5000, 12000 };
+    ob_stepdetect *det;
+    sim s;
+    int first = -1;
+    double t = 0.0;
+
+    memset(&s, 0, sizeof s);
+    ck_assert_int_eq(ob_stepdetect_create(0, on_step, &s, &det), 0);
+    for (int k = 0; k < 60; k++) {
+        int yes = 0;
+
+        t += 0.010;                           /* optimiser and forward pass */
+        for (int b = 0; b < 3; b++) {
+            ob_call_sig sig = { COMM_WORLD, sizes[b], 4 };
+            ob_call_sig other = { COMM_OTHER, sizes[b], 4 };
+            ob_call_sig misplaced = { COMM_WORLD, sizes[(b + 1) % 3], 4 };
+
+            t += 0.001;                       /* backward chunk */
+            ck_assert(!ob_stepdetect_expects(det, &other, t));
+            /* (The first bucket's signature always begins a step.) */
+            ck_assert(2 == b || !ob_stepdetect_expects(det, &misplaced, t));
+            yes += ob_stepdetect_expects(det, &sig, t);
+            ob_stepdetect_call(det, &sig, t, t + 0.0005, 32);
+            t += 0.0005;
+        }
+        /* Whole steps: all three calls, or none. */
+        ck_assert_msg(0 == yes || 3 == yes, "step %d: %d of its 3 calls expected", k, yes);
+        if (3 == yes && first < 0) {
+            first = k;
+        }
+        ck_assert_msg(first < 0 || 3 == yes, "step %d: not expected after step %d was", k, first);
+        {
+            /* A fourth call of a bucket's size at the step's end is not the pattern's. */
+            ob_call_sig extra = { COMM_WORLD, sizes[1], 4 };
+
+            ck_assert(!ob_stepdetect_expects(det, &extra, t + 0.0001));
+        }
+    }
+    ck_assert_msg(first > 0 && first <= 30, "the pattern's calls were expected from step %d", first);
+    ob_stepdetect_destroy(det);
+}
+END_TEST
+
 START_TEST(test_create_rejects_bad_arguments)
 {
     ob_stepdetect *d = NULL;
@@ -567,6 +615,7 @@ static Suite *make_stepdetect_suite(void)
     TCase *tc = tcase_create("core");
 
     tcase_add_test(tc, test_one_bucket);
+    tcase_add_test(tc, test_expects_only_the_patterns_calls_in_whole_steps);
     tcase_add_test(tc, test_three_unequal_buckets);
     tcase_add_test(tc, test_three_equal_buckets_by_gaps);
     tcase_add_test(tc, test_seven_equal_buckets_by_gaps);

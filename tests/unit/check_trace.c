@@ -1,7 +1,10 @@
 /*
  * Copyright (c) 2026 The omnibatch authors.
  *
- * The step trace: bounded memory, and the CSV rank 0 writes.
+ * The step trace's rows, and the buffered writer that streams them
+ * (ob_writer.h): paths that cannot hold output are refused when opened,
+ * records reach the file whole, and a failed write is an OMNIBATCH_ERR_IO
+ * naming the path and the system's reason.
  */
 #include "config.h"
 
@@ -9,80 +12,197 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "ob_error.h"
 #include "ob_trace.h"
+#include "ob_writer.h"
 
-START_TEST(test_rank_limit_shares_the_cap)
+static char dir[] = "/tmp/omnibatch-check-trace.XXXXXX";
+
+static void make_dir(void)
 {
-    ck_assert_int_eq(ob_trace_rank_limit(1), OB_TRACE_MAX_ROWS);
-    ck_assert_int_eq(ob_trace_rank_limit(4), OB_TRACE_MAX_ROWS / 4);
-    ck_assert_int_le(ob_trace_rank_limit(1000) * 1000, OB_TRACE_MAX_ROWS);
-    /* More ranks than rows: still one row each. */
-    ck_assert_int_eq(ob_trace_rank_limit(1 << 30), 1);
+    ck_assert_ptr_nonnull(mkdtemp(dir));
 }
-END_TEST
 
-START_TEST(test_append_keeps_the_first_rows_and_counts_the_rest)
+static void remove_dir(void)
 {
-    ob_trace t;
+    char cmd[128];
 
-    ob_trace_init(&t, 100);
-    for (long k = 0; k < 250; k++) {
-        ob_trace_row row = { k, 10 + k, 0.5, 0.25 };
-
-        ck_assert_int_eq(ob_trace_append(&t, &row), 0);
-    }
-    ck_assert_int_eq(t.n, 100);
-    ck_assert_int_eq(t.dropped, 150);
-    ck_assert_int_le(t.cap, 100);
-    for (long k = 0; k < t.n; k++) {
-        ck_assert_int_eq(t.rows[k].step, k);
-        ck_assert_int_eq(t.rows[k].batch, 10 + k);
-    }
-    ob_trace_free(&t);
-    ck_assert_ptr_null(t.rows);
-    ck_assert_int_eq(t.n, 0);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+    strcpy(dir, "/tmp/omnibatch-check-trace.XXXXXX");
 }
-END_TEST
 
-START_TEST(test_csv_is_ordered_by_step_then_rank)
+static char *slurp(const char *path)
 {
-    /* Rank 0 has steps 1, 2, 3; rank 1 has 2, 3, 4 (it missed step 1). */
-    ob_trace_row rows[6] = {
-        { 1, 32, 0.5, 0.25 }, { 2, 32, 0.5, 0.25 }, { 3, -1, 0.125, 0.0625 },
-        { 2, 16, 1.0, 0.0 }, { 3, 16, 1.0, 0.0 }, { 4, 16, 1.0, 0.0 },
-    };
-    long counts[2] = { 3, 3 };
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
+    static char buf[1 << 16];
+    FILE *f = fopen(path, "r");
+    size_t n;
 
     ck_assert_ptr_nonnull(f);
-    ck_assert_int_eq(ob_trace_write(f, rows, counts, 2), 0);
+    n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = '\0';
     fclose(f);
-    ck_assert_str_eq(buf,
-                     "step,rank,batch,compute_s,blocked_s\n"
-                     "1,0,32,0.5,0.25\n"
-                     "2,0,32,0.5,0.25\n"
-                     "2,1,16,1,0\n"
-                     "3,0,,0.125,0.0625\n"
-                     "3,1,16,1,0\n"
-                     "4,1,16,1,0\n");
-    free(buf);
+    return buf;
+}
+
+START_TEST(test_row_spelling)
+{
+    char line[OB_TRACE_ROW_MAX];
+    ob_trace_row known = { 12, 64, 0.5, 0.25 };
+    ob_trace_row unknown = { 3, -1, 1e-3, 2.5 };
+    ob_trace_row huge = { INT64_MAX, INT64_MAX, -1.2345678901234e-300, 1e300 };
+
+    ck_assert_uint_eq(ob_trace_format(line, &known, 7), strlen("12,7,64,0.5,0.25\n"));
+    ck_assert_str_eq(line, "12,7,64,0.5,0.25\n");
+    ob_trace_format(line, &unknown, 0);
+    ck_assert_str_eq(line, "3,0,,0.001,2.5\n");
+    ob_trace_format(line, &huge, 65535);
+    ck_assert_ptr_nonnull(strchr(line, '\n'));
 }
 END_TEST
 
-START_TEST(test_csv_of_nothing_is_the_header)
+START_TEST(test_unwritable_paths_are_refused_at_open)
 {
-    long counts[3] = { 0, 0, 0 };
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
+    static const char *const cases[][2] = {
+        { "/nonexistent-dir-of-omnibatch/t.csv", "No such file or directory" },
+        { "/proc/self/omnibatch.csv", NULL },
+        { "/proc/sys/kernel/hostname", "/proc or /sys" },
+        { "/tmp", NULL },
+    };
+    ob_writer w;
 
-    ck_assert_int_eq(ob_trace_write(f, NULL, counts, 3), 0);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        ck_assert_int_eq(ob_writer_open(&w, cases[i][0], "OMNIBATCH_TRACE", 0, 0.0), OMNIBATCH_ERR_IO);
+        ck_assert_msg(NULL != strstr(ob_last_error(), "OMNIBATCH_TRACE='"), "%s", ob_last_error());
+        ck_assert_msg(NULL != strstr(ob_last_error(), cases[i][0]), "%s", ob_last_error());
+        if (NULL != cases[i][1]) {
+            ck_assert_msg(NULL != strstr(ob_last_error(), cases[i][1]), "%s", ob_last_error());
+        }
+        ck_assert_int_eq(ob_writer_close(&w, 0.0), OMNIBATCH_SUCCESS);
+    }
+}
+END_TEST
+
+START_TEST(test_read_only_directory_is_refused)
+{
+    char path[256];
+    ob_writer w;
+
+    if (0 == geteuid()) {
+        /* root writes through the mode bits; the directory test is the user's. */
+        return;
+    }
+    make_dir();
+    ck_assert_int_eq(chmod(dir, 0555), 0);
+    snprintf(path, sizeof path, "%s/t.csv", dir);
+    ck_assert_int_eq(ob_writer_open(&w, path, "OMNIBATCH_TRACE", 0, 0.0), OMNIBATCH_ERR_IO);
+    ck_assert_msg(NULL != strstr(ob_last_error(), "Permission denied"), "%s", ob_last_error());
+    chmod(dir, 0755);
+    remove_dir();
+}
+END_TEST
+
+START_TEST(test_records_are_whole_and_flushed_when_due)
+{
+    char path[256];
+    ob_writer w;
+
+    make_dir();
+    snprintf(path, sizeof path, "%s/t.csv", dir);
+    /* A 20-byte buffer: the third 8-byte record makes the first two go out together. */
+    ck_assert_int_eq(ob_writer_open(&w, path, "OMNIBATCH_TRACE", 20, 0.0), OMNIBATCH_SUCCESS);
+    ck_assert_int_eq(ob_writer_start(&w), OMNIBATCH_SUCCESS);
+    ck_assert_int_eq(ob_writer_append(&w, "aaaaaaa\n", 8), OMNIBATCH_SUCCESS);
+    ck_assert_int_eq(ob_writer_append(&w, "bbbbbbb\n", 8), OMNIBATCH_SUCCESS);
+    ck_assert_str_eq(slurp(path), "");
+    ck_assert_int_eq(ob_writer_append(&w, "ccccccc\n", 8), OMNIBATCH_SUCCESS);
+    ck_assert_str_eq(slurp(path), "aaaaaaa\nbbbbbbb\n");
+    /* Not yet due, then due. */
+    ck_assert_int_eq(ob_writer_flush_due(&w, OB_WRITER_FLUSH_SECONDS / 2), OMNIBATCH_SUCCESS);
+    ck_assert_str_eq(slurp(path), "aaaaaaa\nbbbbbbb\n");
+    ck_assert_int_eq(ob_writer_flush_due(&w, OB_WRITER_FLUSH_SECONDS), OMNIBATCH_SUCCESS);
+    ck_assert_str_eq(slurp(path), "aaaaaaa\nbbbbbbb\nccccccc\n");
+    /* A record larger than the buffer goes out by itself, whole. */
+    ck_assert_int_eq(ob_writer_append(&w, "0123456789012345678901234\n", 26), OMNIBATCH_SUCCESS);
+    ck_assert_str_eq(slurp(path), "aaaaaaa\nbbbbbbb\nccccccc\n0123456789012345678901234\n");
+    ck_assert_int_eq(ob_writer_append(&w, "d\n", 2), OMNIBATCH_SUCCESS);
+    ck_assert_int_eq(ob_writer_close(&w, 10.0), OMNIBATCH_SUCCESS);
+    ck_assert_str_eq(slurp(path), "aaaaaaa\nbbbbbbb\nccccccc\n0123456789012345678901234\nd\n");
+    remove_dir();
+}
+END_TEST
+
+START_TEST(test_existing_file_kept_until_start_and_created_file_abandoned)
+{
+    char path[256];
+    FILE *f;
+    ob_writer w;
+
+    make_dir();
+    snprintf(path, sizeof path, "%s/old.csv", dir);
+    f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("previous run\n", f);
     fclose(f);
-    ck_assert_str_eq(buf, "step,rank,batch,compute_s,blocked_s\n");
-    free(buf);
+    ck_assert_int_eq(ob_writer_open(&w, path, "OMNIBATCH_TRACE", 0, 0.0), OMNIBATCH_SUCCESS);
+    ob_writer_abandon(&w);
+    ck_assert_str_eq(slurp(path), "previous run\n");
+    ck_assert_int_eq(ob_writer_open(&w, path, "OMNIBATCH_TRACE", 0, 0.0), OMNIBATCH_SUCCESS);
+    ck_assert_int_eq(ob_writer_start(&w), OMNIBATCH_SUCCESS);
+    ck_assert_int_eq(ob_writer_close(&w, 0.0), OMNIBATCH_SUCCESS);
+    ck_assert_str_eq(slurp(path), "");
+    snprintf(path, sizeof path, "%s/new.csv", dir);
+    ck_assert_int_eq(ob_writer_open(&w, path, "OMNIBATCH_TRACE", 0, 0.0), OMNIBATCH_SUCCESS);
+    ob_writer_abandon(&w);
+    ck_assert_int_ne(access(path, F_OK), 0);
+    remove_dir();
+}
+END_TEST
+
+START_TEST(test_same_file_under_two_names)
+{
+    char a[256], b[256], c[256], d[256];
+    ob_writer wa, wb, wc, wd;
+
+    make_dir();
+    snprintf(a, sizeof a, "%s/t.csv", dir);
+    snprintf(b, sizeof b, "%s/./t.csv", dir);
+    snprintf(c, sizeof c, "%s/link.csv", dir);
+    snprintf(d, sizeof d, "%s/other.csv", dir);
+    ck_assert_int_eq(ob_writer_open(&wa, a, "OMNIBATCH_TRACE", 0, 0.0), OMNIBATCH_SUCCESS);
+    ck_assert_int_eq(symlink(a, c), 0);
+    ck_assert_int_eq(ob_writer_open(&wb, b, "OMNIBATCH_TRACE", 0, 0.0), OMNIBATCH_SUCCESS);
+    ck_assert_int_eq(ob_writer_open(&wc, c, "OMNIBATCH_TRACE", 0, 0.0), OMNIBATCH_SUCCESS);
+    ck_assert_int_eq(ob_writer_open(&wd, d, "OMNIBATCH_TRACE", 0, 0.0), OMNIBATCH_SUCCESS);
+    ck_assert(ob_writer_same_file(&wa, &wb));
+    ck_assert(ob_writer_same_file(&wa, &wc));
+    ck_assert(!ob_writer_same_file(&wa, &wd));
+    ob_writer_close(&wa, 0.0);
+    ob_writer_close(&wb, 0.0);
+    ob_writer_close(&wc, 0.0);
+    ob_writer_close(&wd, 0.0);
+    remove_dir();
+}
+END_TEST
+
+START_TEST(test_full_disk_is_an_io_error_once)
+{
+    ob_writer w;
+
+    ck_assert_int_eq(ob_writer_open(&w, "/dev/full", "OMNIBATCH_TRACE", 16, 0.0), OMNIBATCH_SUCCESS);
+    ck_assert_int_eq(ob_writer_append(&w, "0123456789\n", 11), OMNIBATCH_SUCCESS);
+    ck_assert_int_eq(ob_writer_append(&w, "0123456789\n", 11), OMNIBATCH_ERR_IO);
+    ck_assert_msg(NULL != strstr(ob_last_error(), "/dev/full: No space left on device"), "%s",
+                  ob_last_error());
+    /* Reported once: later records are counted, not retried. */
+    ck_assert_int_eq(ob_writer_append(&w, "0123456789\n", 11), OMNIBATCH_SUCCESS);
+    ck_assert_int_eq(ob_writer_close(&w, 1.0), OMNIBATCH_SUCCESS);
+    /* All three: the one buffered when the write failed, and the two after. */
+    ck_assert_int_eq(w.lost, 3);
+    ck_assert_str_eq(omnibatch_strerror(OMNIBATCH_ERR_IO), "cannot write an output file");
 }
 END_TEST
 
@@ -91,10 +211,13 @@ static Suite *make_trace_suite(void)
     Suite *s = suite_create("trace");
     TCase *tc = tcase_create("core");
 
-    tcase_add_test(tc, test_rank_limit_shares_the_cap);
-    tcase_add_test(tc, test_append_keeps_the_first_rows_and_counts_the_rest);
-    tcase_add_test(tc, test_csv_is_ordered_by_step_then_rank);
-    tcase_add_test(tc, test_csv_of_nothing_is_the_header);
+    tcase_add_test(tc, test_row_spelling);
+    tcase_add_test(tc, test_unwritable_paths_are_refused_at_open);
+    tcase_add_test(tc, test_read_only_directory_is_refused);
+    tcase_add_test(tc, test_records_are_whole_and_flushed_when_due);
+    tcase_add_test(tc, test_existing_file_kept_until_start_and_created_file_abandoned);
+    tcase_add_test(tc, test_same_file_under_two_names);
+    tcase_add_test(tc, test_full_disk_is_an_io_error_once);
     suite_add_tcase(s, tc);
     return s;
 }
