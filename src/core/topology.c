@@ -244,12 +244,58 @@ static void ob_count_accelerators(hwloc_topology_t topo, hwloc_const_bitmap_t se
     }
 }
 
+/* The PUs the rank counts: the given cpuset, its binding on this host (the
+ * whole machine when unbound or unreadable), or all of a loaded topology;
+ * always within the topology. */
+static int ob_rank_cpuset(hwloc_topology_t topo, const char *source, const char *cpuset,
+                          hwloc_bitmap_t set)
+{
+    hwloc_const_bitmap_t all = hwloc_topology_get_topology_cpuset(topo);
+    int rc = OMNIBATCH_SUCCESS;
+
+    if (NULL != cpuset) {
+        rc = ob_parse_cpuset(cpuset, set);
+    } else if (NULL != source
+               || 0 != hwloc_get_cpubind(topo, set, HWLOC_CPUBIND_PROCESS) || hwloc_bitmap_iszero(set)) {
+        hwloc_bitmap_copy(set, all);
+    }
+    if (OMNIBATCH_SUCCESS != rc) {
+        return rc;
+    }
+    hwloc_bitmap_and(set, set, all);
+    if (hwloc_bitmap_iszero(set)) {
+        char have[64];
+        char shown[OB_SHOWN_SOURCE_MAX + 8];
+
+        hwloc_bitmap_list_snprintf(have, sizeof have, all);
+        ob_show_source(cpuset, shown, sizeof shown);
+        return ob_fail(OMNIBATCH_ERR_ARG, "cpuset='%s': expected PUs of the topology (%s)", shown, have);
+    }
+    return OMNIBATCH_SUCCESS;
+}
+
+/* This host's name, or the one a loaded topology records. */
+static void ob_topology_hostname(hwloc_topology_t topo, const char *source, ob_topology_info *info)
+{
+    const char *host;
+
+    if (NULL == source) {
+        if (0 != gethostname(info->hostname, sizeof info->hostname)) {
+            info->hostname[0] = '\0';
+        }
+        info->hostname[sizeof info->hostname - 1] = '\0';
+        return;
+    }
+    host = hwloc_obj_get_info_by_name(hwloc_get_root_obj(topo), "HostName");
+    if (NULL != host) {
+        snprintf(info->hostname, sizeof info->hostname, "%s", host);
+    }
+}
+
 int ob_topology_query(const char *source, const char *cpuset, ob_topology_info *info)
 {
     hwloc_topology_t topo;
     hwloc_bitmap_t set;
-    hwloc_const_bitmap_t all;
-    const char *host;
     int rc;
 
     if (NULL == info) {
@@ -264,34 +310,12 @@ int ob_topology_query(const char *source, const char *cpuset, ob_topology_info *
     if (OMNIBATCH_SUCCESS != rc) {
         return rc;
     }
-    all = hwloc_topology_get_topology_cpuset(topo);
     set = hwloc_bitmap_alloc();
     if (NULL == set) {
         hwloc_topology_destroy(topo);
         return ob_fail(OMNIBATCH_ERR_NOMEM, "no memory for a cpuset");
     }
-    if (NULL != cpuset) {
-        rc = ob_parse_cpuset(cpuset, set);
-    } else if (NULL == source) {
-        /* Unbound, or the binding cannot be read: the whole machine. */
-        if (0 != hwloc_get_cpubind(topo, set, HWLOC_CPUBIND_PROCESS) || hwloc_bitmap_iszero(set)) {
-            hwloc_bitmap_copy(set, all);
-        }
-    } else {
-        hwloc_bitmap_copy(set, all);
-    }
-    if (OMNIBATCH_SUCCESS == rc) {
-        hwloc_bitmap_and(set, set, all);
-        if (hwloc_bitmap_iszero(set)) {
-            char have[64];
-            char shown[OB_SHOWN_SOURCE_MAX + 8];
-
-            hwloc_bitmap_list_snprintf(have, sizeof have, all);
-            ob_show_source(cpuset, shown, sizeof shown);
-            rc = ob_fail(OMNIBATCH_ERR_ARG, "cpuset='%s': expected PUs of the topology (%s)",
-                         shown, have);
-        }
-    }
+    rc = ob_rank_cpuset(topo, source, cpuset, set);
     if (OMNIBATCH_SUCCESS == rc) {
         info->pus = hwloc_get_nbobjs_inside_cpuset_by_type(topo, set, HWLOC_OBJ_PU);
         info->cores = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE) > 0
@@ -300,17 +324,7 @@ int ob_topology_query(const char *source, const char *cpuset, ob_topology_info *
         info->numa_nodes = ob_count_touching(topo, HWLOC_OBJ_NUMANODE, set);
         info->packages = ob_count_touching(topo, HWLOC_OBJ_PACKAGE, set);
         ob_count_accelerators(topo, set, info);
-        if (NULL == source) {
-            if (0 != gethostname(info->hostname, sizeof info->hostname)) {
-                info->hostname[0] = '\0';
-            }
-            info->hostname[sizeof info->hostname - 1] = '\0';
-        } else {
-            host = hwloc_obj_get_info_by_name(hwloc_get_root_obj(topo), "HostName");
-            if (NULL != host) {
-                snprintf(info->hostname, sizeof info->hostname, "%s", host);
-            }
-        }
+        ob_topology_hostname(topo, source, info);
     }
     hwloc_bitmap_free(set);
     hwloc_topology_destroy(topo);
