@@ -52,6 +52,7 @@ void ob_api_step_close(struct omnibatch_context *c)
         c->stats.compute_s = compute;
         c->stats.compute_total_s += compute;
         c->compute_sum += compute;
+        c->blocked_sum += c->stats.blocked_s;
         c->compute_n++;
     }
     c->have_step = 0;
@@ -106,6 +107,9 @@ static int ob_exchange(struct omnibatch_context *c)
     memset(&d, 0, sizeof d);
     ob_controller_record(&c->ctl, c->rank, &c->est,
                          c->compute_n > 0 ? c->compute_sum / (double) c->compute_n : 0.0, &mine);
+    /* The step model's reduction (ob_controller.h): the controller judges a
+     * change on the whole step, compute and reduction. */
+    mine.blocked_mean = c->compute_n > 0 ? c->blocked_sum / (double) c->compute_n : 0.0;
     mpi_rc = PMPI_Allgather(&mine, (int) sizeof mine, MPI_BYTE, c->records, (int) sizeof mine,
                             MPI_BYTE, c->comm);
     if (MPI_SUCCESS != mpi_rc) {
@@ -113,6 +117,7 @@ static int ob_exchange(struct omnibatch_context *c)
     }
     c->stats.exchanges++;
     c->compute_sum = 0.0;
+    c->blocked_sum = 0.0;
     c->compute_n = 0;
     if (c->opt.verify) {
         rc = ob_controller_verify(&c->ctl, c->records);

@@ -52,8 +52,10 @@ struct omnibatch_context {
     uint64_t marked_ns;
     uint64_t blocked_ns;
 
-    /* Measured compute since the last exchange (the record's compute_mean). */
+    /* Measured compute and blocked time since the last exchange (the record's
+     * compute_mean and blocked_mean). */
     double compute_sum;
+    double blocked_sum;
     long compute_n;
 
     omnibatch_stats stats;
