@@ -383,6 +383,15 @@ static void ob_layer_abandon_outputs(void)
     }
 }
 
+/* The library's own exchange (ob_active.h): never compute. */
+static void ob_layer_on_own(uint64_t t0_ns, uint64_t t1_ns)
+{
+    ob_layer_state *L = &ob_layer;
+
+    ob_layer_record_wait(OB_STEPDETECT_OWN, (double) (t0_ns - L->origin_ns) * 1e-9,
+                         (double) (t1_ns - L->origin_ns) * 1e-9);
+}
+
 void ob_layer_postinit(int thread_provided)
 {
     ob_layer_state *L = &ob_layer;
@@ -439,6 +448,7 @@ void ob_layer_postinit(int thread_provided)
     __atomic_store_n(&ob_gate.measure, 1, __ATOMIC_RELAXED);
     L->started = 1;
     ob_active_set_step_hook(ob_layer_on_api_step);
+    ob_active_set_own_hook(ob_layer_on_own);
     /* Last: from here on the fast paths see the layer. */
     __atomic_store_n(&ob_gate.recognise, 1, __ATOMIC_RELEASE);
     ob_log_debug(1, "preload layer on: %d ranks, thread level %d, gradient allreduces >= %zu bytes",
@@ -674,6 +684,7 @@ void ob_layer_finalize(void)
     }
     ob_in_layer = 1;
     ob_active_set_step_hook(NULL);
+    ob_active_set_own_hook(NULL);
     __atomic_store_n(&ob_gate.recognise, 0, __ATOMIC_RELEASE);
     pthread_mutex_lock(&L->lock);
     ob_stepdetect_finish(L->det);

@@ -57,4 +57,20 @@ void ob_active_set_step_hook(ob_active_step_fn fn);
 void ob_active_note_step(long batch, long global_batch, long calls, double compute,
                          double blocked);
 
+/**
+ * \brief Receives the time this rank spent in the library's own exchanges (the
+ *        API's record allgather and its checks), in ob_now_ns() nanoseconds:
+ *        the layer must not count it as the step's compute.  A rank that
+ *        arrives early at the exchange waits there for the last one (a rank
+ *        whose slow link finished its reduction late): counted as compute,
+ *        that wait made the early ranks look slow and the late one fast.
+ */
+typedef void (*ob_active_own_fn)(uint64_t t0_ns, uint64_t t1_ns);
+
+/** \brief Set (the layer, at start) or clear (NULL, at finalize) the exchange hook. */
+void ob_active_set_own_hook(ob_active_own_fn fn);
+
+/** \brief Pass one of the library's own exchanges to the hook, if one is set. */
+void ob_active_note_own(uint64_t t0_ns, uint64_t t1_ns);
+
 #endif /* OB_ACTIVE_H */
