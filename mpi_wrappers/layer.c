@@ -251,15 +251,18 @@ static void ob_layer_agree(const ob_config *cfg, int start_ok, int output_ok)
     }
 }
 
-static void ob_layer_count_step(ob_layer_state *L, const ob_step_record *rec)
+/* \p span: the step's wall time (compute + blocked for a detected step);
+ * \p reduction: the step model's reduction the API knows, < 0 unknown. */
+static void ob_layer_count_step(ob_layer_state *L, const ob_step_record *rec, double span,
+                                double reduction)
 {
 
     L->stats.steps_seen++;
     if (L->stats.steps_seen > L->cfg->warmup) {
-        ob_rank_stats_add(&L->stats, rec->batch, rec->compute, rec->blocked);
+        ob_rank_stats_add_step(&L->stats, rec->batch, rec->compute, rec->blocked, span);
     }
     if (L->trace_on) {
-        ob_trace_row row = { rec->index, rec->batch, rec->compute, rec->blocked };
+        ob_trace_row row = { rec->index, rec->batch, rec->compute, rec->blocked, reduction };
 
         ob_ts_row(&row, ob_layer_clock());
     }
@@ -275,13 +278,13 @@ static void ob_layer_on_step(void *ctx, const ob_step_record *rec)
     /* A code that reduces through the API has its steps measured there,
      * exactly; its own recognised calls, if any, must not count twice. */
     if (0 == L->api_steps) {
-        ob_layer_count_step(L, rec);
+        ob_layer_count_step(L, rec, rec->compute + rec->blocked, -1.0);
     }
 }
 
 /* A step the API measured (ob_active.h). */
 static void ob_layer_on_api_step(long batch, long global_batch, long calls, double compute,
-                                 double blocked)
+                                 double blocked, double span, double reduction)
 {
     ob_layer_state *L = &ob_layer;
     ob_step_record rec;
@@ -305,7 +308,7 @@ static void ob_layer_on_api_step(long batch, long global_batch, long calls, doub
                               "the omnibatch context; the report uses the context's %ld",
                               L->cfg->global_batch, global_batch, global_batch);
         }
-        ob_layer_count_step(L, &rec);
+        ob_layer_count_step(L, &rec, span, reduction);
     }
     pthread_mutex_unlock(&L->lock);
 }

@@ -42,7 +42,8 @@ void ob_api_step_close(struct omnibatch_context *c)
      * layer's own detection of its MPI calls. */
     if (c->reductions > 0 && compute >= 0.0) {
         ob_active_note_step(c->step.count, c->global_batch, c->reductions, compute,
-                            c->stats.blocked_s);
+                            c->stats.blocked_s, (double) (now - c->step_begin_ns) * 1e-9,
+                            c->reduction);
     }
     /* Warm-up steps (cold caches, lazy allocation, first-touch) would teach
      * the model a speed the rank does not have; a rank without samples has
@@ -116,6 +117,7 @@ static int ob_exchange(struct omnibatch_context *c)
         return ob_api_mpi_fail(mpi_rc, fn, "MPI_Allgather");
     }
     c->stats.exchanges++;
+    c->reduction = ob_controller_reduction(c->records, c->nranks);
     c->compute_sum = 0.0;
     c->blocked_sum = 0.0;
     c->compute_n = 0;
@@ -174,6 +176,9 @@ OMNIBATCH_EXPORT int omnibatch_next_step(omnibatch_t ctx, omnibatch_step *step)
                        "omnibatch_step", fn);
     }
     ob_api_step_close(c);
+    /* The step's wall time runs from here to the next call: the exchange
+     * and the code's own work after its reduction are in it. */
+    c->step_begin_ns = ob_now_ns();
 
     gs = c->next_global_step;
     /* Nothing to exchange when the plan cannot move and nobody checks it. */

@@ -61,12 +61,12 @@ void ob_active_set_step_hook(ob_active_step_fn fn)
 }
 
 void ob_active_note_step(long batch, long global_batch, long calls, double compute,
-                         double blocked)
+                         double blocked, double span, double reduction)
 {
     ob_active_step_fn fn = __atomic_load_n(&ob_active_step_hook, __ATOMIC_ACQUIRE);
 
     if (NULL != fn) {
-        fn(batch, global_batch, calls, compute, blocked);
+        fn(batch, global_batch, calls, compute, blocked, span, reduction);
     }
 }
 

@@ -304,7 +304,7 @@ static void ob_controller_trust(ob_controller *ctl, const ob_rank_record *record
  * there is what the reduction costs every rank; the rest of any other
  * rank's blocked time is waiting.  0 when a rank did not measure it (the
  * judgement is then on compute alone, as without this model). */
-static double ob_controller_reduction(const ob_rank_record *records, int P)
+double ob_controller_reduction(const ob_rank_record *records, int P)
 {
     double least = records[0].blocked_mean;
 

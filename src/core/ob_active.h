@@ -46,16 +46,21 @@ int ob_active_get(ob_active_batch *batch);
  * \param[in] global_batch  the context's B.
  * \param[in] calls         gradient allreduces the step held.
  * \param[in] compute, blocked  seconds outside and inside them.
+ * \param[in] span          wall seconds of the whole step, from one omnibatch_next_step() to
+ *                          the next (what is neither compute nor blocked: the code's
+ *                          optimiser, the library's own exchange).
+ * \param[in] reduction     the step model's reduction at the last exchange (the least mean
+ *                          blocked time over the ranks), < 0 before the first one.
  */
 typedef void (*ob_active_step_fn)(long batch, long global_batch, long calls, double compute,
-                                  double blocked);
+                                  double blocked, double span, double reduction);
 
 /** \brief Set (the layer, at start) or clear (NULL, at finalize) the step hook. */
 void ob_active_set_step_hook(ob_active_step_fn fn);
 
 /** \brief Pass one measured API step to the hook, if one is set. */
 void ob_active_note_step(long batch, long global_batch, long calls, double compute,
-                         double blocked);
+                         double blocked, double span, double reduction);
 
 /**
  * \brief Receives the time this rank spent in the library's own exchanges (the

@@ -195,6 +195,13 @@ uint64_t ob_controller_plan_hash(const ob_controller *ctl);
  */
 int ob_controller_verify(const ob_controller *ctl, const ob_rank_record *records);
 
+/**
+ * \brief The step model's reduction of \p P records: the least of their mean blocked times
+ *        (the rank that reaches the allreduce last waits for nobody); 0 when a rank did not
+ *        measure it.
+ */
+double ob_controller_reduction(const ob_rank_record *records, int P);
+
 /** \brief Free what ob_controller_init() allocated. */
 void ob_controller_free(ob_controller *ctl);
 
