@@ -38,6 +38,9 @@
 #define OB_REPORT_STRAGGLER_RATIO 1.10
 /** Ranks within this factor of the slowest are named with it. */
 #define OB_REPORT_STRAGGLER_GROUP 0.95
+/** A step's time outside compute and the allreduces counts up to this multiple of the two
+ *  (an evaluation between steps is not the step's work). */
+#define OB_REPORT_OTHER_CAP 1.0
 /** Least gain of the predicted step from the balanced split that makes a run compute-imbalanced. */
 #define OB_REPORT_MIN_GAIN 0.05
 /** Least share of the step in the reduction that makes a run communication-bound. */

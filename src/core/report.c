@@ -45,8 +45,14 @@ void ob_rank_stats_add(ob_rank_stats *s, long batch, double compute, double bloc
 
 void ob_rank_stats_add_step(ob_rank_stats *s, long batch, double compute, double blocked, double step)
 {
+    double inside = compute + blocked;
+    double other = step - inside;
+
+    /* An evaluation or a checkpoint between two steps is not the step's
+     * work: a step's other time counts up to OB_REPORT_OTHER_CAP of the rest. */
+    other = other > OB_REPORT_OTHER_CAP * inside ? OB_REPORT_OTHER_CAP * inside : other;
     s->steps++;
-    s->step_sum += step > compute + blocked ? step : compute + blocked;
+    s->step_sum += other > 0.0 ? inside + other : inside;
     s->compute_sum += compute;
     s->blocked_sum += blocked;
     if (batch >= 0) {

@@ -503,6 +503,24 @@ START_TEST(test_predicted_now_counts_what_is_neither)
 }
 END_TEST
 
+START_TEST(test_an_evaluation_between_steps_is_not_the_step)
+{
+    /* Nine steps of 20 ms, and one followed by a 1 s evaluation: its other
+     * time counts only up to its compute and blocked time (OB_REPORT_OTHER_CAP). */
+    ob_rank_stats s;
+
+    ob_rank_stats_init(&s, 0);
+    for (int k = 0; k < 9; k++) {
+        ob_rank_stats_add_step(&s, 8, 0.010, 0.010, 0.020);
+    }
+    ob_rank_stats_add_step(&s, 8, 0.010, 0.010, 1.0);
+    ck_assert_double_eq_tol(s.step_sum, 9 * 0.020 + 0.020 * (1.0 + OB_REPORT_OTHER_CAP), 1e-12);
+    /* A step shorter than its parts (clock skew) counts as its parts. */
+    ob_rank_stats_add_step(&s, 8, 0.010, 0.010, 0.015);
+    ck_assert_double_eq_tol(s.step_sum, 10 * 0.020 + 0.020 * (1.0 + OB_REPORT_OTHER_CAP), 1e-12);
+}
+END_TEST
+
 START_TEST(test_verdict_balanced)
 {
     static const double compute[3] = { 0.0200, 0.0205, 0.0198 };
@@ -556,6 +574,7 @@ static Suite *make_report_suite(void)
     tcase_add_test(tc, test_slow_cpu_is_no_slow_link);
     tcase_add_test(tc, test_predicted_now_counts_what_is_neither);
     tcase_add_test(tc, test_verdict_balanced);
+    tcase_add_test(tc, test_an_evaluation_between_steps_is_not_the_step);
     suite_add_tcase(s, tc);
     return s;
 }
