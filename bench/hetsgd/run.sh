@@ -136,12 +136,20 @@ for q in $(echo "$quota" | tr ',' ' '); do
     fi
     i=$((i + 1))
 done
-# Each rank joins its group, then becomes hetsgd.
+# Each rank joins its group and runs hetsgd; then it writes the CPU seconds
+# hetsgd used (user + system, from the shell's times) and its start and end
+# to cpu.rankR.
 cat > "$work/join" <<EOF
 #!/bin/sh
 r=\${OMPI_COMM_WORLD_RANK:?not under Open MPI}
 echo \$\$ > "$group/rank\$r/cgroup.procs" || exit 1
-exec "\$@"
+t0=\$(date +%s.%N)
+"\$@"
+rc=\$?
+t1=\$(date +%s.%N)
+times > "$work/times.rank\$r"
+echo "\$(sed -n 2p "$work/times.rank\$r") \$t0 \$t1" > "$work/cpu.rank\$r"
+exit \$rc
 EOF
 chmod +x "$work/join"
 
@@ -156,11 +164,32 @@ fi
 steady() {
     sed -n 's/.*steady_step_s=\([0-9.e+-]*\).*/\1/p' "$1" | tail -1
 }
+# throttled R: "periods throttled_ns" of rank R's group so far.
+throttled() {
+    if [ v1 = "$kind" ]; then
+        awk '$1 == "nr_throttled" { n = $2 } $1 == "throttled_time" { t = $2 } END { print n + 0, t + 0 }' \
+            "$group/rank$1/cpu.stat"
+    else
+        awk '$1 == "nr_throttled" { n = $2 } $1 == "throttled_usec" { t = $2 * 1000 } END { print n + 0, t + 0 }' \
+            "$group/rank$1/cpu.stat"
+    fi
+}
+# cpu_share R: "CPU/wall" seconds of rank R's last run, the whole process
+# ("0m1.23s 0m0.45s T0 T1").
+cpu_share() {
+    awk '{ s = 0; for (i = 1; i <= 2; i++) { split($i, a, "m"); sub(/s$/, "", a[2]); s += 60 * a[1] + a[2] }
+           printf "%.2f/%.2f", s, $4 - $3 }' "$work/cpu.rank$1"
+}
 jnum() {
     sed -n "s/^  \"$2\": \([0-9.e+-]*\),.*/\1/p" "$1" | head -1
 }
 for p in $(echo "$policies" | tr ',' ' '); do
     f=$keep/quota-$p
+    i=0
+    while [ "$i" -lt "$np" ]; do
+        throttled "$i" > "$work/throttled0.rank$i"
+        i=$((i + 1))
+    done
     # shellcheck disable=SC2086
     if ! timeout --signal=TERM --kill-after=10 900 "${MPIRUN:-mpirun}" -np "$np" --oversubscribe \
         --allow-run-as-root --bind-to none --mca btl self,vader --mca btl_vader_single_copy_mechanism none \
@@ -170,8 +199,20 @@ for p in $(echo "$policies" | tr ',' ' '); do
         tail -5 "$f.out" >&2
         die "hetsgd --policy $p failed (output: $f.out)"
     fi
+    # What each rank used of its quota: CPU seconds over the process's wall
+    # time, and how often the quota ran out.
+    line="quota: $p: per rank CPU s/wall s (quota), periods throttled, s throttled:"
+    i=0
+    for q in $(echo "$quota" | tr ',' ' '); do
+        diff=$(echo "$(throttled "$i") $(cat "$work/throttled0.rank$i")" |
+            awk '{ printf "%d %.2f", $1 - $3, ($2 - $4) * 1e-9 }')
+        line="$line rank $i $(cpu_share "$i") ($q) $diff;"
+        i=$((i + 1))
+    done
+    echo "$line" > "$f.cpu"
 done
 echo "quota: $np ranks, CPU quota $quota of a core (cgroup $kind, period ${period} us)${mca:+, $mca}"
+cat "$keep"/quota-*.cpu 2>/dev/null || true
 if [ -f "$keep/quota-static.summary" ]; then
     st=$(steady "$keep/quota-static.summary")
     limit=$(jnum "$keep/quota-static.json" predicted_step_time_s)
