@@ -123,13 +123,51 @@ static int ob_report_round(const ob_rank_model *m, int P, long B, long granulari
     return rc;
 }
 
+/* Each rank's model of compute into \p m, and the global batch of the
+ * split into *B (rep->global_batch: 0 when only shares are known); 0 with
+ * rep->split_error when a rank has no usable model. */
+static int ob_report_models(ob_report *rep, ob_rank_model *m, long *B)
+{
+    int P = rep->nranks;
+
+    if (rep->batch_known) {
+        double sum = 0.0;
+
+        for (int i = 0; i < P; i++) {
+            sum += rep->ranks[i].batch;
+        }
+        *B = rep->settings.global_batch > 0 ? rep->settings.global_batch : lround(sum);
+        rep->global_batch = *B;
+        for (int i = 0; i < P; i++) {
+            if (!ob_report_fit(&rep->stats[i], &m[i].alpha, &m[i].beta)) {
+                snprintf(rep->split_error, sizeof rep->split_error,
+                         "rank %d: no usable (batch, compute) pairs", i);
+                return 0;
+            }
+        }
+    } else {
+        /* Every rank ran the same share: beta_i proportional to compute_i. */
+        double floor_compute = OB_REPORT_COMPUTE_FLOOR * rep->ranks[rep->slowest].compute;
+
+        *B = rep->settings.global_batch > 0 ? rep->settings.global_batch : OB_REPORT_SHARE_BASIS;
+        rep->global_batch = rep->settings.global_batch > 0 ? *B : 0;
+        for (int i = 0; i < P; i++) {
+            double c = rep->ranks[i].compute > floor_compute ? rep->ranks[i].compute : floor_compute;
+
+            m[i].alpha = 0.0;
+            m[i].beta = c * (double) P / (double) *B;
+        }
+    }
+    return 1;
+}
+
 static void ob_report_split(ob_report *rep)
 {
     int P = rep->nranks;
     ob_rank_model *m = calloc((size_t) P, sizeof *m);
     double *target = calloc((size_t) P, sizeof *target);
     long *plan = calloc((size_t) P, sizeof *plan);
-    long B, granularity;
+    long B = 0, granularity;
     double T = 0.0, other = 0.0;
     int rc;
 
@@ -137,33 +175,8 @@ static void ob_report_split(ob_report *rep)
         snprintf(rep->split_error, sizeof rep->split_error, "out of memory");
         goto done;
     }
-    if (rep->batch_known) {
-        double sum = 0.0;
-
-        for (int i = 0; i < P; i++) {
-            sum += rep->ranks[i].batch;
-        }
-        B = rep->settings.global_batch > 0 ? rep->settings.global_batch : lround(sum);
-        rep->global_batch = B;
-        for (int i = 0; i < P; i++) {
-            if (!ob_report_fit(&rep->stats[i], &m[i].alpha, &m[i].beta)) {
-                snprintf(rep->split_error, sizeof rep->split_error,
-                         "rank %d: no usable (batch, compute) pairs", i);
-                goto done;
-            }
-        }
-    } else {
-        /* Every rank ran the same share: beta_i proportional to compute_i. */
-        double floor_compute = OB_REPORT_COMPUTE_FLOOR * rep->ranks[rep->slowest].compute;
-
-        B = rep->settings.global_batch > 0 ? rep->settings.global_batch : OB_REPORT_SHARE_BASIS;
-        rep->global_batch = rep->settings.global_batch > 0 ? B : 0;
-        for (int i = 0; i < P; i++) {
-            double c = rep->ranks[i].compute > floor_compute ? rep->ranks[i].compute : floor_compute;
-
-            m[i].alpha = 0.0;
-            m[i].beta = c * (double) P / (double) B;
-        }
+    if (!ob_report_models(rep, m, &B)) {
+        goto done;
     }
     granularity = ob_report_bounds(rep, B, m);
     for (int i = 0; i < P; i++) {
@@ -266,31 +279,14 @@ static void ob_report_judge(ob_report *rep)
     }
 }
 
-int ob_report_analyse(const ob_rank_stats *stats, int nranks, const ob_report_settings *settings,
-                      ob_report *rep)
+/* Each rank's means per step; rep->measured = 0 when a rank measured none. */
+static void ob_report_rank_means(ob_report *rep)
 {
-    double sum = 0.0, waiting = 0.0;
-    int nothers = 0;
-
-    if (NULL == rep || NULL == stats || NULL == settings || nranks < 1) {
-        return ob_fail(OMNIBATCH_ERR_ARG, "ob_report_analyse: nranks=%d, stats and rep must be given",
-                       nranks);
-    }
-    memset(rep, 0, sizeof *rep);
-    rep->nranks = nranks;
-    rep->stats = stats;
-    rep->settings = *settings;
-    rep->ranks = calloc((size_t) nranks, sizeof *rep->ranks);
-    rep->stragglers = calloc((size_t) nranks, sizeof *rep->stragglers);
-    if (NULL == rep->ranks || NULL == rep->stragglers) {
-        ob_report_free(rep);
-        return ob_fail(OMNIBATCH_ERR_NOMEM, "report: no memory for %d ranks", nranks);
-    }
     rep->measured = 1;
     rep->batch_known = 1;
     rep->steps = -1;
-    for (int i = 0; i < nranks; i++) {
-        const ob_rank_stats *s = &stats[i];
+    for (int i = 0; i < rep->nranks; i++) {
+        const ob_rank_stats *s = &rep->stats[i];
         ob_report_rank *r = &rep->ranks[i];
 
         r->plan = -1;
@@ -315,13 +311,15 @@ int ob_report_analyse(const ob_rank_stats *stats, int nranks, const ob_report_se
             rep->steps = s->steps;
         }
     }
-    rep->slow_link = -1;
-    if (!rep->measured) {
-        rep->batch_known = 0;
-        return OMNIBATCH_SUCCESS;
-    }
+}
 
-    ob_report_step_model(rep);
+/* The slowest and fastest ranks by compute, the stragglers, and how long
+ * the others wait. */
+static void ob_report_find_stragglers(ob_report *rep)
+{
+    int nranks = rep->nranks, nothers = 0;
+    double sum = 0.0, waiting = 0.0;
+
     for (int i = 0; i < nranks; i++) {
         const ob_report_rank *r = &rep->ranks[i];
 
@@ -355,6 +353,33 @@ int ob_report_analyse(const ob_rank_stats *stats, int nranks, const ob_report_se
         nothers++;
     }
     rep->others_waiting = nothers > 0 ? waiting / nothers : 0.0;
+}
+
+int ob_report_analyse(const ob_rank_stats *stats, int nranks, const ob_report_settings *settings,
+                      ob_report *rep)
+{
+    if (NULL == rep || NULL == stats || NULL == settings || nranks < 1) {
+        return ob_fail(OMNIBATCH_ERR_ARG, "ob_report_analyse: nranks=%d, stats and rep must be given",
+                       nranks);
+    }
+    memset(rep, 0, sizeof *rep);
+    rep->nranks = nranks;
+    rep->stats = stats;
+    rep->settings = *settings;
+    rep->ranks = calloc((size_t) nranks, sizeof *rep->ranks);
+    rep->stragglers = calloc((size_t) nranks, sizeof *rep->stragglers);
+    if (NULL == rep->ranks || NULL == rep->stragglers) {
+        ob_report_free(rep);
+        return ob_fail(OMNIBATCH_ERR_NOMEM, "report: no memory for %d ranks", nranks);
+    }
+    ob_report_rank_means(rep);
+    rep->slow_link = -1;
+    if (!rep->measured) {
+        rep->batch_known = 0;
+        return OMNIBATCH_SUCCESS;
+    }
+    ob_report_step_model(rep);
+    ob_report_find_stragglers(rep);
     ob_report_split(rep);
     ob_report_judge(rep);
     return OMNIBATCH_SUCCESS;
@@ -511,30 +536,82 @@ static void ob_report_text_verdict(FILE *f, const ob_report *rep)
     }
 }
 
+/* The ranks that measured nothing, and why that can be. */
+static void ob_report_text_unmeasured(FILE *f, const ob_report *rep)
+{
+    int *missing = malloc((size_t) rep->nranks * sizeof *missing);
+    int n = 0;
+
+    for (int i = 0; NULL != missing && i < rep->nranks; i++) {
+        if (rep->stats[i].steps <= 0) {
+            missing[n++] = i;
+        }
+    }
+    fprintf(f, "  no training step measured on rank%s ", 1 == n ? "" : "s");
+    ob_report_list(f, missing, n);
+    fprintf(f, ": no float or double MPI_SUM allreduce of at least %zu bytes repeated there "
+            "(OMNIBATCH_MIN_BYTES)", rep->settings.min_bytes);
+    if (rep->settings.warmup > 0) {
+        fprintf(f, " after the %ld warm-up steps (OMNIBATCH_WARMUP)", rep->settings.warmup);
+    }
+    fprintf(f, "\n");
+    free(missing);
+}
+
+/* " (host a, b)": each straggler's host once ("hosts vm, vm" says nothing
+ * "host vm" does not). */
+static void ob_report_text_hosts(FILE *f, const ob_report *rep)
+{
+    int nhosts = 0;
+
+    for (int k = 0; k < rep->nstragglers; k++) {
+        nhosts += ob_report_new_host(rep, k);
+    }
+    fprintf(f, " (host%s", 1 == nhosts ? "" : "s");
+    for (int k = 0, shown = 0; k < rep->nstragglers; k++) {
+        if (ob_report_new_host(rep, k)) {
+            fprintf(f, "%s %s", shown++ > 0 ? "," : "", rep->stats[rep->stragglers[k]].host);
+        }
+    }
+    fprintf(f, ")");
+}
+
+/* The stragglers' line: who, how much longer, and how long the others wait. */
+static void ob_report_text_stragglers(FILE *f, const ob_report *rep)
+{
+    int nothers = rep->nranks - rep->nstragglers;
+    int *others = malloc((size_t) (nothers > 0 ? nothers : 1) * sizeof *others);
+    int one = 1 == rep->nstragglers;
+
+    for (int i = 0, k = 0, o = 0; NULL != others && i < rep->nranks; i++) {
+        if (k < rep->nstragglers && rep->stragglers[k] == i) {
+            k++;
+        } else {
+            others[o++] = i;
+        }
+    }
+    fprintf(f, "  rank%s ", one ? "" : "s");
+    ob_report_list(f, rep->stragglers, rep->nstragglers);
+    ob_report_text_hosts(f, rep);
+    fprintf(f, " %s: %s %.1fx as long as the fastest", one ? "is the straggler" : "are the stragglers",
+            one ? "it computes" : "they compute",
+            rep->ranks[rep->slowest].compute / rep->ranks[rep->fastest].compute);
+    if (nothers > 0 && NULL != others) {
+        fprintf(f, "; rank%s ", 1 == nothers ? "" : "s");
+        ob_report_list(f, others, nothers);
+        fprintf(f, " wait%s %.0f%% of %s step", 1 == nothers ? "s" : "", 100.0 * rep->others_waiting,
+                1 == nothers ? "its" : "their");
+    }
+    fprintf(f, "\n");
+    free(others);
+}
+
 int ob_report_write_text(FILE *f, const ob_report *rep)
 {
     ob_report_text_header(f, rep);
     if (!rep->measured) {
-        int *missing = malloc((size_t) rep->nranks * sizeof *missing);
-        int n = 0;
-
-        for (int i = 0; NULL != missing && i < rep->nranks; i++) {
-            if (rep->stats[i].steps <= 0) {
-                missing[n++] = i;
-            }
-        }
-        fprintf(f, "  no training step measured on rank%s ", 1 == n ? "" : "s");
-        ob_report_list(f, missing, n);
-        fprintf(f, ": no float or double MPI_SUM allreduce of at least %zu bytes repeated there "
-                "(OMNIBATCH_MIN_BYTES)", rep->settings.min_bytes);
-        if (rep->settings.warmup > 0) {
-            fprintf(f, " after the %ld warm-up steps (OMNIBATCH_WARMUP)", rep->settings.warmup);
-        }
-        fprintf(f, "\n");
-        free(missing);
+        ob_report_text_unmeasured(f, rep);
     } else {
-        const ob_report_rank *slow = &rep->ranks[rep->slowest];
-
         fprintf(f, "  imbalance: max/mean compute %.2f, slowest/fastest %.2fx\n", rep->imbalance,
                 rep->spread);
         if (0 == rep->nstragglers) {
@@ -542,42 +619,7 @@ int ob_report_write_text(FILE *f, const ob_report *rep)
                     "the ranks wait %.0f%% of their step on average\n",
                     100.0 * (OB_REPORT_STRAGGLER_RATIO - 1.0), 100.0 * rep->others_waiting);
         } else {
-            int nothers = rep->nranks - rep->nstragglers;
-            int *others = malloc((size_t) (nothers > 0 ? nothers : 1) * sizeof *others);
-            int one = 1 == rep->nstragglers;
-            int nhosts = 0;
-
-            for (int i = 0, k = 0, o = 0; NULL != others && i < rep->nranks; i++) {
-                if (k < rep->nstragglers && rep->stragglers[k] == i) {
-                    k++;
-                } else {
-                    others[o++] = i;
-                }
-            }
-            fprintf(f, "  rank%s ", one ? "" : "s");
-            ob_report_list(f, rep->stragglers, rep->nstragglers);
-            /* Each host once: "hosts vm, vm" says nothing "host vm" does not. */
-            for (int k = 0; k < rep->nstragglers; k++) {
-                nhosts += ob_report_new_host(rep, k);
-            }
-            fprintf(f, " (host%s", 1 == nhosts ? "" : "s");
-            for (int k = 0, shown = 0; k < rep->nstragglers; k++) {
-                if (ob_report_new_host(rep, k)) {
-                    fprintf(f, "%s %s", shown++ > 0 ? "," : "",
-                            rep->stats[rep->stragglers[k]].host);
-                }
-            }
-            fprintf(f, ") %s: %s %.1fx as long as the fastest",
-                    one ? "is the straggler" : "are the stragglers", one ? "it computes" : "they compute",
-                    slow->compute / rep->ranks[rep->fastest].compute);
-            if (nothers > 0 && NULL != others) {
-                fprintf(f, "; rank%s ", 1 == nothers ? "" : "s");
-                ob_report_list(f, others, nothers);
-                fprintf(f, " wait%s %.0f%% of %s step", 1 == nothers ? "s" : "",
-                        100.0 * rep->others_waiting, 1 == nothers ? "its" : "their");
-            }
-            fprintf(f, "\n");
-            free(others);
+            ob_report_text_stragglers(f, rep);
         }
         ob_report_text_split(f, rep);
         ob_report_text_verdict(f, rep);
