@@ -27,6 +27,9 @@
 #   --rate R         the slow link's rate, as tc reads it (default 100mbit)
 #   --steps N        hetsgd steps per run (default 60)
 #   --cases LIST     of equal,slowcpu,slowlink (default all)
+#   --slowdown X     hetsgd's emulation slowdown, the same for every run (default 10:
+#                    three ranks computing at once on a shared 2-core machine ran
+#                    4-8x their CPU time, so a smaller one measures the crowding)
 #   --smoke          a short check that the hosts work: one tiny run per case
 #   --out DIR        keep the runs' outputs there (default: a temporary directory)
 #   --data DIR       Fashion-MNIST IDX files (default /usr/share/datasets/fashion-mnist)
@@ -49,6 +52,7 @@ rate=100mbit
 steps=60
 cases="equal,slowcpu,slowlink"
 smoke=no
+slowdown=10
 out=
 data=/usr/share/datasets/fashion-mnist
 while [ $# -gt 0 ]; do
@@ -59,6 +63,7 @@ while [ $# -gt 0 ]; do
     --steps) need_value "$@"; steps=$2; shift 2 ;;
     --cases) need_value "$@"; cases=$2; shift 2 ;;
     --smoke) smoke=yes; shift ;;
+    --slowdown) need_value "$@"; slowdown=$2; shift 2 ;;
     --out) need_value "$@"; out=$2; shift 2 ;;
     --data) need_value "$@"; data=$2; shift 2 ;;
     -h|--help) sed -n '2,/^set -eu/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
@@ -81,6 +86,8 @@ for c in $(echo "$cases" | tr ',' ' '); do
     *) die "--cases: unknown case '$c' (expected some of equal,slowcpu,slowlink)" ;;
     esac
 done
+awk -v x="$slowdown" 'BEGIN { exit !(x + 0 >= 1 && x + 0 <= 1000) }' </dev/null 2>/dev/null \
+    && echo "$slowdown" | grep -Eq '^[0-9]+(\.[0-9]+)?$' || die "--slowdown '$slowdown': expected a number from 1 to 1000"
 builddir=$(cd "$builddir" 2>/dev/null && pwd) || die "--builddir: not a directory"
 hetsgd=$builddir/bench/hetsgd/hetsgd
 straggler=$builddir/tests/mpi/mpi_straggler
@@ -230,10 +237,10 @@ fast_link() {
 # ------------------------------------------------------------- the runs
 if [ yes = "$smoke" ]; then
     steps=20
-    targs="--subset 512 --batch 64 --max-steps $steps --warmup 5 --slowdown 2"
+    targs="--subset 512 --batch 64 --max-steps $steps --warmup 5 --slowdown $slowdown"
     ssteps=24
 else
-    targs="--subset 4096 --batch 256 --max-steps $steps --warmup $((steps / 4)) --slowdown 2"
+    targs="--subset 4096 --batch 256 --max-steps $steps --warmup $((steps / 4)) --slowdown $slowdown"
     ssteps=$((steps * 2))
 fi
 [ -n "$out" ] && { mkdir -p "$out" || die "--out '$out': cannot create it"; }
@@ -292,7 +299,7 @@ for c in $(echo "$cases" | tr ',' ' '); do
 done
 fast_link
 echo "bench-hosts: $hosts hosts (network namespaces obhost0..obhost$last on $subnet.0/24, Open MPI over TCP);" \
-    "slow CPU: obhost$last at half speed; slow link: obhost$last at $rate both ways"
+    "slow CPU: obhost$last at half speed; slow link: obhost$last at $rate both ways; hetsgd slowdown $slowdown"
 cat "$work/table"
 [ -n "$out" ] && echo "bench-hosts: outputs in $out"
 exit 0
