@@ -36,6 +36,7 @@ fi
 g=$cg/omnibatch-polling.$$
 work=$(mktemp -d "${TMPDIR:-/tmp}/polling.XXXXXX")
 trap 'for p in $(cat "$g/cgroup.procs" 2>/dev/null); do kill -KILL "$p" 2>/dev/null || true; done; sleep 1; rmdir "$g" 2>/dev/null || true; rm -rf "$work"' EXIT
+trap 'exit 130' INT TERM HUP
 mkdir "$g"
 echo 100000 > "$g/cpu.cfs_period_us"
 cat > "$work/join" <<EOT

@@ -100,9 +100,17 @@ if [ -z "$kind" ] || ! mkdir "$group" 2>/dev/null; then
     exit "$skip_rc"
 fi
 work=$(mktemp -d "${TMPDIR:-/tmp}/hetsgd-quota.XXXXXX")
+# kill_tree PID: the processes this script started under PID, deepest first.
+kill_tree() {
+    for child in $(cat /proc/"$1"/task/*/children 2>/dev/null); do
+        kill_tree "$child"
+        kill -KILL "$child" 2>/dev/null || true
+    done
+}
 cleanup() {
     rc=$?
     trap - EXIT INT TERM HUP
+    kill_tree $$
     # Our groups only; a process still in one (a run cut short) is ours.
     for g in "$group"/rank*; do
         [ -d "$g" ] || continue
@@ -190,12 +198,15 @@ for p in $(echo "$policies" | tr ',' ' '); do
         throttled "$i" > "$work/throttled0.rank$i"
         i=$((i + 1))
     done
+    # In the background and waited for, so that a signal to this script is
+    # acted on at once (the shell runs a trap only after a foreground command).
     # shellcheck disable=SC2086
-    if ! timeout --signal=TERM --kill-after=10 900 "${MPIRUN:-mpirun}" -np "$np" --oversubscribe \
+    timeout --signal=TERM --kill-after=10 900 "${MPIRUN:-mpirun}" -np "$np" --oversubscribe \
         --allow-run-as-root --bind-to none --mca btl self,vader --mca btl_vader_single_copy_mechanism none \
         $mca -x OMNIBATCH_REPORT=json -x OMNIBATCH_REPORT_FILE="$f.json" \
         "$work/join" "$hetsgd" --policy "$p" --slowdown 1 --data "$data" $hargs --summary "$f.summary" \
-        "$@" > "$f.out" 2>&1; then
+        "$@" > "$f.out" 2>&1 &
+    if ! wait $!; then
         tail -5 "$f.out" >&2
         die "hetsgd --policy $p failed (output: $f.out)"
     fi

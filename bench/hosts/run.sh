@@ -114,9 +114,18 @@ tag=obh$$
 work=$(mktemp -d "${TMPDIR:-/tmp}/bench-hosts.XXXXXX")
 made_ns=""
 made_br=""
+# kill_tree PID: the processes this script started under PID, deepest first
+# (a run cut short: the shell's own subshells, timeout, mpirun and its ranks).
+kill_tree() {
+    for child in $(cat /proc/"$1"/task/*/children 2>/dev/null); do
+        kill_tree "$child"
+        kill -KILL "$child" 2>/dev/null || true
+    done
+}
 cleanup() {
     rc=$?
     trap - EXIT INT TERM HUP
+    kill_tree $$
     for ns in $made_ns; do
         # Processes of ours still in our namespaces (a run cut short).
         for pid in $(ip netns pids "$ns" 2>/dev/null); do
@@ -210,7 +219,9 @@ while [ "$i" -lt "$hosts" ]; do
     hostlist="$hostlist${hostlist:+,}obhost$i:1"
     i=$((i + 1))
 done
-# A run as host 0: mpirun over TCP on our /24 only, one rank per host.
+# A run as host 0: mpirun over TCP on our /24 only, one rank per host.  In
+# the background and waited for, so that a signal to this script is acted
+# on at once (the shell runs a trap only after a foreground command ends).
 mpi_run() {
     limit=$1; shift
     timeout --signal=TERM --kill-after=10 "$limit" "$work/enter" 0 \
@@ -218,7 +229,8 @@ mpi_run() {
         --mca plm_rsh_agent "$work/rsh" --mca plm_rsh_no_tree_spawn 1 \
         --mca pml ob1 --mca btl tcp,self \
         --mca btl_tcp_if_include "$subnet.0/24" --mca oob_tcp_if_include "$subnet.0/24" \
-        -x OMNIBATCH_REPORT=json "$@"
+        -x OMNIBATCH_REPORT=json "$@" &
+    wait $!
 }
 
 slow_link() {
