@@ -15,7 +15,11 @@
 # with --repeat N each ratio is the median of the N paired ratios.  Then one
 # line from bench/overhead/run.sh (preload / plain at 8 B, instructions per
 # intercepted call) and one from bench/simulate (steady / oracle at the
-# largest P).  The run ends with the table, the measured balance of every
+# largest P), and the quota scenario (bench/hetsgd/run.sh --quota
+# 0.4,0.4,0.2,0.1: each rank in a cgroup with that CPU quota of a core, no
+# emulation; static and omnibatch beside the limit from the measured
+# throughput and reduction; skipped with a line where no cgroup cpu
+# controller is writable).  The run ends with the table, the measured balance of every
 # policy (max_i t_i / T*, T* = B / sum_i b_i/t_i, from each step's batches and
 # compute times: no cost model), the targets (met / missed), the plot of the
 # headline omnibatch run and where the traces are.  The targets are judged on
@@ -38,6 +42,7 @@
 #                    (default 12 / online processors, at least 1: 6 on 2 cores)
 #   --no-overhead    skip bench/overhead/run.sh
 #   --no-simulate    skip bench/simulate
+#   --no-quota       skip the quota scenario
 #   --help           this text
 # Environment: MPIRUN (the launcher tests/mpirun.sh uses), GNUPLOT, VALGRIND, PYTHON
 # (bench/table.py's interpreter, default python3).
@@ -57,6 +62,8 @@ scenarios=
 slowdown=
 overhead=yes
 simulate=yes
+quota=yes
+quota_list=0.4,0.4,0.2,0.1
 all_scenarios="headline hl2 hl4 hl8 ramp transient vanish"
 NP=4
 
@@ -77,6 +84,7 @@ while [ "$#" -gt 0 ]; do
     --slowdown) need_value "$@"; slowdown=$2; shift 2 ;;
     --no-overhead) overhead=no; shift ;;
     --no-simulate) simulate=no; shift ;;
+    --no-quota) quota=no; shift ;;
     -h|--help) sed -n '2,/^set -eu/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown option '$1' (see --help)" ;;
     esac
@@ -172,6 +180,7 @@ quick)
     dyn_policies="omnibatch oracle"
     ov_args="--rounds 2 --scale 0.02 --max-bytes 8 --no-callgrind --max-seconds 5"
     sim_args="--ranks 4,64 --steps 40 --big-steps 40 --epoch 10"
+    quota_args="--smoke"
     ;;
 default)
     timeout=600
@@ -182,6 +191,7 @@ default)
     dyn_policies="omnibatch oracle omnilearn"
     ov_args="--rounds 4 --max-seconds 12 --max-bytes 8 --cg-bytes 8"
     sim_args="--ranks 65536 --big-steps 120"
+    quota_args="--steps 80"
     ;;
 full)
     timeout=1800
@@ -192,6 +202,7 @@ full)
     dyn_policies="static omnibatch oracle omnilearn"
     ov_args="--rounds 8 --max-seconds 60"
     sim_args=""
+    quota_args="--steps 240"
     ;;
 esac
 
@@ -314,6 +325,20 @@ if [ yes = "$simulate" ]; then
     echo "bench: simulate: $(($(date +%s) - t0)) s"
 fi
 
+: >"$out/quota.txt"
+if [ yes = "$quota" ]; then
+    echo "bench: bench/hetsgd/run.sh --quota $quota_list $quota_args"
+    t0=$(date +%s)
+    rc=0
+    # shellcheck disable=SC2086
+    set -- sh "$srcdir/bench/hetsgd/run.sh" --builddir "$builddir" --quota "$quota_list" $quota_args \
+        --data "$data" --out "$runs/quota"
+    MPIRUN=${MPIRUN:-mpirun} "$@" >"$out/quota.log" 2>&1 || rc=$?
+    [ 0 -eq "$rc" ] || fail_run "quota" "$rc" "$out/quota.log" "$@"
+    grep '^quota: \|^hetsgd/run.sh: no writable' "$out/quota.log" | grep -v 'outputs in' >"$out/quota.txt" || true
+    echo "bench: quota: $(($(date +%s) - t0)) s"
+fi
+
 # The plot of the headline omnibatch run.
 plot_line=
 headline_trace=$runs/headline.omnibatch.r1.csv
@@ -345,6 +370,10 @@ flags=
 
 echo
 cat "$out/table.txt"
+if [ -s "$out/quota.txt" ]; then
+    echo
+    cat "$out/quota.txt"
+fi
 echo
 [ -z "$plot_line" ] || echo "$plot_line"
 echo "traces (CSV per run), logs and summaries: $runs"

@@ -21,3 +21,9 @@ noinst_PROGRAMS += %reldir%/simulate/simulate
 	%reldir%/simulate/sim_oracle.h %reldir%/simulate/sim_oracle.c \
 	%reldir%/simulate/sim_metrics.h %reldir%/simulate/sim_metrics.c
 %canon_reldir%_simulate_simulate_LDADD = libobcore.la $(HWLOC_LIBS) -lm
+
+# netbound: a network-bound run on one host through the API (microseconds of
+# compute, a large reduction): the plan of equal-speed ranks must stay equal.
+noinst_PROGRAMS += %reldir%/netbound/netbound
+%canon_reldir%_netbound_netbound_SOURCES = %reldir%/netbound/netbound.c
+%canon_reldir%_netbound_netbound_LDADD = libomnibatch.la -lm

@@ -251,15 +251,18 @@ static void ob_layer_agree(const ob_config *cfg, int start_ok, int output_ok)
     }
 }
 
-static void ob_layer_count_step(ob_layer_state *L, const ob_step_record *rec)
+/* \p span: the step's wall time (compute + blocked for a detected step);
+ * \p reduction: the step model's reduction the API knows, < 0 unknown. */
+static void ob_layer_count_step(ob_layer_state *L, const ob_step_record *rec, double span,
+                                double reduction)
 {
 
     L->stats.steps_seen++;
     if (L->stats.steps_seen > L->cfg->warmup) {
-        ob_rank_stats_add(&L->stats, rec->batch, rec->compute, rec->blocked);
+        ob_rank_stats_add_step(&L->stats, rec->batch, rec->compute, rec->blocked, span);
     }
     if (L->trace_on) {
-        ob_trace_row row = { rec->index, rec->batch, rec->compute, rec->blocked };
+        ob_trace_row row = { rec->index, rec->batch, rec->compute, rec->blocked, reduction };
 
         ob_ts_row(&row, ob_layer_clock());
     }
@@ -275,13 +278,13 @@ static void ob_layer_on_step(void *ctx, const ob_step_record *rec)
     /* A code that reduces through the API has its steps measured there,
      * exactly; its own recognised calls, if any, must not count twice. */
     if (0 == L->api_steps) {
-        ob_layer_count_step(L, rec);
+        ob_layer_count_step(L, rec, rec->compute + rec->blocked, -1.0);
     }
 }
 
 /* A step the API measured (ob_active.h). */
 static void ob_layer_on_api_step(long batch, long global_batch, long calls, double compute,
-                                 double blocked)
+                                 double blocked, double span, double reduction)
 {
     ob_layer_state *L = &ob_layer;
     ob_step_record rec;
@@ -305,7 +308,7 @@ static void ob_layer_on_api_step(long batch, long global_batch, long calls, doub
                               "the omnibatch context; the report uses the context's %ld",
                               L->cfg->global_batch, global_batch, global_batch);
         }
-        ob_layer_count_step(L, &rec);
+        ob_layer_count_step(L, &rec, span, reduction);
     }
     pthread_mutex_unlock(&L->lock);
 }
@@ -383,6 +386,15 @@ static void ob_layer_abandon_outputs(void)
     }
 }
 
+/* The library's own exchange (ob_active.h): never compute. */
+static void ob_layer_on_own(uint64_t t0_ns, uint64_t t1_ns)
+{
+    ob_layer_state *L = &ob_layer;
+
+    ob_layer_record_wait(OB_STEPDETECT_OWN, (double) (t0_ns - L->origin_ns) * 1e-9,
+                         (double) (t1_ns - L->origin_ns) * 1e-9);
+}
+
 void ob_layer_postinit(int thread_provided)
 {
     ob_layer_state *L = &ob_layer;
@@ -439,6 +451,7 @@ void ob_layer_postinit(int thread_provided)
     __atomic_store_n(&ob_gate.measure, 1, __ATOMIC_RELAXED);
     L->started = 1;
     ob_active_set_step_hook(ob_layer_on_api_step);
+    ob_active_set_own_hook(ob_layer_on_own);
     /* Last: from here on the fast paths see the layer. */
     __atomic_store_n(&ob_gate.recognise, 1, __ATOMIC_RELEASE);
     ob_log_debug(1, "preload layer on: %d ranks, thread level %d, gradient allreduces >= %zu bytes",
@@ -674,6 +687,7 @@ void ob_layer_finalize(void)
     }
     ob_in_layer = 1;
     ob_active_set_step_hook(NULL);
+    ob_active_set_own_hook(NULL);
     __atomic_store_n(&ob_gate.recognise, 0, __ATOMIC_RELEASE);
     pthread_mutex_lock(&L->lock);
     ob_stepdetect_finish(L->det);

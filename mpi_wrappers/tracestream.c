@@ -13,7 +13,7 @@
  *     to exchange: each rank detects its own steps, and a collective entered
  *     at different calls on different ranks would deadlock against the
  *     application's allreduces;
- *   - a chunk (OB_TS_CHUNK_ROWS rows, 2 KiB) stays under the eager limit of
+ *   - a chunk (OB_TS_CHUNK_ROWS rows, 2.5 KiB) stays under the eager limit of
  *     Open MPI's transports, so a send completes without rank 0 and rank 0
  *     receives without waiting for the sender.
  * A chunk goes when full or OB_WRITER_FLUSH_SECONDS old; rank 0 takes what
@@ -34,7 +34,7 @@
 #include "ob_trace.h"
 #include "ob_writer.h"
 
-/* Rows per message: 64 rows of 32 bytes, under every eager limit. */
+/* Rows per message: 64 rows of 40 bytes, under every eager limit. */
 #define OB_TS_CHUNK_ROWS 64
 /* Chunks a rank may have in flight (or filling). */
 #define OB_TS_SLOTS 8

@@ -344,6 +344,7 @@ OMNIBATCH_EXPORT int omnibatch_create(MPI_Comm comm, long global_batch, long dat
     }
     c->global_batch = global_batch;
     c->dataset_size = dataset_size;
+    c->reduction = -1.0;         /* unknown until the first exchange */
     PMPI_Comm_rank(comm, &c->rank);
     PMPI_Comm_size(comm, &c->nranks);
     local_rc = ob_create_local(global_batch, dataset_size, opt, c, &mine, &all);

@@ -42,7 +42,8 @@ void ob_api_step_close(struct omnibatch_context *c)
      * layer's own detection of its MPI calls. */
     if (c->reductions > 0 && compute >= 0.0) {
         ob_active_note_step(c->step.count, c->global_batch, c->reductions, compute,
-                            c->stats.blocked_s);
+                            c->stats.blocked_s, (double) (now - c->step_begin_ns) * 1e-9,
+                            c->reduction);
     }
     /* Warm-up steps (cold caches, lazy allocation, first-touch) would teach
      * the model a speed the rank does not have; a rank without samples has
@@ -52,6 +53,7 @@ void ob_api_step_close(struct omnibatch_context *c)
         c->stats.compute_s = compute;
         c->stats.compute_total_s += compute;
         c->compute_sum += compute;
+        c->blocked_sum += c->stats.blocked_s;
         c->compute_n++;
     }
     c->have_step = 0;
@@ -106,13 +108,18 @@ static int ob_exchange(struct omnibatch_context *c)
     memset(&d, 0, sizeof d);
     ob_controller_record(&c->ctl, c->rank, &c->est,
                          c->compute_n > 0 ? c->compute_sum / (double) c->compute_n : 0.0, &mine);
+    /* The step model's reduction (ob_controller.h): the controller judges a
+     * change on the whole step, compute and reduction. */
+    mine.blocked_mean = c->compute_n > 0 ? c->blocked_sum / (double) c->compute_n : 0.0;
     mpi_rc = PMPI_Allgather(&mine, (int) sizeof mine, MPI_BYTE, c->records, (int) sizeof mine,
                             MPI_BYTE, c->comm);
     if (MPI_SUCCESS != mpi_rc) {
         return ob_api_mpi_fail(mpi_rc, fn, "MPI_Allgather");
     }
     c->stats.exchanges++;
+    c->reduction = ob_controller_reduction(c->records, c->nranks);
     c->compute_sum = 0.0;
+    c->blocked_sum = 0.0;
     c->compute_n = 0;
     if (c->opt.verify) {
         rc = ob_controller_verify(&c->ctl, c->records);
@@ -169,11 +176,19 @@ OMNIBATCH_EXPORT int omnibatch_next_step(omnibatch_t ctx, omnibatch_step *step)
                        "omnibatch_step", fn);
     }
     ob_api_step_close(c);
+    /* The step's wall time runs from here to the next call: the exchange
+     * and the code's own work after its reduction are in it. */
+    c->step_begin_ns = ob_now_ns();
 
     gs = c->next_global_step;
     /* Nothing to exchange when the plan cannot move and nobody checks it. */
     if (gs > 0 && 0 == gs % c->opt.period && (c->opt.adaptive || c->opt.verify)) {
+        uint64_t begin = ob_now_ns();
+
         rc = ob_exchange(c);
+        /* The layer, timing a code that reduces with its own MPI calls,
+         * must not take the exchange for compute (ob_active.h). */
+        ob_active_note_own(begin, ob_now_ns());
         if (OMNIBATCH_SUCCESS != rc) {
             return rc;
         }

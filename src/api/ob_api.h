@@ -43,6 +43,7 @@ struct omnibatch_context {
      * outside omnibatch_allreduce_gradient() up to the start of the step's
      * last call of it: segment_ns is where the current stretch of compute
      * began (next_step's return, or the end of the previous allreduce). */
+    uint64_t step_begin_ns;      /* omnibatch_next_step() was entered (the step's wall time) */
     uint64_t segment_ns;
     uint64_t unmarked_ns;
     int reductions;
@@ -52,9 +53,12 @@ struct omnibatch_context {
     uint64_t marked_ns;
     uint64_t blocked_ns;
 
-    /* Measured compute since the last exchange (the record's compute_mean). */
+    /* Measured compute and blocked time since the last exchange (the record's
+     * compute_mean and blocked_mean). */
     double compute_sum;
+    double blocked_sum;
     long compute_n;
+    double reduction;            /* the step model's reduction at the last exchange, -1 before it */
 
     omnibatch_stats stats;
 

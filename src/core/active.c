@@ -61,11 +61,28 @@ void ob_active_set_step_hook(ob_active_step_fn fn)
 }
 
 void ob_active_note_step(long batch, long global_batch, long calls, double compute,
-                         double blocked)
+                         double blocked, double span, double reduction)
 {
     ob_active_step_fn fn = __atomic_load_n(&ob_active_step_hook, __ATOMIC_ACQUIRE);
 
     if (NULL != fn) {
-        fn(batch, global_batch, calls, compute, blocked);
+        fn(batch, global_batch, calls, compute, blocked, span, reduction);
+    }
+}
+
+/* Set and cleared with the step hook. */
+static ob_active_own_fn ob_active_own_hook;
+
+void ob_active_set_own_hook(ob_active_own_fn fn)
+{
+    __atomic_store_n(&ob_active_own_hook, fn, __ATOMIC_RELEASE);
+}
+
+void ob_active_note_own(uint64_t t0_ns, uint64_t t1_ns)
+{
+    ob_active_own_fn fn = __atomic_load_n(&ob_active_own_hook, __ATOMIC_ACQUIRE);
+
+    if (NULL != fn) {
+        fn(t0_ns, t1_ns);
     }
 }

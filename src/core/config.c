@@ -93,7 +93,8 @@ static const ob_var ob_vars[] = {
       .meaning = "Proportional gain: the fraction of the way to the best split taken at each decision." },
     { .name = "OMNIBATCH_DEADBAND", .default_value = OB_STR(OB_DEFAULT_DEADBAND),
       .kind = OB_VAR_REAL, .offset = OB_OFF(deadband), .lo = OB_DEADBAND_LO, .hi = OB_DEADBAND_HI,
-      .meaning = "The plan changes only when the predicted step time falls by more than this fraction." },
+      .meaning = "The plan changes only when the predicted step time, the reduction included, falls by more "
+                 "than this fraction." },
     { .name = "OMNIBATCH_FORGET", .default_value = OB_STR(OB_DEFAULT_FORGET),
       .kind = OB_VAR_REAL, .offset = OB_OFF(forget), .lo = OB_FORGET_LO, .hi = OB_FORGET_HI,
       .meaning = "Forgetting factor of the per-rank speed estimate (1: never forget)." },
@@ -148,7 +149,8 @@ static const ob_var ob_vars[] = {
       .meaning = "Where the report goes; unset: standard error. Opened at start-up: a path that "
                  "cannot be written stops the run there." },
     { .name = "OMNIBATCH_TRACE", .kind = OB_VAR_PATH, .offset = OB_OFF(trace_file),
-      .meaning = "CSV file with one row per step and rank (step, rank, batch, compute_s, blocked_s), "
+      .meaning = "CSV file with one row per step and rank (step, rank, batch, compute_s, blocked_s, "
+                 "reduction_s, waiting_s), "
                  "written as the run goes (rows reach it within a few seconds); unset: no trace. "
                  "Opened at start-up; must be another file than OMNIBATCH_REPORT_FILE." },
     { .name = "OMNIBATCH_PRIOR", .default_value = "equal",

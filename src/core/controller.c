@@ -223,6 +223,10 @@ static int ob_controller_gather(ob_controller *ctl, const ob_rank_record *record
             return ob_fail(OMNIBATCH_ERR_ARG, "record of rank %d: error terms %g and %g: expected numbers in [0, 1e6]",
                            i, rec->level_error, rec->share_error);
         }
+        if (!(rec->blocked_mean >= 0.0 && rec->blocked_mean <= OB_CTL_MAX_BLOCKED)) {
+            return ob_fail(OMNIBATCH_ERR_ARG, "record of rank %d: blocked time %g s: expected a number in [0, %g]",
+                           i, rec->blocked_mean, OB_CTL_MAX_BLOCKED);
+        }
         if (!(rec->mean_batch >= 0.0 && rec->mean_batch <= (double) OB_PLAN_MAX_BATCH)) {
             return ob_fail(OMNIBATCH_ERR_ARG, "record of rank %d: mean batch %g: expected a number in [0, %ld]",
                            i, rec->mean_batch, (long) OB_PLAN_MAX_BATCH);
@@ -292,6 +296,35 @@ static void ob_controller_trust(ob_controller *ctl, const ob_rank_record *record
     }
 }
 
+/* ------------------------------------------------------------------ */
+/* The whole step: compute, reduction, waiting                          */
+
+/* The step's reduction: the least of the ranks' mean blocked times.  The
+ * rank that reaches the allreduce last waits for nobody, so what it spends
+ * there is what the reduction costs every rank; the rest of any other
+ * rank's blocked time is waiting.  0 when a rank did not measure it (the
+ * judgement is then on compute alone, as without this model). */
+double ob_controller_reduction(const ob_rank_record *records, int P)
+{
+    double least = records[0].blocked_mean;
+
+    for (int i = 1; i < P; i++) {
+        if (records[i].blocked_mean < least) {
+            least = records[i].blocked_mean;
+        }
+    }
+    return least > 0.0 ? least : 0.0;
+}
+
+/* Whether a change of plan from expected compute \p now to \p then is
+ * worth making: it must shorten the whole expected step, compute plus
+ * \p reduction, by more than \p band of it.  A saving of 1 us of compute on
+ * a 21 ms step is none. */
+static int ob_controller_worth(double now, double then, double reduction, double band)
+{
+    return now - then > band * (now + reduction);
+}
+
 /* One decision on held bounds: the candidate is the planner's proportional
  * step on the hedged models, whenever it shortens their step time at all;
  * it is adopted when it lowers the expected step time by more than the
@@ -337,7 +370,8 @@ static int ob_controller_decide(ob_controller *ctl, const ob_rank_record *record
         ob_controller_errors(ctl, records, ctl->target, ctl->target);
         then = ob_controller_expected_step(records, P, ctl->next, ctl->target);
     }
-    dec->changed = dec->changed && now - then > band * now;
+    ctl->reduction = ob_controller_reduction(records, P);
+    dec->changed = dec->changed && ob_controller_worth(now, then, ctl->reduction, band);
     dec->t_current = now;
     dec->t_candidate = then;
     dec->t_next = dec->changed ? then : now;

@@ -46,15 +46,36 @@ int ob_active_get(ob_active_batch *batch);
  * \param[in] global_batch  the context's B.
  * \param[in] calls         gradient allreduces the step held.
  * \param[in] compute, blocked  seconds outside and inside them.
+ * \param[in] span          wall seconds of the whole step, from one omnibatch_next_step() to
+ *                          the next (what is neither compute nor blocked: the code's
+ *                          optimiser, the library's own exchange).
+ * \param[in] reduction     the step model's reduction at the last exchange (the least mean
+ *                          blocked time over the ranks), < 0 before the first one.
  */
 typedef void (*ob_active_step_fn)(long batch, long global_batch, long calls, double compute,
-                                  double blocked);
+                                  double blocked, double span, double reduction);
 
 /** \brief Set (the layer, at start) or clear (NULL, at finalize) the step hook. */
 void ob_active_set_step_hook(ob_active_step_fn fn);
 
 /** \brief Pass one measured API step to the hook, if one is set. */
 void ob_active_note_step(long batch, long global_batch, long calls, double compute,
-                         double blocked);
+                         double blocked, double span, double reduction);
+
+/**
+ * \brief Receives the time this rank spent in the library's own exchanges (the
+ *        API's record allgather and its checks), in ob_now_ns() nanoseconds:
+ *        the layer must not count it as the step's compute.  A rank that
+ *        arrives early at the exchange waits there for the last one (a rank
+ *        whose slow link finished its reduction late): counted as compute,
+ *        that wait made the early ranks look slow and the late one fast.
+ */
+typedef void (*ob_active_own_fn)(uint64_t t0_ns, uint64_t t1_ns);
+
+/** \brief Set (the layer, at start) or clear (NULL, at finalize) the exchange hook. */
+void ob_active_set_own_hook(ob_active_own_fn fn);
+
+/** \brief Pass one of the library's own exchanges to the hook, if one is set. */
+void ob_active_note_own(uint64_t t0_ns, uint64_t t1_ns);
 
 #endif /* OB_ACTIVE_H */

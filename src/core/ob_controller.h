@@ -57,6 +57,17 @@
  *     than at small P).  A steady run's models stop gaining precision (the
  *     forgetting factor's memory) and the full band applies for good, so a
  *     settled plan stops changing.
+ *   - The whole step.  A step is compute, then the reduction every rank
+ *     spends in the gradient allreduce whoever arrives last, then waiting
+ *     (the rest of the blocked time: waiting for the last to arrive).  The
+ *     plan moves compute only, so the models are of compute only; but a
+ *     change is worth making when it shortens the whole expected step,
+ *     expected compute plus reduction, by more than the band.  The
+ *     reduction is the least mean blocked time over the ranks' records
+ *     (the last rank to arrive does not wait; ob_controller_reduction()).
+ *     On a network-bound run (5 us of compute in a 21 ms step) a change
+ *     that saves microseconds of compute is not made, and the noise of
+ *     tiny compute times cannot move the plan.
  * The arithmetic of a decision is IEEE addition, multiplication, division,
  * sqrt, floor and ldexp only, so that every rank reaches the same plan
  * whatever its libm.
@@ -83,6 +94,8 @@
 #define OB_CTL_GROWTH_SHARE 0.5
 /** Largest relative error of a model taken into account (a record's rel_error is capped here). */
 #define OB_CTL_MAX_ERROR 1.0
+/** Largest mean blocked time a record may carry, in seconds (larger is a broken clock). */
+#define OB_CTL_MAX_BLOCKED 1e6
 
 /** What each rank contributes to a decision: fixed size, plain data (MPI_BYTE), no padding. */
 typedef struct ob_rank_record {
@@ -97,6 +110,8 @@ typedef struct ob_rank_record {
     double level_error;          /* the model's error terms (ob_estimator_error_terms()), so that its */
     double share_error;          /* error is known at any batch; mean_batch = 0: not given, */
     double mean_batch;           /* rel_error applies at every batch */
+    double blocked_mean;         /* mean seconds blocked in the gradient reduction since the last
+                                  * exchange (the step model's reduction); 0 = not measured */
 } ob_rank_record;
 
 typedef struct ob_controller {
@@ -117,6 +132,7 @@ typedef struct ob_controller {
     long decisions;              /* updates that had every model */
     long changes;                /* of which changed the plan */
     ob_decision last;            /* the last decision */
+    double reduction;            /* the step's reduction in the last decision (ob_controller_reduction) */
 } ob_controller;
 
 /**
@@ -178,6 +194,13 @@ uint64_t ob_controller_plan_hash(const ob_controller *ctl);
  * \return OMNIBATCH_SUCCESS, or OMNIBATCH_ERR_DISAGREE naming the first rank that differs.
  */
 int ob_controller_verify(const ob_controller *ctl, const ob_rank_record *records);
+
+/**
+ * \brief The step model's reduction of \p P records: the least of their mean blocked times
+ *        (the rank that reaches the allreduce last waits for nobody); 0 when a rank did not
+ *        measure it.
+ */
+double ob_controller_reduction(const ob_rank_record *records, int P);
 
 /** \brief Free what ob_controller_init() allocated. */
 void ob_controller_free(ob_controller *ctl);

@@ -6,6 +6,23 @@
  * would balance the ranks (the planner's water-filling optimum) and the
  * step-time speed-up it predicts; written as text or JSON.
  *
+ * The step model.  Each rank's step is compute, reduction and waiting (and
+ * what the code does outside both, "other": its optimiser, the library's
+ * own exchanges).  The reduction is what every rank spends in the gradient
+ * allreduce whoever arrives last: the least blocked time over the ranks
+ * (the last to arrive waits for nobody).  The rest of a rank's blocked time
+ * is waiting.  The verdict:
+ *   - compute-imbalanced: the balanced split shortens the predicted step,
+ *     reduction included, by at least OB_REPORT_MIN_GAIN;
+ *   - communication-bound: it would not, and the reduction is at least
+ *     OB_REPORT_COMM_SHARE of the step: the report says how much
+ *     rebalancing can win at most;
+ *   - balanced: neither.
+ * When the others wait for one rank (at least OB_REPORT_LINK_WAIT of the
+ * step) that does not compute longer than they do (its extra compute
+ * explains less than OB_REPORT_LINK_EXPLAINED of their wait), what they
+ * wait for is that rank's reduction: its host's link is named as slow.
+ *
  * Each rank sums its steps into an ob_rank_stats (fixed size, plain data:
  * sent as bytes); rank 0 gathers them, calls ob_report_analyse() and one of
  * the writers.  MPI-free.
@@ -21,6 +38,25 @@
 #define OB_REPORT_STRAGGLER_RATIO 1.10
 /** Ranks within this factor of the slowest are named with it. */
 #define OB_REPORT_STRAGGLER_GROUP 0.95
+/** A step's time outside compute and the allreduces counts up to this multiple of the two
+ *  (an evaluation between steps is not the step's work). */
+#define OB_REPORT_OTHER_CAP 1.0
+/** Least gain of the predicted step from the balanced split that makes a run compute-imbalanced. */
+#define OB_REPORT_MIN_GAIN 0.05
+/** Least share of the step in the reduction that makes a run communication-bound. */
+#define OB_REPORT_COMM_SHARE 0.5
+/** Least mean wait of the others, as a share of the step, for one rank's reduction (slow link). */
+#define OB_REPORT_LINK_WAIT 0.05
+/** Most of that wait the waited-for rank's extra compute may explain for a slow link. */
+#define OB_REPORT_LINK_EXPLAINED 0.5
+
+/** The report's verdict on a run. */
+typedef enum ob_report_verdict {
+    OB_VERDICT_NONE = 0,             /* nothing measured */
+    OB_VERDICT_BALANCED = 1,
+    OB_VERDICT_COMPUTE_IMBALANCED = 2,
+    OB_VERDICT_COMMUNICATION_BOUND = 3
+} ob_report_verdict;
 
 /** One rank's sums over its measured steps. */
 typedef struct ob_rank_stats {
@@ -39,13 +75,18 @@ typedef struct ob_rank_stats {
     double batch_sq_sum;
     double batch_compute_sum;    /* sum of batch * compute */
     double compute_batched_sum;  /* compute of the steps whose batch was known */
+    double step_sum;             /* wall seconds of the steps (compute, blocked and other) */
 } ob_rank_stats;
 
 /** \brief Empty sums for rank \p rank. */
 void ob_rank_stats_init(ob_rank_stats *s, int rank);
 
-/** \brief Add one measured step; \p batch < 0 when unknown. */
+/** \brief Add one measured step that was compute and blocked time only; \p batch < 0 when unknown. */
 void ob_rank_stats_add(ob_rank_stats *s, long batch, double compute, double blocked);
+
+/** \brief Add one measured step of \p step wall seconds (>= compute + blocked: the rest is
+ *         neither, e.g. the code's optimiser or the library's own exchanges). */
+void ob_rank_stats_add_step(ob_rank_stats *s, long batch, double compute, double blocked, double step);
 
 /** What the report needs to know beyond the ranks' sums. */
 typedef struct ob_report_settings {
@@ -65,7 +106,11 @@ typedef struct ob_report_settings {
 typedef struct ob_report_rank {
     double compute;              /* mean seconds per step */
     double blocked;
-    double waiting;              /* blocked / (compute + blocked) */
+    double step;                 /* mean measured wall seconds per step */
+    double reduction;            /* the run's reduction (ob_report.reduction) */
+    double wait;                 /* blocked - reduction: seconds waiting for other ranks */
+    double other;                /* step - compute - blocked, >= 0 */
+    double waiting;              /* wait / step */
     double batch;                /* mean batch, NaN when unknown */
     double alpha;                /* the model the split rests on */
     double beta;
@@ -92,8 +137,15 @@ typedef struct ob_report {
     int split_ok;                /* the planner gave a split */
     char split_error[256];       /* why not, when it did not */
     double step_now;             /* measured mean step time */
-    double step_balanced;        /* predicted with the balanced split */
-    double speedup;
+    double step_predicted;       /* predicted now: max_i (compute_i + other_i) + reduction */
+    double step_balanced;        /* predicted with the balanced split, reduction included */
+    double speedup;              /* step_predicted / step_balanced */
+    double reduction;            /* least mean blocked time over the ranks */
+    double reduction_share;      /* reduction / step_now */
+    double max_gain;             /* 1 - step_balanced / step_predicted: the most rebalancing wins */
+    ob_report_verdict verdict;
+    int slow_link;               /* the rank whose reduction the others wait for, -1: none */
+    double others_link_wait;     /* their mean wait for it, as a share of the step */
 } ob_report;
 
 /**
@@ -106,6 +158,9 @@ typedef struct ob_report {
  */
 int ob_report_analyse(const ob_rank_stats *stats, int nranks, const ob_report_settings *settings,
                       ob_report *rep);
+
+/** \brief "balanced", "compute-imbalanced", "communication-bound" or "none". */
+const char *ob_report_verdict_name(ob_report_verdict v);
 
 /** \brief Write the report as text (OMNIBATCH_REPORT=text). */
 int ob_report_write_text(FILE *f, const ob_report *rep);

@@ -94,6 +94,17 @@ void ob_stepdetect_call(ob_stepdetect *det, const ob_call_sig *sig, double t0, d
  */
 void ob_stepdetect_wait(ob_stepdetect *det, uint64_t comm, double t0, double t1);
 
+/** The communicator value of ob_stepdetect_wait() that stands for the library's own exchanges. */
+#define OB_STEPDETECT_OWN UINT64_MAX
+
+/**
+ * \brief Time the library spent in its own exchanges (the API's record allgather), from
+ *        \p t0 to \p t1: never the step's compute.  Inside a step it is blocked time (the
+ *        rank waits there for the others, as in a reduction); between steps the next step
+ *        begins after it.  The same as ob_stepdetect_wait(det, OB_STEPDETECT_OWN, t0, t1).
+ */
+void ob_stepdetect_own(ob_stepdetect *det, double t0, double t1);
+
 /** \brief Recording stops for a while (MPI_Pcontrol(0)): the step under way is reported only if
  *         it already held all its calls, and the first step after the pause is not reported. */
 void ob_stepdetect_pause(ob_stepdetect *det);

@@ -40,7 +40,19 @@ void ob_rank_stats_init(ob_rank_stats *s, int rank)
 
 void ob_rank_stats_add(ob_rank_stats *s, long batch, double compute, double blocked)
 {
+    ob_rank_stats_add_step(s, batch, compute, blocked, compute + blocked);
+}
+
+void ob_rank_stats_add_step(ob_rank_stats *s, long batch, double compute, double blocked, double step)
+{
+    double inside = compute + blocked;
+    double other = step - inside;
+
+    /* An evaluation or a checkpoint between two steps is not the step's
+     * work: a step's other time counts up to OB_REPORT_OTHER_CAP of the rest. */
+    other = other > OB_REPORT_OTHER_CAP * inside ? OB_REPORT_OTHER_CAP * inside : other;
     s->steps++;
+    s->step_sum += other > 0.0 ? inside + other : inside;
     s->compute_sum += compute;
     s->blocked_sum += blocked;
     if (batch >= 0) {
@@ -111,55 +123,66 @@ static int ob_report_round(const ob_rank_model *m, int P, long B, long granulari
     return rc;
 }
 
-static void ob_report_split(ob_report *rep)
+/* Each rank's model of compute into \p m, and the global batch of the
+ * split into *B (rep->global_batch: 0 when only shares are known); 0 with
+ * rep->split_error when a rank has no usable model. */
+static int ob_report_models(ob_report *rep, ob_rank_model *m, long *B)
 {
     int P = rep->nranks;
-    ob_rank_model *m = calloc((size_t) P, sizeof *m);
-    double *target = calloc((size_t) P, sizeof *target);
-    long *plan = calloc((size_t) P, sizeof *plan);
-    long B, granularity;
-    double T = 0.0, floor_blocked = (double) INFINITY;
-    int rc;
 
-    if (NULL == m || NULL == target || NULL == plan) {
-        snprintf(rep->split_error, sizeof rep->split_error, "out of memory");
-        goto done;
-    }
     if (rep->batch_known) {
         double sum = 0.0;
 
         for (int i = 0; i < P; i++) {
             sum += rep->ranks[i].batch;
         }
-        B = rep->settings.global_batch > 0 ? rep->settings.global_batch : lround(sum);
-        rep->global_batch = B;
+        *B = rep->settings.global_batch > 0 ? rep->settings.global_batch : lround(sum);
+        rep->global_batch = *B;
         for (int i = 0; i < P; i++) {
             if (!ob_report_fit(&rep->stats[i], &m[i].alpha, &m[i].beta)) {
                 snprintf(rep->split_error, sizeof rep->split_error,
                          "rank %d: no usable (batch, compute) pairs", i);
-                goto done;
+                return 0;
             }
         }
     } else {
         /* Every rank ran the same share: beta_i proportional to compute_i. */
         double floor_compute = OB_REPORT_COMPUTE_FLOOR * rep->ranks[rep->slowest].compute;
 
-        B = rep->settings.global_batch > 0 ? rep->settings.global_batch : OB_REPORT_SHARE_BASIS;
-        rep->global_batch = rep->settings.global_batch > 0 ? B : 0;
+        *B = rep->settings.global_batch > 0 ? rep->settings.global_batch : OB_REPORT_SHARE_BASIS;
+        rep->global_batch = rep->settings.global_batch > 0 ? *B : 0;
         for (int i = 0; i < P; i++) {
             double c = rep->ranks[i].compute > floor_compute ? rep->ranks[i].compute : floor_compute;
 
             m[i].alpha = 0.0;
-            m[i].beta = c * (double) P / (double) B;
+            m[i].beta = c * (double) P / (double) *B;
         }
+    }
+    return 1;
+}
+
+static void ob_report_split(ob_report *rep)
+{
+    int P = rep->nranks;
+    ob_rank_model *m = calloc((size_t) P, sizeof *m);
+    double *target = calloc((size_t) P, sizeof *target);
+    long *plan = calloc((size_t) P, sizeof *plan);
+    long B = 0, granularity;
+    double T = 0.0, other = 0.0;
+    int rc;
+
+    if (NULL == m || NULL == target || NULL == plan) {
+        snprintf(rep->split_error, sizeof rep->split_error, "out of memory");
+        goto done;
+    }
+    if (!ob_report_models(rep, m, &B)) {
+        goto done;
     }
     granularity = ob_report_bounds(rep, B, m);
     for (int i = 0; i < P; i++) {
         rep->ranks[i].alpha = m[i].alpha;
         rep->ranks[i].beta = m[i].beta;
-        if (rep->ranks[i].blocked < floor_blocked) {
-            floor_blocked = rep->ranks[i].blocked;
-        }
+        other = rep->ranks[i].other > other ? rep->ranks[i].other : other;
     }
     rc = ob_plan_optimum(m, P, B, target, &T);
     if (OMNIBATCH_SUCCESS == rc && rep->global_batch > 0) {
@@ -173,10 +196,12 @@ static void ob_report_split(ob_report *rep)
         rep->ranks[i].share = target[i] / (double) B;
         rep->ranks[i].plan = rep->global_batch > 0 ? plan[i] : -1;
     }
-    /* The least blocked time is what the allreduces cost when nobody
-     * waits for anybody: it stays after balancing. */
-    rep->step_balanced = T + floor_blocked;
-    rep->speedup = rep->step_balanced > 0.0 ? rep->step_now / rep->step_balanced : (double) NAN;
+    /* The reduction is what the allreduces cost when nobody waits for
+     * anybody, and what a rank does outside compute and the allreduces does
+     * not scale with its batch: both stay after balancing. */
+    rep->step_balanced = T + rep->reduction + other;
+    rep->speedup = rep->step_balanced > 0.0 ? rep->step_predicted / rep->step_balanced : (double) NAN;
+    rep->max_gain = rep->step_predicted > 0.0 ? 1.0 - rep->step_balanced / rep->step_predicted : 0.0;
     rep->split_ok = 1;
 
 done:
@@ -185,31 +210,83 @@ done:
     free(plan);
 }
 
-int ob_report_analyse(const ob_rank_stats *stats, int nranks, const ob_report_settings *settings,
-                      ob_report *rep)
+/* The step model (ob_report.h): the reduction is the least blocked time;
+ * each rank's wait is the rest of its blocked time; the step predicted now
+ * is the last rank to reach the reduction (compute and other) plus it. */
+static void ob_report_step_model(ob_report *rep)
 {
-    double sum = 0.0, waiting = 0.0;
-    int nothers = 0;
+    double R = rep->ranks[0].blocked, last = 0.0, mean_step = 0.0;
 
-    if (NULL == rep || NULL == stats || NULL == settings || nranks < 1) {
-        return ob_fail(OMNIBATCH_ERR_ARG, "ob_report_analyse: nranks=%d, stats and rep must be given",
-                       nranks);
+    for (int i = 1; i < rep->nranks; i++) {
+        R = rep->ranks[i].blocked < R ? rep->ranks[i].blocked : R;
     }
-    memset(rep, 0, sizeof *rep);
-    rep->nranks = nranks;
-    rep->stats = stats;
-    rep->settings = *settings;
-    rep->ranks = calloc((size_t) nranks, sizeof *rep->ranks);
-    rep->stragglers = calloc((size_t) nranks, sizeof *rep->stragglers);
-    if (NULL == rep->ranks || NULL == rep->stragglers) {
-        ob_report_free(rep);
-        return ob_fail(OMNIBATCH_ERR_NOMEM, "report: no memory for %d ranks", nranks);
+    for (int i = 0; i < rep->nranks; i++) {
+        ob_report_rank *r = &rep->ranks[i];
+        double arrive = r->compute + r->other;
+
+        r->reduction = R;
+        r->wait = r->blocked - R;
+        r->waiting = r->step > 0.0 ? r->wait / r->step : 0.0;
+        last = arrive > last ? arrive : last;
+        mean_step += r->step;
     }
+    rep->reduction = R;
+    rep->step_now = mean_step / rep->nranks;
+    rep->step_predicted = last + R;
+    rep->reduction_share = rep->step_now > 0.0 ? R / rep->step_now : 0.0;
+}
+
+/* The rank the others wait for (the least blocked) when its extra compute
+ * does not explain their wait: its reduction is what they wait for, and
+ * its host's link is slow (ob_report.h); -1 otherwise. */
+static int ob_report_find_slow_link(const ob_report *rep, double *others_wait)
+{
+    int P = rep->nranks, k = 0;
+    double wait = 0.0, compute = 0.0;
+
+    if (P < 2) {
+        return -1;
+    }
+    for (int i = 1; i < P; i++) {
+        k = rep->ranks[i].blocked < rep->ranks[k].blocked ? i : k;
+    }
+    for (int i = 0; i < P; i++) {
+        if (i != k) {
+            wait += rep->ranks[i].wait / (P - 1);
+            compute += rep->ranks[i].compute / (P - 1);
+        }
+    }
+    if (wait >= OB_REPORT_LINK_WAIT * rep->step_now
+        && rep->ranks[k].compute - compute < OB_REPORT_LINK_EXPLAINED * wait) {
+        *others_wait = rep->step_now > 0.0 ? wait / rep->step_now : 0.0;
+        return k;
+    }
+    return -1;
+}
+
+/* The verdict (ob_report.h). */
+static void ob_report_judge(ob_report *rep)
+{
+    int gains = rep->split_ok ? rep->max_gain >= OB_REPORT_MIN_GAIN : rep->nstragglers > 0;
+
+    rep->slow_link = ob_report_find_slow_link(rep, &rep->others_link_wait);
+    if (gains) {
+        rep->verdict = OB_VERDICT_COMPUTE_IMBALANCED;
+    } else if (rep->reduction_share >= OB_REPORT_COMM_SHARE) {
+        rep->verdict = OB_VERDICT_COMMUNICATION_BOUND;
+    } else {
+        rep->verdict = OB_VERDICT_BALANCED;
+    }
+}
+
+/* Each rank's means per step; rep->measured = 0 when a rank measured none. */
+static void ob_report_rank_means(ob_report *rep)
+{
     rep->measured = 1;
     rep->batch_known = 1;
     rep->steps = -1;
-    for (int i = 0; i < nranks; i++) {
-        const ob_rank_stats *s = &stats[i];
+    for (int i = 0; i < rep->nranks; i++) {
+        const ob_rank_stats *s = &rep->stats[i];
         ob_report_rank *r = &rep->ranks[i];
 
         r->plan = -1;
@@ -218,11 +295,13 @@ int ob_report_analyse(const ob_rank_stats *stats, int nranks, const ob_report_se
         if (s->steps <= 0) {
             rep->measured = 0;
             r->compute = r->blocked = r->waiting = (double) NAN;
+            r->step = r->reduction = r->wait = r->other = (double) NAN;
             continue;
         }
         r->compute = s->compute_sum / (double) s->steps;
         r->blocked = s->blocked_sum / (double) s->steps;
-        r->waiting = r->compute + r->blocked > 0.0 ? r->blocked / (r->compute + r->blocked) : 0.0;
+        r->step = s->step_sum / (double) s->steps;
+        r->other = r->step - r->compute - r->blocked > 0.0 ? r->step - r->compute - r->blocked : 0.0;
         if (s->batch_steps > 0) {
             r->batch = s->batch_sum / (double) s->batch_steps;
         } else {
@@ -232,16 +311,19 @@ int ob_report_analyse(const ob_rank_stats *stats, int nranks, const ob_report_se
             rep->steps = s->steps;
         }
     }
-    if (!rep->measured) {
-        rep->batch_known = 0;
-        return OMNIBATCH_SUCCESS;
-    }
+}
+
+/* The slowest and fastest ranks by compute, the stragglers, and how long
+ * the others wait. */
+static void ob_report_find_stragglers(ob_report *rep)
+{
+    int nranks = rep->nranks, nothers = 0;
+    double sum = 0.0, waiting = 0.0;
 
     for (int i = 0; i < nranks; i++) {
         const ob_report_rank *r = &rep->ranks[i];
 
         sum += r->compute;
-        rep->step_now += r->compute + r->blocked;
         if (r->compute > rep->ranks[rep->slowest].compute) {
             rep->slowest = i;
         }
@@ -249,7 +331,6 @@ int ob_report_analyse(const ob_rank_stats *stats, int nranks, const ob_report_se
             rep->fastest = i;
         }
     }
-    rep->step_now /= nranks;
     rep->imbalance = sum > 0.0 ? rep->ranks[rep->slowest].compute / (sum / nranks) : 1.0;
     rep->spread = rep->ranks[rep->fastest].compute > 0.0
                 ? rep->ranks[rep->slowest].compute / rep->ranks[rep->fastest].compute
@@ -272,8 +353,50 @@ int ob_report_analyse(const ob_rank_stats *stats, int nranks, const ob_report_se
         nothers++;
     }
     rep->others_waiting = nothers > 0 ? waiting / nothers : 0.0;
+}
+
+int ob_report_analyse(const ob_rank_stats *stats, int nranks, const ob_report_settings *settings,
+                      ob_report *rep)
+{
+    if (NULL == rep || NULL == stats || NULL == settings || nranks < 1) {
+        return ob_fail(OMNIBATCH_ERR_ARG, "ob_report_analyse: nranks=%d, stats and rep must be given",
+                       nranks);
+    }
+    memset(rep, 0, sizeof *rep);
+    rep->nranks = nranks;
+    rep->stats = stats;
+    rep->settings = *settings;
+    rep->ranks = calloc((size_t) nranks, sizeof *rep->ranks);
+    rep->stragglers = calloc((size_t) nranks, sizeof *rep->stragglers);
+    if (NULL == rep->ranks || NULL == rep->stragglers) {
+        ob_report_free(rep);
+        return ob_fail(OMNIBATCH_ERR_NOMEM, "report: no memory for %d ranks", nranks);
+    }
+    ob_report_rank_means(rep);
+    rep->slow_link = -1;
+    if (!rep->measured) {
+        rep->batch_known = 0;
+        return OMNIBATCH_SUCCESS;
+    }
+    ob_report_step_model(rep);
+    ob_report_find_stragglers(rep);
     ob_report_split(rep);
+    ob_report_judge(rep);
     return OMNIBATCH_SUCCESS;
+}
+
+const char *ob_report_verdict_name(ob_report_verdict v)
+{
+    switch (v) {
+    case OB_VERDICT_BALANCED:
+        return "balanced";
+    case OB_VERDICT_COMPUTE_IMBALANCED:
+        return "compute-imbalanced";
+    case OB_VERDICT_COMMUNICATION_BOUND:
+        return "communication-bound";
+    default:
+        return "none";
+    }
 }
 
 void ob_report_free(ob_report *rep)
@@ -337,8 +460,8 @@ static void ob_report_text_header(FILE *f, const ob_report *rep)
                 : rep->settings.calls_per_step_given > 0 ? "OMNIBATCH_CALLS_PER_STEP" : "detected");
     }
     fprintf(f, "\n");
-    fprintf(f, "  %5s  %-20s %5s %5s %9s %10s %10s %8s\n", "rank", "host", "cores", "gpus", "batch",
-            "compute_s", "blocked_s", "waiting");
+    fprintf(f, "  %5s  %-20s %5s %5s %9s %10s %10s %11s %10s %8s\n", "rank", "host", "cores", "gpus", "batch",
+            "compute_s", "blocked_s", "reduction_s", "waiting_s", "waiting");
     for (int i = 0; i < rep->nranks; i++) {
         const ob_rank_stats *s = &rep->stats[i];
         const ob_report_rank *r = &rep->ranks[i];
@@ -348,11 +471,11 @@ static void ob_report_text_header(FILE *f, const ob_report *rep)
             snprintf(batch, sizeof batch, "%.1f", r->batch);
         }
         if (s->steps > 0) {
-            fprintf(f, "  %5d  %-20.20s %5d %5d %9s %10.6f %10.6f %7.1f%%\n", i, s->host, s->cores,
-                    s->gpus, batch, r->compute, r->blocked, 100.0 * r->waiting);
+            fprintf(f, "  %5d  %-20.20s %5d %5d %9s %10.6f %10.6f %11.6f %10.6f %7.1f%%\n", i, s->host,
+                    s->cores, s->gpus, batch, r->compute, r->blocked, r->reduction, r->wait, 100.0 * r->waiting);
         } else {
-            fprintf(f, "  %5d  %-20.20s %5d %5d %9s %10s %10s %8s\n", i, s->host, s->cores, s->gpus,
-                    "-", "-", "-", "-");
+            fprintf(f, "  %5d  %-20.20s %5d %5d %9s %10s %10s %11s %10s %8s\n", i, s->host, s->cores, s->gpus,
+                    "-", "-", "-", "-", "-", "-");
         }
     }
 }
@@ -383,34 +506,112 @@ static void ob_report_text_split(FILE *f, const ob_report *rep)
         }
         fprintf(f, "\n");
     }
-    fprintf(f, "  predicted step time: %.6f s now, %.6f s with that split (%.2fx faster)\n",
-            rep->step_now, rep->step_balanced, rep->speedup);
+    fprintf(f, "  predicted step time, reduction included: %.6f s now (measured %.6f s), %.6f s with "
+            "that split (%.2fx faster)\n", rep->step_predicted, rep->step_now, rep->step_balanced, rep->speedup);
+}
+
+/* The verdict line, and the slow link when there is one. */
+static void ob_report_text_verdict(FILE *f, const ob_report *rep)
+{
+    double gain = rep->max_gain > 0.0 ? rep->max_gain : 0.0;
+
+    fprintf(f, "  verdict: %s: ", ob_report_verdict_name(rep->verdict));
+    if (OB_VERDICT_COMPUTE_IMBALANCED == rep->verdict && rep->split_ok) {
+        fprintf(f, "the split above makes the step %.6f s, reduction included (%.2fx faster)", rep->step_balanced,
+                rep->speedup);
+    } else if (OB_VERDICT_COMPUTE_IMBALANCED == rep->verdict) {
+        fprintf(f, "rank %d computes %.1fx as long as the fastest", rep->slowest, rep->spread);
+    } else {
+        fprintf(f, "the reduction is %.0f%% of the step (%.6f s of %.6f s)", 100.0 * rep->reduction_share,
+                rep->reduction, rep->step_now);
+        if (rep->split_ok) {
+            fprintf(f, "; rebalancing the batch can win at most %.0f%%", 100.0 * gain);
+        }
+    }
+    fprintf(f, "\n");
+    if (rep->slow_link >= 0) {
+        fprintf(f, "  slow link: host %s (rank %d): the other ranks wait %.0f%% of the step for its reduction, "
+                "not for its compute\n", rep->stats[rep->slow_link].host, rep->slow_link,
+                100.0 * rep->others_link_wait);
+    }
+}
+
+/* The ranks that measured nothing, and why that can be. */
+static void ob_report_text_unmeasured(FILE *f, const ob_report *rep)
+{
+    int *missing = malloc((size_t) rep->nranks * sizeof *missing);
+    int n = 0;
+
+    for (int i = 0; NULL != missing && i < rep->nranks; i++) {
+        if (rep->stats[i].steps <= 0) {
+            missing[n++] = i;
+        }
+    }
+    fprintf(f, "  no training step measured on rank%s ", 1 == n ? "" : "s");
+    ob_report_list(f, missing, n);
+    fprintf(f, ": no float or double MPI_SUM allreduce of at least %zu bytes repeated there "
+            "(OMNIBATCH_MIN_BYTES)", rep->settings.min_bytes);
+    if (rep->settings.warmup > 0) {
+        fprintf(f, " after the %ld warm-up steps (OMNIBATCH_WARMUP)", rep->settings.warmup);
+    }
+    fprintf(f, "\n");
+    free(missing);
+}
+
+/* " (host a, b)": each straggler's host once ("hosts vm, vm" says nothing
+ * "host vm" does not). */
+static void ob_report_text_hosts(FILE *f, const ob_report *rep)
+{
+    int nhosts = 0;
+
+    for (int k = 0; k < rep->nstragglers; k++) {
+        nhosts += ob_report_new_host(rep, k);
+    }
+    fprintf(f, " (host%s", 1 == nhosts ? "" : "s");
+    for (int k = 0, shown = 0; k < rep->nstragglers; k++) {
+        if (ob_report_new_host(rep, k)) {
+            fprintf(f, "%s %s", shown++ > 0 ? "," : "", rep->stats[rep->stragglers[k]].host);
+        }
+    }
+    fprintf(f, ")");
+}
+
+/* The stragglers' line: who, how much longer, and how long the others wait. */
+static void ob_report_text_stragglers(FILE *f, const ob_report *rep)
+{
+    int nothers = rep->nranks - rep->nstragglers;
+    int *others = malloc((size_t) (nothers > 0 ? nothers : 1) * sizeof *others);
+    int one = 1 == rep->nstragglers;
+
+    for (int i = 0, k = 0, o = 0; NULL != others && i < rep->nranks; i++) {
+        if (k < rep->nstragglers && rep->stragglers[k] == i) {
+            k++;
+        } else {
+            others[o++] = i;
+        }
+    }
+    fprintf(f, "  rank%s ", one ? "" : "s");
+    ob_report_list(f, rep->stragglers, rep->nstragglers);
+    ob_report_text_hosts(f, rep);
+    fprintf(f, " %s: %s %.1fx as long as the fastest", one ? "is the straggler" : "are the stragglers",
+            one ? "it computes" : "they compute",
+            rep->ranks[rep->slowest].compute / rep->ranks[rep->fastest].compute);
+    if (nothers > 0 && NULL != others) {
+        fprintf(f, "; rank%s ", 1 == nothers ? "" : "s");
+        ob_report_list(f, others, nothers);
+        fprintf(f, " wait%s %.0f%% of %s step", 1 == nothers ? "s" : "", 100.0 * rep->others_waiting,
+                1 == nothers ? "its" : "their");
+    }
+    fprintf(f, "\n");
+    free(others);
 }
 
 int ob_report_write_text(FILE *f, const ob_report *rep)
 {
     ob_report_text_header(f, rep);
     if (!rep->measured) {
-        int *missing = malloc((size_t) rep->nranks * sizeof *missing);
-        int n = 0;
-
-        for (int i = 0; NULL != missing && i < rep->nranks; i++) {
-            if (rep->stats[i].steps <= 0) {
-                missing[n++] = i;
-            }
-        }
-        fprintf(f, "  no training step measured on rank%s ", 1 == n ? "" : "s");
-        ob_report_list(f, missing, n);
-        fprintf(f, ": no float or double MPI_SUM allreduce of at least %zu bytes repeated there "
-                "(OMNIBATCH_MIN_BYTES)", rep->settings.min_bytes);
-        if (rep->settings.warmup > 0) {
-            fprintf(f, " after the %ld warm-up steps (OMNIBATCH_WARMUP)", rep->settings.warmup);
-        }
-        fprintf(f, "\n");
-        free(missing);
+        ob_report_text_unmeasured(f, rep);
     } else {
-        const ob_report_rank *slow = &rep->ranks[rep->slowest];
-
         fprintf(f, "  imbalance: max/mean compute %.2f, slowest/fastest %.2fx\n", rep->imbalance,
                 rep->spread);
         if (0 == rep->nstragglers) {
@@ -418,44 +619,10 @@ int ob_report_write_text(FILE *f, const ob_report *rep)
                     "the ranks wait %.0f%% of their step on average\n",
                     100.0 * (OB_REPORT_STRAGGLER_RATIO - 1.0), 100.0 * rep->others_waiting);
         } else {
-            int nothers = rep->nranks - rep->nstragglers;
-            int *others = malloc((size_t) (nothers > 0 ? nothers : 1) * sizeof *others);
-            int one = 1 == rep->nstragglers;
-            int nhosts = 0;
-
-            for (int i = 0, k = 0, o = 0; NULL != others && i < rep->nranks; i++) {
-                if (k < rep->nstragglers && rep->stragglers[k] == i) {
-                    k++;
-                } else {
-                    others[o++] = i;
-                }
-            }
-            fprintf(f, "  rank%s ", one ? "" : "s");
-            ob_report_list(f, rep->stragglers, rep->nstragglers);
-            /* Each host once: "hosts vm, vm" says nothing "host vm" does not. */
-            for (int k = 0; k < rep->nstragglers; k++) {
-                nhosts += ob_report_new_host(rep, k);
-            }
-            fprintf(f, " (host%s", 1 == nhosts ? "" : "s");
-            for (int k = 0, shown = 0; k < rep->nstragglers; k++) {
-                if (ob_report_new_host(rep, k)) {
-                    fprintf(f, "%s %s", shown++ > 0 ? "," : "",
-                            rep->stats[rep->stragglers[k]].host);
-                }
-            }
-            fprintf(f, ") %s: %s %.1fx as long as the fastest",
-                    one ? "is the straggler" : "are the stragglers", one ? "it computes" : "they compute",
-                    slow->compute / rep->ranks[rep->fastest].compute);
-            if (nothers > 0 && NULL != others) {
-                fprintf(f, "; rank%s ", 1 == nothers ? "" : "s");
-                ob_report_list(f, others, nothers);
-                fprintf(f, " wait%s %.0f%% of %s step", 1 == nothers ? "s" : "",
-                        100.0 * rep->others_waiting, 1 == nothers ? "its" : "their");
-            }
-            fprintf(f, "\n");
-            free(others);
+            ob_report_text_stragglers(f, rep);
         }
         ob_report_text_split(f, rep);
+        ob_report_text_verdict(f, rep);
     }
     if (rep->settings.trace_dropped > 0) {
         fprintf(f, "  trace: %ld step rows past the memory cap were not written\n",
@@ -503,6 +670,30 @@ static void ob_json_key_number(FILE *f, const char *key, double x, const char *a
     fprintf(f, "%s", after);
 }
 
+/* The step model's figures and the verdict, each line followed by ",\n  ". */
+static void ob_report_json_verdict(FILE *f, const ob_report *rep)
+{
+    double nan = (double) NAN;
+
+    ob_json_key_number(f, "predicted_now_s", rep->measured ? rep->step_predicted : nan, ",\n  ");
+    ob_json_key_number(f, "reduction_s", rep->measured ? rep->reduction : nan, ",\n  ");
+    ob_json_key_number(f, "reduction_share", rep->measured ? rep->reduction_share : nan, ",\n  ");
+    ob_json_key_number(f, "max_gain", rep->split_ok ? rep->max_gain : nan, ",\n  ");
+    fprintf(f, "\"verdict\": \"%s\",\n  \"slowest_host\": ", ob_report_verdict_name(rep->verdict));
+    if (rep->measured) {
+        ob_json_string(f, rep->stats[rep->slowest].host);
+    } else {
+        fprintf(f, "null");
+    }
+    fprintf(f, ",\n  \"slow_link_host\": ");
+    if (rep->slow_link >= 0) {
+        ob_json_string(f, rep->stats[rep->slow_link].host);
+    } else {
+        fprintf(f, "null");
+    }
+    fprintf(f, ",\n  ");
+}
+
 int ob_report_write_json(FILE *f, const ob_report *rep)
 {
     fprintf(f, "{\n  \"omnibatch_version\": \"%s\",\n", OMNIBATCH_VERSION_STRING);
@@ -526,6 +717,10 @@ int ob_report_write_json(FILE *f, const ob_report *rep)
         ob_json_key_number(f, "batch", r->batch, ", ");
         ob_json_key_number(f, "compute_s", r->compute, ", ");
         ob_json_key_number(f, "blocked_s", r->blocked, ", ");
+        ob_json_key_number(f, "step_s", r->step, ", ");
+        ob_json_key_number(f, "reduction_s", r->reduction, ", ");
+        ob_json_key_number(f, "waiting_s", r->wait, ", ");
+        ob_json_key_number(f, "other_s", r->other, ", ");
         ob_json_key_number(f, "waiting", r->waiting, ", ");
         ob_json_key_number(f, "balanced_share", r->share, ", ");
         fprintf(f, "\"balanced_batch\": ");
@@ -563,6 +758,7 @@ int ob_report_write_json(FILE *f, const ob_report *rep)
     ob_json_key_number(f, "step_time_s", rep->measured ? rep->step_now : (double) NAN, ",\n  ");
     ob_json_key_number(f, "predicted_step_time_s", rep->split_ok ? rep->step_balanced : (double) NAN, ",\n  ");
     ob_json_key_number(f, "speedup", rep->split_ok ? rep->speedup : (double) NAN, ",\n  ");
+    ob_report_json_verdict(f, rep);
     fprintf(f, "\"trace_rows_dropped\": %ld\n}\n", rep->settings.trace_dropped);
     if (0 != fflush(f) || ferror(f)) {
         return ob_fail(OMNIBATCH_ERR_IO, "%s", strerror(errno));

@@ -232,7 +232,7 @@ static void ob_sd_track_call(ob_stepdetect *d, const ob_call_sig *sig, double t0
 
 static void ob_sd_track_wait(ob_stepdetect *d, uint64_t comm, double blocked, double t1)
 {
-    if (comm != d->comm) {
+    if (comm != d->comm && OB_STEPDETECT_OWN != comm) {
         return;
     }
     if (d->in_step) {
@@ -423,7 +423,7 @@ static void ob_sd_replay(ob_stepdetect *d, int start)
             pauses = ev->pauses;
         }
         if (e < start) {
-            if (ev->sig.comm == d->comm) {
+            if (ev->sig.comm == d->comm || OB_STEPDETECT_OWN == ev->sig.comm) {
                 d->last_end = ev->t1;
             }
             if (ev->is_call && ev->sig.comm != d->comm) {
@@ -712,6 +712,11 @@ void ob_stepdetect_wait(ob_stepdetect *d, uint64_t comm, double t0, double t1)
     ev->batch = -1;
     ev->pauses = d->pauses;
     ob_sd_learn_if_due(d);
+}
+
+void ob_stepdetect_own(ob_stepdetect *d, double t0, double t1)
+{
+    ob_stepdetect_wait(d, OB_STEPDETECT_OWN, t0, t1);
 }
 
 void ob_stepdetect_pause(ob_stepdetect *d)

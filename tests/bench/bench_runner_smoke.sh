@@ -47,6 +47,9 @@ awk '($1 == "headline" || $1 == "ramp") && NF == 11 { for (i = 2; i <= 5; i++) i
      END { exit bad }' "$tmp/out" || fail "balance table: a measured balance below 1"
 
 grep -q '^targets:$' "$tmp/out" || fail "no targets"
+# The quota scenario (cgroup CPU quotas), or the line saying why not.
+grep -Eq '^(quota: omnibatch steady step [0-9.]+ ms; omnibatch/static|hetsgd/run.sh: no writable cgroup)' "$tmp/out" ||
+    fail "no quota scenario line"
 for t in 'steady step <= 1.05x oracle (static scenarios)' \
          'recovery within 5% of oracle in <= 10 steps' \
          'time to 50% accuracy >= 1.8x faster than static (1,1,0.5,0.25)' \

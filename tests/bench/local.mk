@@ -78,6 +78,11 @@ check_PROGRAMS += %reldir%/hetsgd_mkdata
 %canon_reldir%_hetsgd_mkdata_LDADD = $(HETSGD_TEST_LDADD)
 TESTS += %reldir%/hetsgd_np4.sh
 EXTRA_DIST += %reldir%/hetsgd_np4.sh
+# bench/hosts/run.sh --smoke across network namespaces (skipped unless root can
+# make them) and bench/hetsgd/run.sh --quota --smoke in cgroups (skipped
+# without a writable cpu controller), both on a generated data set.
+TESTS += %reldir%/hosts_smoke.sh %reldir%/quota_smoke.sh
+EXTRA_DIST += %reldir%/hosts_smoke.sh %reldir%/quota_smoke.sh
 # bench/run.sh (make bench) end to end in --quick mode on a generated data
 # set: the table and the targets are printed, never timed.
 

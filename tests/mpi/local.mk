@@ -63,7 +63,7 @@ EXTRA_DIST += \
 
 # The preload programs.
 check_PROGRAMS += %reldir%/mpi_passthrough %reldir%/mpi_straggler %reldir%/mpi_threads \
-	%reldir%/mpi_weighted %reldir%/json_valid
+	%reldir%/mpi_weighted %reldir%/mpi_late_exchange %reldir%/json_valid
 %canon_reldir%_mpi_passthrough_SOURCES = %reldir%/mpi_passthrough.c
 %canon_reldir%_mpi_passthrough_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 %canon_reldir%_mpi_passthrough_LDADD = $(CHECK_LIBS) -lm
@@ -72,6 +72,7 @@ check_PROGRAMS += %reldir%/mpi_passthrough %reldir%/mpi_straggler %reldir%/mpi_t
 # Reaches the API through omnibatch_dl.h (dlsym), not by linking.
 %canon_reldir%_mpi_weighted_SOURCES = %reldir%/mpi_weighted.c
 %canon_reldir%_mpi_weighted_LDADD = -lm
+%canon_reldir%_mpi_late_exchange_SOURCES = %reldir%/mpi_late_exchange.c
 %canon_reldir%_json_valid_SOURCES = %reldir%/json_valid.c
 %canon_reldir%_json_valid_CPPFLAGS = $(OB_TEST_CPPFLAGS)
 
@@ -97,6 +98,7 @@ EXTRA_DIST += %reldir%/preload_scenarios.sh \
 	%reldir%/preload/output_paths.sh \
 	%reldir%/preload/trace_kill.sh \
 	%reldir%/preload/fortran_f08.sh \
+	%reldir%/preload/late_exchange.sh \
 	%reldir%/mpi_fortran.f90 \
 	%reldir%/mpi_fortran_f08.f90
 

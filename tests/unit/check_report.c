@@ -103,7 +103,8 @@ START_TEST(test_names_the_slow_rank_and_what_others_lose)
     char line[256];
 
     /* Rank 2 computes 30 ms; every step spans 31 ms, so the others block
-     * 21 ms of 31: 68%. */
+     * 21 ms of 31; 1 ms of it is the reduction (rank 2's blocked time, which
+     * every rank spends), 20 ms waiting: 65%. */
     run_fill(&r, 4, compute, 0.031, 40, NULL);
     run_report(&r);
     ck_assert_int_eq(r.rep.nstragglers, 1);
@@ -111,9 +112,9 @@ START_TEST(test_names_the_slow_rank_and_what_others_lose)
     ck_assert_int_eq(r.rep.slowest, 2);
     ck_assert_double_eq_tol(r.rep.spread, 3.0, 1e-9);
     ck_assert_double_eq_tol(r.rep.imbalance, 0.030 / 0.015, 1e-9);
-    ck_assert_double_eq_tol(r.rep.others_waiting, 0.021 / 0.031, 1e-9);
+    ck_assert_double_eq_tol(r.rep.others_waiting, 0.020 / 0.031, 1e-9);
     snprintf(line, sizeof line, "rank 2 (host h2) is the straggler: it computes 3.0x as long as "
-             "the fastest; ranks 0,1,3 wait %.0f%% of their step", 100.0 * 0.021 / 0.031);
+             "the fastest; ranks 0,1,3 wait %.0f%% of their step", 100.0 * 0.020 / 0.031);
     assert_contains(r.text, line);
     assert_contains(r.json, "\"stragglers\": [2]");
     run_free(&r);
@@ -378,6 +379,162 @@ START_TEST(test_odd_host_names_stay_valid_json)
 }
 END_TEST
 
+/* Steps of \p step wall seconds: compute, blocked and the rest "other". */
+static void run_fill_steps(run *r, int P, const double *compute, const double *blocked, double step, long steps)
+{
+    memset(r, 0, sizeof *r);
+    r->P = P;
+    r->settings.min_bytes = 1024;
+    r->settings.global_batch = 256;
+    for (int i = 0; i < P; i++) {
+        ob_rank_stats_init(&r->stats[i], i);
+        snprintf(r->stats[i].host, sizeof r->stats[i].host, "host%d", i);
+        for (long k = 0; k < steps; k++) {
+            ob_rank_stats_add_step(&r->stats[i], -1, compute[i], blocked[i], step);
+        }
+    }
+}
+
+START_TEST(test_verdict_compute_imbalanced_includes_the_reduction)
+{
+    static const double compute[4] = { 0.010, 0.010, 0.030, 0.010 };
+    run r;
+
+    run_fill(&r, 4, compute, 0.031, 40, NULL);
+    run_report(&r);
+    ck_assert_int_eq(r.rep.verdict, OB_VERDICT_COMPUTE_IMBALANCED);
+    ck_assert_double_eq_tol(r.rep.reduction, 0.001, 1e-9);
+    ck_assert_double_eq_tol(r.rep.ranks[0].wait, 0.020, 1e-9);
+    /* Predicted now: the last to arrive (rank 2, 30 ms) plus the reduction. */
+    ck_assert_double_eq_tol(r.rep.step_predicted, 0.031, 1e-9);
+    ck_assert_double_eq_tol(r.rep.step_balanced, 0.012 + 0.001, 1e-9);
+    assert_contains(r.text, "verdict: compute-imbalanced: the split above makes the step 0.013000 s, "
+                    "reduction included (2.38x faster)");
+    assert_contains(r.json, "\"verdict\": \"compute-imbalanced\"");
+    assert_contains(r.json, "\"slowest_host\": \"h2\"");
+    assert_contains(r.json, "\"slow_link_host\": null");
+    ck_assert_int_eq(r.rep.slow_link, -1);
+    run_free(&r);
+}
+END_TEST
+
+START_TEST(test_verdict_network_bound_is_communication_bound)
+{
+    /* The issue's one-host run: 5 us of compute, 21 ms blocked.  Rank 0
+     * computes 1 us longer, so it is the last to arrive; no split can win
+     * more than a fraction of a per cent. */
+    static const double compute[3] = { 6e-6, 5e-6, 5e-6 };
+    static const double blocked[3] = { 0.021, 0.021001, 0.021001 };
+    run r;
+
+    run_fill_steps(&r, 3, compute, blocked, 0.021006, 20);
+    run_report(&r);
+    ck_assert_int_eq(r.rep.verdict, OB_VERDICT_COMMUNICATION_BOUND);
+    ck_assert_double_eq_tol(r.rep.reduction_share, 0.021 / 0.021006, 1e-9);
+    ck_assert(r.rep.max_gain < 0.001);
+    ck_assert_int_eq(r.rep.slow_link, -1);
+    assert_contains(r.text, "verdict: communication-bound: the reduction is 100% of the step "
+                    "(0.021000 s of 0.021006 s); rebalancing the batch can win at most 0%");
+    ck_assert_ptr_null(strstr(r.text, "slow link"));
+    run_free(&r);
+}
+END_TEST
+
+START_TEST(test_verdict_slow_link_names_its_host)
+{
+    /* Equal compute; host2's link is slow: the others wait 21 ms a step in
+     * the allreduce for its reduction, which it spends outside compute
+     * (finishing the slow reduction before it can start its next step). */
+    static const double compute[3] = { 0.020, 0.020, 0.020 };
+    static const double blocked[3] = { 0.180, 0.180, 0.159 };
+    run r;
+
+    run_fill_steps(&r, 3, compute, blocked, 0.200, 30);
+    run_report(&r);
+    ck_assert_int_eq(r.rep.verdict, OB_VERDICT_COMMUNICATION_BOUND);
+    ck_assert_int_eq(r.rep.slow_link, 2);
+    ck_assert_double_eq_tol(r.rep.reduction, 0.159, 1e-9);
+    ck_assert_double_eq_tol(r.rep.ranks[2].other, 0.021, 1e-9);
+    /* The "now" prediction is the measured step. */
+    ck_assert_double_eq_tol(r.rep.step_predicted, 0.200, 1e-9);
+    ck_assert_double_eq_tol(r.rep.step_now, 0.200, 1e-9);
+    /* The slow-link host gets no more work than the others. */
+    ck_assert(r.rep.ranks[2].plan <= r.rep.ranks[0].plan && r.rep.ranks[2].plan <= r.rep.ranks[1].plan);
+    assert_contains(r.text, "slow link: host host2 (rank 2): the other ranks wait 11% of the step for its "
+                    "reduction, not for its compute");
+    assert_contains(r.json, "\"slow_link_host\": \"host2\"");
+    assert_contains(r.json, "\"verdict\": \"communication-bound\"");
+    run_free(&r);
+}
+END_TEST
+
+START_TEST(test_slow_cpu_is_no_slow_link)
+{
+    /* The others wait for rank 2 because it computes longer: compute-imbalanced,
+     * no slow link. */
+    static const double compute[3] = { 0.020, 0.020, 0.040 };
+    static const double blocked[3] = { 0.050, 0.050, 0.030 };
+    run r;
+
+    run_fill_steps(&r, 3, compute, blocked, 0.070, 30);
+    run_report(&r);
+    ck_assert_int_eq(r.rep.verdict, OB_VERDICT_COMPUTE_IMBALANCED);
+    ck_assert_int_eq(r.rep.slow_link, -1);
+    ck_assert(r.rep.ranks[2].plan < r.rep.ranks[0].plan);
+    run_free(&r);
+}
+END_TEST
+
+START_TEST(test_predicted_now_counts_what_is_neither)
+{
+    /* A throttled rank spends 17 ms a step outside compute and the allreduce
+     * (its optimiser): the measured step is 47 ms, and "now" must say so. */
+    static const double compute[2] = { 0.010, 0.010 };
+    static const double blocked[2] = { 0.037, 0.020 };
+    run r;
+
+    run_fill_steps(&r, 2, compute, blocked, 0.047, 30);
+    run_report(&r);
+    ck_assert_double_eq_tol(r.rep.step_now, 0.047, 1e-9);
+    ck_assert_double_eq_tol(r.rep.step_predicted, 0.047, 1e-9);
+    ck_assert_double_eq_tol(r.rep.ranks[1].other, 0.017, 1e-9);
+    assert_contains(r.text, "0.047000 s now (measured 0.047000 s)");
+    run_free(&r);
+}
+END_TEST
+
+START_TEST(test_an_evaluation_between_steps_is_not_the_step)
+{
+    /* Nine steps of 20 ms, and one followed by a 1 s evaluation: its other
+     * time counts only up to its compute and blocked time (OB_REPORT_OTHER_CAP). */
+    ob_rank_stats s;
+
+    ob_rank_stats_init(&s, 0);
+    for (int k = 0; k < 9; k++) {
+        ob_rank_stats_add_step(&s, 8, 0.010, 0.010, 0.020);
+    }
+    ob_rank_stats_add_step(&s, 8, 0.010, 0.010, 1.0);
+    ck_assert_double_eq_tol(s.step_sum, 9 * 0.020 + 0.020 * (1.0 + OB_REPORT_OTHER_CAP), 1e-12);
+    /* A step shorter than its parts (clock skew) counts as its parts. */
+    ob_rank_stats_add_step(&s, 8, 0.010, 0.010, 0.015);
+    ck_assert_double_eq_tol(s.step_sum, 10 * 0.020 + 0.020 * (1.0 + OB_REPORT_OTHER_CAP), 1e-12);
+}
+END_TEST
+
+START_TEST(test_verdict_balanced)
+{
+    static const double compute[3] = { 0.0200, 0.0205, 0.0198 };
+    run r;
+
+    run_fill(&r, 3, compute, 0.0210, 10, NULL);
+    run_report(&r);
+    ck_assert_int_eq(r.rep.verdict, OB_VERDICT_BALANCED);
+    assert_contains(r.text, "verdict: balanced: ");
+    assert_contains(r.json, "\"verdict\": \"balanced\"");
+    run_free(&r);
+}
+END_TEST
+
 START_TEST(test_analyse_rejects_bad_arguments)
 {
     ob_report rep;
@@ -411,6 +568,13 @@ static Suite *make_report_suite(void)
     tcase_add_test(tc, test_rank_without_compute_still_gets_a_split);
     tcase_add_test(tc, test_odd_host_names_stay_valid_json);
     tcase_add_test(tc, test_analyse_rejects_bad_arguments);
+    tcase_add_test(tc, test_verdict_compute_imbalanced_includes_the_reduction);
+    tcase_add_test(tc, test_verdict_network_bound_is_communication_bound);
+    tcase_add_test(tc, test_verdict_slow_link_names_its_host);
+    tcase_add_test(tc, test_slow_cpu_is_no_slow_link);
+    tcase_add_test(tc, test_predicted_now_counts_what_is_neither);
+    tcase_add_test(tc, test_verdict_balanced);
+    tcase_add_test(tc, test_an_evaluation_between_steps_is_not_the_step);
     suite_add_tcase(s, tc);
     return s;
 }

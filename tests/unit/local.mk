@@ -3,7 +3,7 @@
 OB_UNIT_SUITES = %reldir%/check_error %reldir%/check_estimator %reldir%/check_planner \
 	%reldir%/check_controller %reldir%/check_config %reldir%/check_shard \
 	%reldir%/check_topology %reldir%/check_stepdetect %reldir%/check_trace \
-	%reldir%/check_report %reldir%/check_maths
+	%reldir%/check_report %reldir%/check_maths %reldir%/check_stepmodel
 check_PROGRAMS += $(OB_UNIT_SUITES)
 TESTS += $(OB_UNIT_SUITES)
 
@@ -57,6 +57,10 @@ EXTRA_DIST += %reldir%/topology-gpus.xml
 %canon_reldir%_check_maths_SOURCES = %reldir%/check_maths.c
 %canon_reldir%_check_maths_CFLAGS = $(OB_CORE_TEST_CFLAGS)
 %canon_reldir%_check_maths_LDADD = $(OB_CORE_TEST_LDADD)
+
+%canon_reldir%_check_stepmodel_SOURCES = %reldir%/check_stepmodel.c
+%canon_reldir%_check_stepmodel_CFLAGS = $(OB_CORE_TEST_CFLAGS)
+%canon_reldir%_check_stepmodel_LDADD = $(OB_CORE_TEST_LDADD)
 
 # The core is MPI-free: every src/core/*.c compiles with the plain C
 # compiler and no MPI include path.

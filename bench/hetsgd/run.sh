@@ -1,0 +1,245 @@
+#!/bin/sh
+# bench/hetsgd/run.sh: hetsgd with heterogeneity the operating system enforces.
+#
+#   bench/hetsgd/run.sh --quota 0.4,0.4,0.2,0.1 [options] [-- hetsgd options]
+#
+# Puts rank i in a cgroup of its own with CPU quota q_i of one core (cgroup
+# v1: cpu.cfs_quota_us / cpu.cfs_period_us under /sys/fs/cgroup/cpu; v2:
+# cpu.max, whichever is writable) instead of hetsgd's sleep emulation
+# (every rank at speed 1, --slowdown 1: the emulation sleeps only when a
+# rank computed faster than its CPU time, which a throttled rank never
+# does), so the controller faces real throttling and real noise.  Runs
+# static and omnibatch side by side and prints their steady step times,
+# and beside them the limit: the step the static run's measured per-rank
+# throughput b_i / c_i and reduction allow, T = B / sum_i (b_i / c_i) +
+# reduction + the most any rank spent outside compute and the allreduce
+# (omnibatch's report of the static run, its "predicted_step_time_s").
+# Without a writable cpu controller it says so in one line and exits 0
+# (77 with --smoke).
+#
+# Options:
+#   --quota LIST      CPU quota per rank, each in (0, 1] of one core (required)
+#   --builddir DIR    the build (default: $top_builddir or .)
+#   --out DIR         keep the runs' outputs there (default: a temporary directory)
+#   --data DIR        Fashion-MNIST IDX files (default /usr/share/datasets/fashion-mnist)
+#   --steps N         steps per run (default 80)
+#   --policies LIST   of static,omnibatch (default both)
+#   --mca K=V         an extra Open MPI parameter for every run (repeatable),
+#                     e.g. --mca mpi_yield_when_idle=1
+#   --smoke           a tiny run: that the cgroups work, figures meaningless
+#   --help            this text
+# Environment: MPIRUN (default mpirun).
+set -eu
+
+die() {
+    echo "hetsgd/run.sh: $*" >&2
+    exit 2
+}
+need_value() {
+    [ $# -ge 2 ] || die "$1 needs a value (see --help)"
+}
+
+builddir=${top_builddir:-.}
+quota=
+out=
+data=/usr/share/datasets/fashion-mnist
+steps=80
+policies="static,omnibatch"
+mca=
+smoke=no
+while [ $# -gt 0 ]; do
+    case $1 in
+    --quota) need_value "$@"; quota=$2; shift 2 ;;
+    --builddir) need_value "$@"; builddir=$2; shift 2 ;;
+    --out) need_value "$@"; out=$2; shift 2 ;;
+    --data) need_value "$@"; data=$2; shift 2 ;;
+    --steps) need_value "$@"; steps=$2; shift 2 ;;
+    --policies) need_value "$@"; policies=$2; shift 2 ;;
+    --mca) need_value "$@"
+        echo "$2" | grep -Eq '^[a-z_0-9]+=[^ ]+$' || die "--mca '$2': expected NAME=VALUE"
+        mca="$mca --mca ${2%%=*} ${2#*=}"; shift 2 ;;
+    --smoke) smoke=yes; shift ;;
+    --) shift; break ;;
+    -h|--help) sed -n '2,/^set -eu/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    *) die "unknown option '$1' (see --help)" ;;
+    esac
+done
+[ -n "$quota" ] || die "--quota is required, e.g. --quota 0.4,0.4,0.2,0.1"
+echo "$quota" | grep -Eq '^(0?\.[0-9]+|1(\.0*)?)(,(0?\.[0-9]+|1(\.0*)?))+$' \
+    || die "--quota '$quota': expected two or more numbers in (0, 1] separated by commas"
+for q in $(echo "$quota" | tr ',' ' '); do
+    awk -v q="$q" 'BEGIN { exit !(q > 0.001 && q <= 1) }' || die "--quota: $q: expected a number in (0.001, 1]"
+done
+case $steps in
+''|*[!0-9]*) die "--steps '$steps': expected an integer from 10 to 100000" ;;
+esac
+[ "$steps" -ge 10 ] && [ "$steps" -le 100000 ] || die "--steps '$steps': expected an integer from 10 to 100000"
+for p in $(echo "$policies" | tr ',' ' '); do
+    case $p in static|omnibatch) ;; *) die "--policies: unknown policy '$p' (expected static,omnibatch)" ;; esac
+done
+builddir=$(cd "$builddir" 2>/dev/null && pwd) || die "--builddir: not a directory"
+hetsgd=$builddir/bench/hetsgd/hetsgd
+[ -x "$hetsgd" ] || die "$hetsgd not built (run make first)"
+np=$(echo "$quota" | tr ',' '\n' | wc -l)
+skip_rc=0
+[ yes = "$smoke" ] && skip_rc=77
+
+# The cpu controller: v1 if writable, else v2 with cpu enabled for children.
+v1=/sys/fs/cgroup/cpu
+v2=/sys/fs/cgroup
+group=
+kind=
+if [ -d "$v1" ] && [ -w "$v1" ] && [ -f "$v1/cpu.cfs_quota_us" ]; then
+    kind=v1; group=$v1/omnibatch-quota.$$
+elif [ -f "$v2/cgroup.subtree_control" ] && grep -qw cpu "$v2/cgroup.subtree_control" 2>/dev/null \
+    && [ -w "$v2" ]; then
+    kind=v2; group=$v2/omnibatch-quota.$$
+fi
+if [ -z "$kind" ] || ! mkdir "$group" 2>/dev/null; then
+    echo "hetsgd/run.sh: no writable cgroup cpu controller here (v1 $v1, v2 cpu.max): nothing measured"
+    exit "$skip_rc"
+fi
+work=$(mktemp -d "${TMPDIR:-/tmp}/hetsgd-quota.XXXXXX")
+# kill_tree PID: the processes this script started under PID, deepest first.
+kill_tree() {
+    for child in $(cat /proc/"$1"/task/*/children 2>/dev/null); do
+        kill_tree "$child"
+        kill -KILL "$child" 2>/dev/null || true
+    done
+}
+cleanup() {
+    rc=$?
+    trap - EXIT INT TERM HUP
+    kill_tree $$
+    # Our groups only; a process still in one (a run cut short) is ours.
+    for g in "$group"/rank*; do
+        [ -d "$g" ] || continue
+        for pid in $(cat "$g/cgroup.procs" 2>/dev/null); do
+            kill -KILL "$pid" 2>/dev/null || true
+        done
+    done
+    sleep 1
+    for g in "$group"/rank*; do
+        [ -d "$g" ] && rmdir "$g" 2>/dev/null || true
+    done
+    rmdir "$group" 2>/dev/null || true
+    rm -rf "$work"
+    exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM HUP
+
+period=100000
+[ v2 = "$kind" ] && echo "+cpu" > "$group/cgroup.subtree_control" 2>/dev/null || true
+i=0
+for q in $(echo "$quota" | tr ',' ' '); do
+    g=$group/rank$i
+    mkdir "$g" || die "cannot create $g"
+    us=$(awk -v q="$q" -v p="$period" 'BEGIN { printf "%d", q * p }')
+    if [ v1 = "$kind" ]; then
+        echo "$period" > "$g/cpu.cfs_period_us" && echo "$us" > "$g/cpu.cfs_quota_us" \
+            || die "cannot set the quota of $g"
+    else
+        echo "$us $period" > "$g/cpu.max" || die "cannot set cpu.max of $g"
+    fi
+    i=$((i + 1))
+done
+# Each rank joins its group and runs hetsgd; then it writes the CPU seconds
+# hetsgd used (user + system, from the shell's times) and its start and end
+# to cpu.rankR.
+cat > "$work/join" <<EOF
+#!/bin/sh
+r=\${OMPI_COMM_WORLD_RANK:?not under Open MPI}
+echo \$\$ > "$group/rank\$r/cgroup.procs" || exit 1
+t0=\$(date +%s.%N)
+"\$@"
+rc=\$?
+t1=\$(date +%s.%N)
+times > "$work/times.rank\$r"
+echo "\$(sed -n 2p "$work/times.rank\$r") \$t0 \$t1" > "$work/cpu.rank\$r"
+exit \$rc
+EOF
+chmod +x "$work/join"
+
+keep=${out:-$work}
+[ -n "$out" ] && { mkdir -p "$out" || die "--out '$out': cannot create it"; }
+if [ yes = "$smoke" ]; then
+    hargs="--batch 64 --subset 512 --max-steps 12 --warmup 4"
+else
+    hargs="--batch 256 --subset 8192 --max-steps $steps --warmup $((steps / 4))"
+fi
+
+steady() {
+    sed -n 's/.*steady_step_s=\([0-9.e+-]*\).*/\1/p' "$1" | tail -1
+}
+# throttled R: "periods throttled_ns" of rank R's group so far.
+throttled() {
+    if [ v1 = "$kind" ]; then
+        awk '$1 == "nr_throttled" { n = $2 } $1 == "throttled_time" { t = $2 } END { print n + 0, t + 0 }' \
+            "$group/rank$1/cpu.stat"
+    else
+        awk '$1 == "nr_throttled" { n = $2 } $1 == "throttled_usec" { t = $2 * 1000 } END { print n + 0, t + 0 }' \
+            "$group/rank$1/cpu.stat"
+    fi
+}
+# cpu_share R: "CPU/wall" seconds of rank R's last run, the whole process
+# ("0m1.23s 0m0.45s T0 T1").
+cpu_share() {
+    awk '{ s = 0; for (i = 1; i <= 2; i++) { split($i, a, "m"); sub(/s$/, "", a[2]); s += 60 * a[1] + a[2] }
+           printf "%.2f/%.2f", s, $4 - $3 }' "$work/cpu.rank$1"
+}
+jnum() {
+    sed -n "s/^  \"$2\": \([0-9.e+-]*\),.*/\1/p" "$1" | head -1
+}
+for p in $(echo "$policies" | tr ',' ' '); do
+    f=$keep/quota-$p
+    i=0
+    while [ "$i" -lt "$np" ]; do
+        throttled "$i" > "$work/throttled0.rank$i"
+        i=$((i + 1))
+    done
+    # In the background and waited for, so that a signal to this script is
+    # acted on at once (the shell runs a trap only after a foreground command).
+    # shellcheck disable=SC2086
+    timeout --signal=TERM --kill-after=10 900 "${MPIRUN:-mpirun}" -np "$np" --oversubscribe \
+        --allow-run-as-root --bind-to none --mca btl self,vader --mca btl_vader_single_copy_mechanism none \
+        $mca -x OMNIBATCH_REPORT=json -x OMNIBATCH_REPORT_FILE="$f.json" \
+        "$work/join" "$hetsgd" --policy "$p" --slowdown 1 --data "$data" $hargs --summary "$f.summary" \
+        "$@" > "$f.out" 2>&1 &
+    if ! wait $!; then
+        tail -5 "$f.out" >&2
+        die "hetsgd --policy $p failed (output: $f.out)"
+    fi
+    # What each rank used of its quota: CPU seconds over the process's wall
+    # time, and how often the quota ran out.
+    line="quota: $p: per rank CPU s/wall s (quota), periods throttled, s throttled:"
+    i=0
+    for q in $(echo "$quota" | tr ',' ' '); do
+        diff=$(echo "$(throttled "$i") $(cat "$work/throttled0.rank$i")" |
+            awk '{ printf "%d %.2f", $1 - $3, ($2 - $4) * 1e-9 }')
+        line="$line rank $i $(cpu_share "$i") ($q) $diff;"
+        i=$((i + 1))
+    done
+    echo "$line" > "$f.cpu"
+done
+echo "quota: $np ranks, CPU quota $quota of a core (cgroup $kind, period ${period} us)${mca:+, $mca}"
+cat "$keep"/quota-*.cpu 2>/dev/null || true
+if [ -f "$keep/quota-static.summary" ]; then
+    st=$(steady "$keep/quota-static.summary")
+    limit=$(jnum "$keep/quota-static.json" predicted_step_time_s)
+    now=$(jnum "$keep/quota-static.json" predicted_now_s)
+    red=$(jnum "$keep/quota-static.json" reduction_s)
+    verdict=$(sed -n 's/^  "verdict": "\([^"]*\)".*/\1/p' "$keep/quota-static.json")
+    echo "quota: static steady step $(awk -v x="$st" 'BEGIN { printf "%.2f", 1e3 * x }') ms; its report:" \
+        "$verdict, predicted now $(awk -v x="$now" 'BEGIN { printf "%.2f", 1e3 * x }') ms," \
+        "reduction $(awk -v x="$red" 'BEGIN { printf "%.2f", 1e3 * x }') ms"
+    if [ -f "$keep/quota-omnibatch.summary" ]; then
+        ob=$(steady "$keep/quota-omnibatch.summary")
+        awk -v st="$st" -v ob="$ob" -v lim="$limit" 'BEGIN {
+            printf "quota: omnibatch steady step %.2f ms; omnibatch/static %.3f; limit (measured throughput and reduction) %.2f ms, limit/static %.3f; omnibatch/limit %.3f (target <= 1.10: %s)\n",
+                1e3 * ob, ob / st, 1e3 * lim, lim / st, ob / lim, ob / lim <= 1.10 ? "met" : "MISSED"
+        }'
+    fi
+fi
+[ -n "$out" ] && echo "quota: outputs in $out"
+exit 0

@@ -1,0 +1,317 @@
+#!/bin/sh
+# bench/hosts/run.sh: omnibatch across several hosts, for real, on one machine.
+#
+# As root, builds N network namespaces, each with its own host name (a UTS
+# namespace) and its own /etc/hosts (a mount namespace), joined by veth pairs
+# on a bridge with a private /24 of their own, and launches Open MPI across
+# them over TCP: mpirun runs in the first namespace, and its rsh agent is a
+# small wrapper that enters the namespace of the host named (ip netns exec).
+# Three cases, each with hetsgd (static and omnibatch, side by side) and the
+# preload on an unmodified program (tests/mpi/mpi_straggler):
+#   equal      equal hosts
+#   slowcpu    the last host computes at half speed (hetsgd --speeds; the
+#              unmodified program's slow rank)
+#   slowlink   the last host's link is rate-limited both ways (tc tbf)
+# It prints one table: static and omnibatch steady step time, their ratio,
+# and the verdict of omnibatch's report (for hetsgd's static run, and for
+# the unmodified program).  Everything it made (namespaces, links, bridge,
+# qdiscs, files, processes) is removed on exit, also on failure.
+#
+# Where namespaces cannot be made (not root, no ip/unshare/tc, no
+# permission) it says so in one line and exits 0, with nothing measured
+# (77 with --smoke, so that make check counts a skip).
+#
+# Usage: bench/hosts/run.sh [options]
+#   --builddir DIR   the build (default: $top_builddir or .)
+#   --hosts N        hosts (namespaces), 2 to 8 (default 3)
+#   --rate R         the slow link's rate, as tc reads it (default 100mbit)
+#   --steps N        hetsgd steps per run (default 60)
+#   --cases LIST     of equal,slowcpu,slowlink (default all)
+#   --slowdown X     hetsgd's emulation slowdown, the same for every run (default 10:
+#                    three ranks computing at once on a shared 2-core machine ran
+#                    4-8x their CPU time, so a smaller one measures the crowding)
+#   --smoke          a short check that the hosts work: one tiny run per case
+#   --out DIR        keep the runs' outputs there (default: a temporary directory)
+#   --data DIR       Fashion-MNIST IDX files (default /usr/share/datasets/fashion-mnist)
+#   --help           this text
+# Environment: MPIRUN (default mpirun).
+set -eu
+
+die() {
+    echo "bench-hosts: $*" >&2
+    exit 2
+}
+need_value() {
+    [ $# -ge 2 ] || die "$1 needs a value (see --help)"
+}
+
+srcdir=$(cd "$(dirname "$0")/../.." && pwd)
+builddir=${top_builddir:-.}
+hosts=3
+rate=100mbit
+steps=60
+cases="equal,slowcpu,slowlink"
+smoke=no
+slowdown=10
+out=
+data=/usr/share/datasets/fashion-mnist
+while [ $# -gt 0 ]; do
+    case $1 in
+    --builddir) need_value "$@"; builddir=$2; shift 2 ;;
+    --hosts) need_value "$@"; hosts=$2; shift 2 ;;
+    --rate) need_value "$@"; rate=$2; shift 2 ;;
+    --steps) need_value "$@"; steps=$2; shift 2 ;;
+    --cases) need_value "$@"; cases=$2; shift 2 ;;
+    --smoke) smoke=yes; shift ;;
+    --slowdown) need_value "$@"; slowdown=$2; shift 2 ;;
+    --out) need_value "$@"; out=$2; shift 2 ;;
+    --data) need_value "$@"; data=$2; shift 2 ;;
+    -h|--help) sed -n '2,/^set -eu/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    *) die "unknown option '$1' (see --help)" ;;
+    esac
+done
+case $hosts in
+[2-8]) ;;
+*) die "--hosts '$hosts': expected an integer from 2 to 8" ;;
+esac
+case $steps in
+''|*[!0-9]*) die "--steps '$steps': expected an integer from 20 to 100000" ;;
+esac
+[ "$steps" -ge 20 ] && [ "$steps" -le 100000 ] || die "--steps '$steps': expected an integer from 20 to 100000"
+echo "$rate" | grep -Eq '^[0-9]+(\.[0-9]+)?([kmg]?bit|[kmg]?bps)$' \
+    || die "--rate '$rate': expected a rate as tc reads it, e.g. 100mbit"
+for c in $(echo "$cases" | tr ',' ' '); do
+    case $c in
+    equal|slowcpu|slowlink) ;;
+    *) die "--cases: unknown case '$c' (expected some of equal,slowcpu,slowlink)" ;;
+    esac
+done
+awk -v x="$slowdown" 'BEGIN { exit !(x + 0 >= 1 && x + 0 <= 1000) }' </dev/null 2>/dev/null \
+    && echo "$slowdown" | grep -Eq '^[0-9]+(\.[0-9]+)?$' || die "--slowdown '$slowdown': expected a number from 1 to 1000"
+builddir=$(cd "$builddir" 2>/dev/null && pwd) || die "--builddir: not a directory"
+hetsgd=$builddir/bench/hetsgd/hetsgd
+straggler=$builddir/tests/mpi/mpi_straggler
+lib=$builddir/.libs/libomnibatch.so
+for f in "$hetsgd" "$straggler"; do
+    [ -x "$f" ] || die "$f not built (run make and make check's programs: make -C $builddir check TESTS=)"
+done
+[ -f "$lib" ] || die "$lib not built (run make first)"
+mpirun=${MPIRUN:-mpirun}
+
+skip_rc=0
+[ yes = "$smoke" ] && skip_rc=77
+cannot() {
+    echo "bench-hosts: cannot make network namespaces here ($*): nothing measured"
+    exit "$skip_rc"
+}
+[ 0 = "$(id -u)" ] || cannot "not root"
+for tool in ip unshare tc "$mpirun" timeout; do
+    command -v "$tool" >/dev/null 2>&1 || cannot "no $tool"
+done
+
+# ------------------------------------------------------------- what we make
+tag=obh$$
+work=$(mktemp -d "${TMPDIR:-/tmp}/bench-hosts.XXXXXX")
+made_ns=""
+made_br=""
+# kill_tree PID: the processes this script started under PID, deepest first
+# (a run cut short: the shell's own subshells, timeout, mpirun and its ranks).
+kill_tree() {
+    for child in $(cat /proc/"$1"/task/*/children 2>/dev/null); do
+        kill_tree "$child"
+        kill -KILL "$child" 2>/dev/null || true
+    done
+}
+cleanup() {
+    rc=$?
+    trap - EXIT INT TERM HUP
+    kill_tree $$
+    for ns in $made_ns; do
+        # Processes of ours still in our namespaces (a run cut short).
+        for pid in $(ip netns pids "$ns" 2>/dev/null); do
+            kill -KILL "$pid" 2>/dev/null || true
+        done
+        ip netns del "$ns" 2>/dev/null || true
+    done
+    [ -n "$made_br" ] && ip link del "$made_br" 2>/dev/null || true
+    rm -rf "$work"
+    exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM HUP
+
+# A private /24 nobody on this machine uses: 10.213.K.0/24.
+subnet=
+for k in 47 93 141 187 233; do
+    if ! ip -4 -o addr show 2>/dev/null | grep -q " 10\.213\.$k\." \
+        && ! ip -4 route show 2>/dev/null | grep -q "10\.213\.$k\."; then
+        subnet=10.213.$k
+        break
+    fi
+done
+[ -n "$subnet" ] || cannot "no free private /24 among 10.213.{47,93,141,187,233}.0/24"
+
+made_br=${tag}br
+ip link add "$made_br" type bridge 2>/dev/null || { made_br=""; cannot "ip link add type bridge failed"; }
+ip link set "$made_br" up
+printf '127.0.0.1 localhost\n' > "$work/hosts"
+i=0
+while [ "$i" -lt "$hosts" ]; do
+    ns=${tag}-$i
+    ip netns add "$ns" 2>/dev/null || cannot "ip netns add failed"
+    made_ns="$made_ns $ns"
+    ip link add "${tag}v$i" type veth peer name "${tag}p$i" || cannot "ip link add type veth failed"
+    ip link set "${tag}p$i" netns "$ns"
+    ip link set "${tag}v$i" master "$made_br"
+    ip link set "${tag}v$i" up
+    ip -n "$ns" link set lo up
+    ip -n "$ns" link set "${tag}p$i" name eth0
+    ip -n "$ns" addr add "$subnet.$((i + 1))/24" dev eth0
+    ip -n "$ns" link set eth0 up
+    printf '%s obhost%d\n' "$subnet.$((i + 1))" "$i" >> "$work/hosts"
+    i=$((i + 1))
+done
+ip netns exec "${tag}-0" unshare --uts --mount true 2>/dev/null || cannot "unshare --uts --mount failed"
+# The bridge may pass frames through the host's firewall (br_netfilter):
+# check that the last host is reached over TCP before anything is measured.
+last=$((hosts - 1))
+probe=/usr/bin/python3
+if [ -x "$probe" ]; then
+    ip netns exec "${tag}-$last" "$probe" -c '
+import socket, sys
+s = socket.socket(); s.settimeout(8); s.bind((sys.argv[1], 47999)); s.listen(1)
+c, _ = s.accept(); c.sendall(b"ok"); c.close()' "$subnet.$hosts" >/dev/null 2>&1 &
+    listener=$!
+    sleep 1
+    if ! ip netns exec "${tag}-0" "$probe" -c '
+import socket, sys
+s = socket.create_connection((sys.argv[1], 47999), timeout=5); assert s.recv(2) == b"ok"' \
+        "$subnet.$hosts" >/dev/null 2>&1; then
+        kill "$listener" 2>/dev/null || true
+        cannot "the namespaces do not reach each other over the bridge (a firewall on bridged traffic?)"
+    fi
+    wait "$listener" 2>/dev/null || true
+fi
+
+# Run a command as host I: its namespace, its host name, its /etc/hosts.
+cat > "$work/enter" <<EOF
+#!/bin/sh
+# enter I CMD...: run CMD on host obhostI (its netns, UTS and mount namespace).
+i=\$1; shift
+exec ip netns exec "${tag}-\$i" unshare --uts --mount sh -c \
+    'mount --bind "$work/hosts" /etc/hosts && hostname "obhost\$0" && exec "\$@"' "\$i" "\$@"
+EOF
+# Open MPI's rsh agent: "rsh HOST COMMAND", the command one shell string.
+cat > "$work/rsh" <<EOF
+#!/bin/sh
+host=\$1; shift
+case \$host in
+obhost[0-9]) ;;
+*) echo "bench-hosts rsh: unknown host '\$host'" >&2; exit 1 ;;
+esac
+exec "$work/enter" "\${host#obhost}" sh -c "\$*"
+EOF
+chmod +x "$work/enter" "$work/rsh"
+
+hostlist=
+i=0
+while [ "$i" -lt "$hosts" ]; do
+    hostlist="$hostlist${hostlist:+,}obhost$i:1"
+    i=$((i + 1))
+done
+# A run as host 0: mpirun over TCP on our /24 only, one rank per host.  In
+# the background and waited for, so that a signal to this script is acted
+# on at once (the shell runs a trap only after a foreground command ends).
+mpi_run() {
+    limit=$1; shift
+    timeout --signal=TERM --kill-after=10 "$limit" "$work/enter" 0 \
+        "$mpirun" -np "$hosts" --host "$hostlist" --allow-run-as-root --bind-to none \
+        --mca plm_rsh_agent "$work/rsh" --mca plm_rsh_no_tree_spawn 1 \
+        --mca pml ob1 --mca btl tcp,self \
+        --mca btl_tcp_if_include "$subnet.0/24" --mca oob_tcp_if_include "$subnet.0/24" \
+        -x OMNIBATCH_REPORT=json "$@" &
+    wait $!
+}
+
+slow_link() {
+    # Both directions of the last host's link: out of its eth0, and out of
+    # the bridge's port toward it.
+    for spec in "ip netns exec ${tag}-$last tc qdisc replace dev eth0" "tc qdisc replace dev ${tag}v$last"; do
+        # shellcheck disable=SC2086
+        $spec root tbf rate "$rate" burst 64kb latency 100ms || die "tc tbf failed on the last host's link"
+    done
+}
+fast_link() {
+    ip netns exec "${tag}-$last" tc qdisc del dev eth0 root 2>/dev/null || true
+    tc qdisc del dev "${tag}v$last" root 2>/dev/null || true
+}
+
+# ------------------------------------------------------------- the runs
+if [ yes = "$smoke" ]; then
+    steps=20
+    targs="--subset 512 --batch 64 --max-steps $steps --warmup 5 --slowdown $slowdown"
+    ssteps=24
+else
+    targs="--subset 4096 --batch 256 --max-steps $steps --warmup $((steps / 4)) --slowdown $slowdown"
+    ssteps=$((steps * 2))
+fi
+[ -n "$out" ] && { mkdir -p "$out" || die "--out '$out': cannot create it"; }
+keep=${out:-$work}
+
+# verdict FILE: the verdict of the JSON report in FILE, and the host it names.
+verdict() {
+    v=$(sed -n 's/^  "verdict": "\([^"]*\)".*/\1/p' "$1" | head -1)
+    h=$(sed -n 's/^  "slow_link_host": "\([^"]*\)".*/\1/p' "$1" | head -1)
+    s=$(sed -n 's/^  "slowest_host": "\([^"]*\)".*/\1/p' "$1" | head -1)
+    case $v in
+    communication-bound) echo "$v${h:+ (slow link: $h)}" ;;
+    compute-imbalanced) echo "$v${s:+ (slowest: $s)}" ;;
+    '') echo "none" ;;
+    *) echo "$v" ;;
+    esac
+}
+steady_ms() {
+    sed -n 's/.*steady_step_s=\([0-9.e+-]*\).*/\1/p' "$1" | tail -1 | awk '{ printf "%.2f", 1e3 * $1 }'
+}
+
+printf '%-9s %11s %13s %7s  %-44s %s\n' case static_ms omnibatch_ms ratio "verdict (hetsgd, static run)" \
+    "verdict (unmodified program)" > "$work/table"
+for c in $(echo "$cases" | tr ',' ' '); do
+    speeds=
+    slow=-1
+    fast_link
+    case $c in
+    slowcpu)
+        speeds=$(i=0; while [ "$i" -lt "$hosts" ]; do [ "$i" = "$last" ] && printf '0.5' || printf '1,'; i=$((i + 1)); done)
+        slow=$last ;;
+    slowlink) slow_link ;;
+    esac
+    for policy in static omnibatch; do
+        f=$keep/$c-$policy
+        # shellcheck disable=SC2086
+        if ! mpi_run 600 -x OMNIBATCH_REPORT_FILE="$f.json" "$hetsgd" --policy "$policy" \
+            ${speeds:+--speeds "$speeds"} --data "$data" $targs --summary "$f.summary" \
+            > "$f.out" 2>&1; then
+            tail -5 "$f.out" >&2
+            die "case $c: hetsgd --policy $policy failed (output: $f.out)"
+        fi
+    done
+    f=$keep/$c-unmodified
+    if ! mpi_run 300 -x LD_PRELOAD="$lib" -x OMNIBATCH_REPORT_FILE="$f.json" "$straggler" "$ssteps" "$slow" \
+        > "$f.out" 2>&1; then
+        tail -5 "$f.out" >&2
+        die "case $c: the unmodified program failed (output: $f.out)"
+    fi
+    grep -q "results right" "$f.out" || die "case $c: the unmodified program's results are wrong under the preload"
+    st=$(steady_ms "$keep/$c-static.summary")
+    ob=$(steady_ms "$keep/$c-omnibatch.summary")
+    ratio=$(awk -v a="$ob" -v b="$st" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "NA" }')
+    printf '%-9s %11s %13s %7s  %-44s %s\n' "$c" "$st" "$ob" "$ratio" "$(verdict "$keep/$c-static.json")" \
+        "$(verdict "$f.json")" >> "$work/table"
+done
+fast_link
+echo "bench-hosts: $hosts hosts (network namespaces obhost0..obhost$last on $subnet.0/24, Open MPI over TCP);" \
+    "slow CPU: obhost$last at half speed; slow link: obhost$last at $rate both ways; hetsgd slowdown $slowdown"
+cat "$work/table"
+[ -n "$out" ] && echo "bench-hosts: outputs in $out"
+exit 0

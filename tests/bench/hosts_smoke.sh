@@ -1,0 +1,38 @@
+#!/bin/sh
+# make bench-hosts in --smoke mode: three network namespaces with their own
+# host names, Open MPI over TCP between them, hetsgd (static, omnibatch) and
+# the preload on an unmodified program for equal hosts, a slow CPU and a
+# slow link, on a generated data set.  Checks the table's rows, the host
+# names the report saw, and that nothing the script made is left behind.
+# No timing is asserted.  Skipped (77) where root cannot make namespaces.
+set -eu
+srcdir=${top_srcdir:-.}
+builddir=${top_builddir:-.}
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/hosts-smoke.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT INT TERM
+
+fail() {
+    echo "FAIL: $*" >&2
+    [ -f "$tmp/out" ] && cat "$tmp/out" >&2
+    exit 1
+}
+
+"$builddir/tests/bench/hetsgd_mkdata" "$tmp/data" 512 128 || fail "generating the data set"
+before=$(ip netns list 2>/dev/null | grep -c '^obh' || true)
+rc=0
+sh "$srcdir/bench/hosts/run.sh" --builddir "$builddir" --smoke --data "$tmp/data" --out "$tmp/runs" \
+    >"$tmp/out" 2>&1 || rc=$?
+[ 77 -eq "$rc" ] && { cat "$tmp/out"; exit 77; }
+[ 0 -eq "$rc" ] || fail "bench/hosts/run.sh --smoke exited $rc"
+after=$(ip netns list 2>/dev/null | grep -c '^obh' || true)
+[ "$before" = "$after" ] || fail "namespaces left behind: $(ip netns list | grep '^obh')"
+ip link show 2>/dev/null | grep -q ' obh[0-9]*br' && fail "a bridge was left behind"
+for c in equal slowcpu slowlink; do
+    grep -Eq "^$c +[0-9.]+ +[0-9.]+ +[0-9.]+ " "$tmp/out" || fail "no row for case $c"
+done
+# The ranks ran on three distinct hosts, as the report saw them.
+for h in obhost0 obhost1 obhost2; do
+    grep -q "\"host\": \"$h\"" "$tmp/runs/equal-static.json" || fail "the report saw no host $h"
+done
+grep -q "results right" "$tmp/runs/slowlink-unmodified.out" || fail "the unmodified program's results"
+cat "$tmp/out"

@@ -1,0 +1,28 @@
+#!/bin/sh
+# bench/hetsgd/run.sh --quota in --smoke mode: four ranks, each in a cgroup
+# with its CPU quota, static and omnibatch, on a generated data set.  Checks
+# the lines it prints and that its cgroups are gone afterwards.  No timing is
+# asserted.  Skipped (77) without a writable cgroup cpu controller.
+set -eu
+srcdir=${top_srcdir:-.}
+builddir=${top_builddir:-.}
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/quota-smoke.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT INT TERM
+
+fail() {
+    echo "FAIL: $*" >&2
+    [ -f "$tmp/out" ] && cat "$tmp/out" >&2
+    exit 1
+}
+
+"$builddir/tests/bench/hetsgd_mkdata" "$tmp/data" 512 128 || fail "generating the data set"
+rc=0
+sh "$srcdir/bench/hetsgd/run.sh" --builddir "$builddir" --quota 0.5,0.5,0.25,0.2 --smoke \
+    --data "$tmp/data" --out "$tmp/runs" >"$tmp/out" 2>&1 || rc=$?
+[ 77 -eq "$rc" ] && { cat "$tmp/out"; exit 77; }
+[ 0 -eq "$rc" ] || fail "bench/hetsgd/run.sh --quota --smoke exited $rc"
+grep -q "^quota: 4 ranks, CPU quota 0.5,0.5,0.25,0.2 of a core" "$tmp/out" || fail "no setup line"
+grep -Eq "^quota: static steady step [0-9.]+ ms; its report: [a-z-]+, predicted now" "$tmp/out" || fail "no static line"
+grep -Eq "^quota: omnibatch steady step [0-9.]+ ms; omnibatch/static [0-9.]+; limit" "$tmp/out" || fail "no omnibatch line"
+ls -d /sys/fs/cgroup/cpu/omnibatch-quota.* /sys/fs/cgroup/omnibatch-quota.* 2>/dev/null && fail "cgroups left behind"
+cat "$tmp/out"
