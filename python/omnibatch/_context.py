@@ -165,6 +165,7 @@ class _CBackend:
 
     def __init__(self, comm, global_batch, dataset_size, options):
         lib = _library.LIB
+        _library.declare_handles(lib)
         opt = _library.Options()
         _check(lib.omnibatch_options_init(ctypes.byref(opt)))
         for name, value in options.items():

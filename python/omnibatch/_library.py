@@ -75,28 +75,41 @@ def _handle_type():
         else ctypes.c_int
 
 
-def _declare(lib, handle):
-    """Set argtypes and restype of every function of omnibatch.h on lib."""
+def _set(lib, signatures):
+    for name, argtypes in signatures.items():
+        fn = getattr(lib, name)
+        fn.argtypes = argtypes
+        fn.restype = ctypes.c_int
+
+
+def declare_handles(lib):
+    """Declare the functions that take MPI handles.  Apart, and only once a
+    communicator is in hand: asking mpi4py for the handles' type imports
+    mpi4py.MPI, which initialises MPI, and importing omnibatch must not."""
+    handle = _handle_type()
+    _set(lib, {
+        "omnibatch_create": [handle, ctypes.c_long, ctypes.c_long, ctypes.POINTER(Options),
+                             c_void_pp],
+        "omnibatch_allreduce_gradient": [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
+                                         ctypes.c_int, handle],
+    })
+
+
+def _declare(lib):
+    """Set argtypes and restype of the functions of omnibatch.h without MPI handles."""
     ctx = ctypes.c_void_p
     signatures = {
         "omnibatch_options_init": [ctypes.POINTER(Options)],
-        "omnibatch_create": [handle, ctypes.c_long, ctypes.c_long, ctypes.POINTER(Options),
-                             c_void_pp],
         "omnibatch_destroy": [c_void_pp],
         "omnibatch_next_step": [ctx, ctypes.POINTER(CStep)],
         "omnibatch_compute_begin": [ctx],
         "omnibatch_compute_end": [ctx],
-        "omnibatch_allreduce_gradient": [ctx, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int,
-                                         handle],
         "omnibatch_get_plan": [ctx, c_long_p, ctypes.c_int],
         "omnibatch_set_plan": [ctx, c_long_p, ctypes.c_int],
         "omnibatch_permutation": [ctx, ctypes.c_long, c_long_p],
         "omnibatch_get_stats": [ctx, ctypes.POINTER(CStats)],
     }
-    for name, argtypes in signatures.items():
-        fn = getattr(lib, name)
-        fn.argtypes = argtypes
-        fn.restype = ctypes.c_int
+    _set(lib, signatures)
     lib.omnibatch_strerror.argtypes = [ctypes.c_int]
     lib.omnibatch_strerror.restype = ctypes.c_char_p
     lib.omnibatch_last_error.argtypes = []
@@ -151,7 +164,7 @@ def load():
             if path is not None and where.startswith("OMNIBATCH_LIBRARY"):
                 problems.append("%s: not a loadable libomnibatch" % where)
             continue
-        _declare(lib, _handle_type())
+        _declare(lib)
         theirs = version_string(lib.omnibatch_get_version())
         if BUILD_VERSION and not _compatible(theirs, BUILD_VERSION):
             problems.append("%s: libomnibatch %s does not match this package (%s)"
