@@ -407,8 +407,12 @@ class Context:
 
     @contextlib.contextmanager
     def compute(self):
-        """Mark the step's compute: ``with ob.compute(): ...`` (optional)."""
-        self.compute_begin()
+        """Mark the step's compute: ``with ob.compute(): ...`` (optional).
+
+        Inside a compute already begun (PlanBatchSampler.steps() begins one
+        with each step) it only marks the end."""
+        if not self._in_compute:
+            self.compute_begin()
         try:
             yield
         finally:

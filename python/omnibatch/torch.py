@@ -88,6 +88,17 @@ def _empty_like(batch):
                 "expected tensors, tuples, lists or dicts" % type(batch).__name__)
 
 
+def _direct(loader):
+    """True when the loader's batch is exactly its tensors indexed by the step's
+    indices: a TensorDataset, the default collate, in this process, nothing
+    pinned.  One indexing per tensor then replaces one item per sample and
+    the stacking, with the same values."""
+    from torch.utils.data import TensorDataset
+    from torch.utils.data._utils.collate import default_collate
+    return isinstance(loader.dataset, TensorDataset) and loader.collate_fn is default_collate \
+        and 0 == loader.num_workers and not loader.pin_memory
+
+
 class PlanBatchSampler:
     """The batch sampler of a DataLoader whose batches follow omnibatch's plan.
 
@@ -110,6 +121,9 @@ class PlanBatchSampler:
     way raises Error.  With workers, persistent_workers=True is required
     (the loader is iterated once per step; without it each step would start
     new worker processes).
+
+    A loader over a TensorDataset with the default collate, no workers and no
+    pinned memory gets the same batch by indexing its tensors directly.
 
     A rank whose count is 0 (a short last step) gets a batch with no
     samples and the shapes of the data set's samples: a model that accepts
@@ -148,6 +162,9 @@ class PlanBatchSampler:
         if 0 == step.count:
             some = int(self.ob.permutation(step.epoch)[0])
             return _empty_like(loader.collate_fn([loader.dataset[some]]))
+        if _direct(loader):
+            rows = torch.from_numpy(indices)
+            return tuple(t[rows] for t in loader.dataset.tensors)
         chunks = self.chunks or max(1, loader.num_workers)
         self._armed = [part.tolist() for part in
                        np.array_split(indices, min(chunks, step.count))]

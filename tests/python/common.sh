@@ -1,10 +1,12 @@
+# shellcheck shell=sh disable=SC2034
 # Sourced by the tests/python/*.sh runners: the interpreter, the package of
 # the build tree, and the skip (77) when what the test needs is missing.
 # Usage: needs="mpi4py, numpy"; . common.sh   (the modules the test imports)
+# Sets py, build, src, here, library, version, pypath and run().
 top_srcdir=${top_srcdir:-.}
 top_builddir=${top_builddir:-.}
 py=${PYTHON:-/usr/bin/python3}
-if [ "$py" = ":" ] || ! "$py" -c "import $needs" >/dev/null 2>&1; then
+if [ "$py" = ":" ] || ! "$py" -c "import ${needs:?set needs before sourcing common.sh}" >/dev/null 2>&1; then
     echo "$0: ${py} lacks one of: $needs: skipped"
     exit 77
 fi

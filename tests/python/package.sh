@@ -4,7 +4,9 @@
 # the package whose installed library does not exist: the equal split), and
 # with OMNIBATCH_LIBRARY naming a file that is not the library.
 set -eu
+# shellcheck disable=SC2034  # read by common.sh
 needs="mpi4py, numpy"
+# shellcheck source-path=SCRIPTDIR source=common.sh
 . "$(dirname "$0")/common.sh"
 
 for np in 1 3; do

@@ -2,7 +2,9 @@
 # README's PyTorch example is examples/torch_train.py, to the byte, and it
 # trains: through DDP and through mpi4py, with the library and without.
 set -eu
+# shellcheck disable=SC2034  # read by common.sh
 needs="mpi4py, numpy, torch"
+# shellcheck source-path=SCRIPTDIR source=common.sh
 . "$(dirname "$0")/common.sh"
 example="$src/examples/torch_train.py"
 "$py" - "$src/README.md" "$example" <<'PY'

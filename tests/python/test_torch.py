@@ -1,11 +1,13 @@
 # Copyright (c) 2026 The omnibatch authors.
 """PyTorch with omnibatch, run by torch.sh under mpirun:
 
-    test_torch.py exact     DDP (gloo) and mpi4py training under an unequal plan with a
-                            short last step end on the parameters of one process
-                            training on the whole global batch (float32 and float64)
-    test_torch.py loader    DataLoader with worker processes: each batch is its step's
-                            slice, every sample once per epoch; misuse raises Error
+    test_torch.py TEST...      (several tests share one start of the processes)
+
+    exact   DDP (gloo) and mpi4py training under an unequal plan with a short last
+            step end on the parameters of one process training on the whole global
+            batch (float32 and float64)
+    loader  DataLoader with worker processes: each batch is its step's slice,
+            every sample once per epoch; misuse raises Error
 """
 import sys
 
@@ -134,6 +136,8 @@ def loader():
             assert ids.tolist() == want, (step, ids.tolist(), want)
             assert values.shape == (step.count, 2) and values[:, 0].tolist() == want
             seen.extend(want)
+            with ob.compute():          # inside the compute steps() began: only ends it
+                pass
             if step.step + 1 == ob.steps_per_epoch:
                 everyone = sorted(sum(comm.allgather(seen), []))
                 assert everyone == list(range(N)), (step.epoch, everyone)
@@ -154,4 +158,5 @@ def loader():
 
 if __name__ == "__main__":
     torch.set_num_threads(1)
-    sys.exit(1 if {"exact": exact, "loader": loader}[sys.argv[1]]() else 0)
+    tests = {"exact": exact, "loader": loader}
+    sys.exit(1 if sum(tests[name]() for name in sys.argv[1:]) else 0)
