@@ -94,6 +94,17 @@ def check_allreduce(ob):
     assert stats.steps == ob.step.global_step + 1, stats
 
 
+def check_divide_by_p():
+    """Under divide-by-p the step's scale (the library's field, or the
+    fallback's) is P*count/total, 0 on an empty rank, and sums to P."""
+    with omnibatch.Context(comm, global_batch=B, dataset_size=N, adaptive=False,
+                           convention="divide-by-p") as ob:
+        ob.set_plan(unequal_plan())
+        for s in ob.steps(epochs=1):
+            assert abs(s.scale - P * s.count / s.total) < 1e-15, s
+            assert abs(comm.allreduce(s.scale) - P) < 1e-12
+
+
 def check_errors(ob):
     expect_error("global_batch", lambda: omnibatch.Context(comm, global_batch=0, dataset_size=N),
                  "global_batch=0", ">= 1")
@@ -135,6 +146,7 @@ def main():
         check_allreduce(ob)
         check_errors(ob)
     expect_error("closed", lambda: ob.next_step(), "closed")
+    check_divide_by_p()
     print("test_package: %s: rank %d of %d ok" % (MODE, rank, P), flush=True)
 
 
