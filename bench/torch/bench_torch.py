@@ -74,15 +74,18 @@ def options():
     p.add_argument("--slowdown", type=float, default=0.0,
                    help="0: 12 / online processors, or more when the cores are crowded")
     p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--policies", default="static,omnibatch,omnilearn")
+    p.add_argument("--policies", default="static,omnibatch,omnilearn",
+                   help="of static, omnibatch, omnilearn; none: only the overhead")
     p.add_argument("--overhead-steps", type=int, default=20, help="steps per block (0: skip)")
-    p.add_argument("--overhead-rounds", type=int, default=3)
+    p.add_argument("--overhead-rounds", type=int, default=4,
+                   help="rounds of one block each way, the order swapped each round")
     a = p.parse_args()
     a.speeds = [float(s) for s in a.speeds.split(",")]
     if len(a.speeds) != P or min(a.speeds) <= 0:
         sys.exit("bench_torch: --speeds=%s: expected %d positive speeds, one per rank"
                  % (",".join(map(str, a.speeds)), P))
-    unknown = set(a.policies.split(",")) - {"static", "omnibatch", "omnilearn"}
+    a.policies = [name for name in a.policies.split(",") if name and name != "none"]
+    unknown = set(a.policies) - {"static", "omnibatch", "omnilearn"}
     if unknown:
         sys.exit("bench_torch: --policies: %s: expected static, omnibatch, omnilearn"
                  % ",".join(sorted(unknown)))
@@ -371,7 +374,7 @@ def main():
         print("bench-torch: cores crowded %.2fx (wall / CPU time of a pass, every rank computing): "
               "slowdown %g" % (contention, a.slowdown), flush=True)
     results = []
-    for policy in a.policies.split(","):
+    for policy in a.policies:
         r = train(a, policy, data)
         results.append(r)
         if rank == 0:

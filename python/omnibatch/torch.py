@@ -189,9 +189,10 @@ class PlanBatchSampler:
             yield step, self._load(loader, step)
 
 
-def _ddp_hook(ob, bucket):
+def _ddp_hook(state, bucket):
     """Scale this rank's bucket by P*count/total, then DDP's own average."""
     import torch.distributed as dist
+    ob, group = state
     step = ob.step
     if step is None:
         raise Error(ERR_STATE, "register_ddp: backward before the first step: begin each "
@@ -202,8 +203,8 @@ def _ddp_hook(ob, bucket):
     if 0 == step.count:
         tensor.zero_()                  # whatever an empty batch left there
     else:
-        tensor.mul_(step.average_scale / dist.get_world_size())
-    future = dist.all_reduce(tensor, async_op=True).get_future()
+        tensor.mul_(step.average_scale / dist.get_world_size(group))
+    future = dist.all_reduce(tensor, group=group, async_op=True).get_future()
     return future.then(lambda done: done.value()[0])
 
 
@@ -214,16 +215,17 @@ def register_ddp(model, ob):
     scaled on its device by P*count/total of the context's current step
     (zeroed when count is 0) and averaged over the ranks, as DDP does.
     Use the plain mean loss of the local batch; do not scale it yourself.
-    The process group must span the context's ranks.  Returns model.
+    The model's process group must hold the context's ranks.  Returns model.
     """
     import torch.distributed as dist
     if not isinstance(model, torch.nn.parallel.DistributedDataParallel):
         raise Error(ERR_ARG, "register_ddp: model: %s: expected a DistributedDataParallel"
                     % type(model).__name__)
-    if dist.get_world_size() != ob.nranks:
-        raise Error(ERR_ARG, "register_ddp: the process group has %d ranks, the context %d: "
-                    "expected the same ranks" % (dist.get_world_size(), ob.nranks))
-    model.register_comm_hook(ob, _ddp_hook)
+    group = model.process_group
+    if dist.get_world_size(group) != ob.nranks:
+        raise Error(ERR_ARG, "register_ddp: the model's process group has %d ranks, the context "
+                    "%d: expected the same ranks" % (dist.get_world_size(group), ob.nranks))
+    model.register_comm_hook((ob, group), _ddp_hook)
     return model
 
 
