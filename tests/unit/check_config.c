@@ -103,6 +103,7 @@ static void non_default_config(ob_config *cfg)
     cfg->report = OB_REPORT_JSON;
     snprintf(cfg->report_file, sizeof cfg->report_file, "report.json");
     snprintf(cfg->trace_file, sizeof cfg->trace_file, "trace.csv");
+    snprintf(cfg->library, sizeof cfg->library, "/opt/lib/libomnibatch.so");
     cfg->prior = OB_PRIOR_GPUS;
     cfg->verify = 1;
     cfg->debug = 2;
@@ -249,8 +250,10 @@ START_TEST(test_documented_defaults_are_the_defaults)
     /* Unset paths have no value to parse: they are "" by default. */
     ck_assert_str_eq(def.report_file, "");
     ck_assert_str_eq(def.trace_file, "");
+    ck_assert_str_eq(def.library, "");
     cfg.report_file[0] = '\0';
     cfg.trace_file[0] = '\0';
+    cfg.library[0] = '\0';
     ck_assert(config_equal(&cfg, &def));
     ck_assert_double_eq(def.gain, OB_DEFAULT_GAIN);
     ck_assert_double_eq(def.deadband, OB_DEFAULT_DEADBAND);
