@@ -164,7 +164,7 @@ class PlanBatchSampler:
             return _empty_like(loader.collate_fn([loader.dataset[some]]))
         if _direct(loader):
             rows = torch.from_numpy(indices)
-            return tuple(t[rows] for t in loader.dataset.tensors)
+            return [t[rows] for t in loader.dataset.tensors]     # a list, as default_collate gives
         chunks = self.chunks or max(1, loader.num_workers)
         self._armed = [part.tolist() for part in
                        np.array_split(indices, min(chunks, step.count))]
