@@ -1,5 +1,6 @@
 #!/bin/sh
-# The omnibatch package: imported from the build tree, with the library
+# The omnibatch package: its ctypes structures against the header; imported
+# from the build tree, with the library
 # (OMNIBATCH_LIBRARY, and preloaded into the process), without it (a copy of
 # the package whose installed library does not exist: the equal split), and
 # with OMNIBATCH_LIBRARY naming a file that is not the library.
@@ -8,6 +9,9 @@ set -eu
 needs="mpi4py, numpy"
 # shellcheck source-path=SCRIPTDIR source=common.sh
 . "$(dirname "$0")/common.sh"
+
+echo "== the ctypes structures against include/omnibatch.h"
+PYTHONPATH="$pypath" "$py" "$here/test_layout.py" "$src/include/omnibatch.h"
 
 for np in 1 3; do
     echo "== np $np: OMNIBATCH_LIBRARY"
