@@ -51,6 +51,8 @@ OMNILEARN_DEADBAND = 0.2
 SLOWDOWN_HEADROOM = 1.25
 # Passes timed to measure how crowded the cores are.
 CONTENTION_REPS = 8
+# Steps of the per-step calls timed alone (overhead).
+CALLS_ALONE_STEPS = 200
 # Nap of a rank waiting for the others (bench/hetsgd: 50 us).
 WAIT_NAP_S = 50e-6
 # The steady step time: the median over the last fraction of a run's steps.
@@ -307,6 +309,37 @@ def overhead_block(a, data, through_package, steps, model, opt):
     return times
 
 
+def calls_alone(a, data, steps):
+    """(package ms/step, plain ms/step) of the per-step work with no training in
+    between: next_step, the markers and the batch through the package, against
+    slicing the permutation and indexing the tensors by hand; one barrier per
+    step on both sides.  Small and steady where the training step is noisy."""
+    x, y = data[0], data[1]
+    with omnibatch.Context(comm, global_batch=a.batch, dataset_size=len(x),
+                           adaptive=False, seed=a.seed) as ob:
+        sampler = obt.PlanBatchSampler(ob)
+        loader = DataLoader(TensorDataset(x, y), batch_sampler=sampler)
+        comm.Barrier()
+        t0 = time.perf_counter()
+        for _ in sampler.steps(loader, count=steps):
+            ob.compute_end()
+            comm.Barrier()
+        package = (time.perf_counter() - t0) / steps
+    B, N = a.batch, len(x)
+    per_epoch = -(-N // B)
+    perm = torch.from_numpy(np.random.default_rng([a.seed, 0]).permutation(N))
+    share = B // P
+    comm.Barrier()
+    t0 = time.perf_counter()
+    for k in range(steps):
+        start = (k % per_epoch) * B + rank * share
+        idx = perm[start:start + share]
+        x[idx], y[idx]
+        comm.Barrier()
+    plain = (time.perf_counter() - t0) / steps
+    return 1e3 * comm.allreduce(package, op=MPI.MAX), 1e3 * comm.allreduce(plain, op=MPI.MAX)
+
+
 def overhead(a, data):
     """(package ms/step, plain ms/step): blocks alternated, their order swapped each round."""
     model = cnn(a.seed)
@@ -318,7 +351,9 @@ def overhead(a, data):
             got[through].extend(overhead_block(a, data, through, a.overhead_steps + 1, model,
                                                opt)[1:])
     # Medians: a step that another process on the machine stretched says nothing of either.
-    return {k: 1e3 * float(np.median(v)) for k, v in got.items()}
+    medians = {k: 1e3 * float(np.median(v)) for k, v in got.items()}
+    medians["alone"] = calls_alone(a, data, CALLS_ALONE_STEPS)
+    return medians
 
 
 def fmt(v, spec):
@@ -360,6 +395,11 @@ def report(a, results, over, n_train):
               "package %.2f ms, without %.2f ms: %+.2f%% (%+.2f ms)"
               % (a.overhead_rounds, a.overhead_steps, over[True], over[False], extra,
                  over[True] - over[False]))
+        package, plain = over["alone"]
+        print("overhead: the per-step calls alone, %d steps, slowest rank: through the package "
+              "%.3f ms, by hand %.3f ms: %+.3f ms, %.2f%% of the package's median step"
+              % (CALLS_ALONE_STEPS, package, plain, package - plain,
+                 100 * (package - plain) / over[True]))
         print("target: the Python layer adds less than 2%% to a step: %+.2f%%: %s"
               % (extra, "met" if extra < 2.0 else "missed"))
     sys.stdout.flush()
