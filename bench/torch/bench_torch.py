@@ -25,6 +25,7 @@ mpi4py Allreduce), in interleaved blocks.
     mpirun -np 4 python3 bench/torch/bench_torch.py [options]     (make bench-torch)
 """
 import argparse
+import contextlib
 import gzip
 import os
 import sys
@@ -252,16 +253,22 @@ def train(a, policy, data):
             "plan": plan, "steps": len(steps), "eval_s": eval_s}
 
 
+@contextlib.contextmanager
+def equal_plan(a, x, y):
+    """(context, sampler, loader) on the equal plan, as the overhead runs use them."""
+    with omnibatch.Context(comm, global_batch=a.batch, dataset_size=len(x),
+                           adaptive=False, seed=a.seed) as ob:
+        sampler = obt.PlanBatchSampler(ob)
+        yield ob, sampler, DataLoader(TensorDataset(x, y), batch_sampler=sampler)
+
+
 def overhead_block(a, data, through_package, steps, model, opt):
     """Mean step time of `steps` steps of the equal plan, through the package or without it."""
     x, y = data[0], data[1]
     speed = a.speeds[rank]
     times = []
     if through_package:
-        with omnibatch.Context(comm, global_batch=a.batch, dataset_size=len(x),
-                               adaptive=False, seed=a.seed) as ob:
-            sampler = obt.PlanBatchSampler(ob)
-            loader = DataLoader(TensorDataset(x, y), batch_sampler=sampler)
+        with equal_plan(a, x, y) as (ob, sampler, loader):
             comm.Barrier()
             t_prev = time.perf_counter()
             for step, (xb, yb) in sampler.steps(loader, count=steps):
@@ -315,10 +322,7 @@ def calls_alone(a, data, steps):
     slicing the permutation and indexing the tensors by hand; one barrier per
     step on both sides.  Small and steady where the training step is noisy."""
     x, y = data[0], data[1]
-    with omnibatch.Context(comm, global_batch=a.batch, dataset_size=len(x),
-                           adaptive=False, seed=a.seed) as ob:
-        sampler = obt.PlanBatchSampler(ob)
-        loader = DataLoader(TensorDataset(x, y), batch_sampler=sampler)
+    with equal_plan(a, x, y) as (ob, sampler, loader):
         comm.Barrier()
         t0 = time.perf_counter()
         for _ in sampler.steps(loader, count=steps):
