@@ -1,6 +1,7 @@
 # bench/: the benchmarks.
 include %reldir%/tools.mk
 include %reldir%/hetsgd.mk
+include %reldir%/torch/local.mk
 
 # make bench: the standard comparison (bench/run.sh) on this build; options
 # through BENCH_FLAGS, e.g. make bench BENCH_FLAGS=--quick.

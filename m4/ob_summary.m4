@@ -27,6 +27,7 @@ AC_DEFUN([OB_SUMMARY], [
   AS_ECHO(["  Check             : `$PKG_CONFIG --modversion check`"])
   AS_ECHO(["  Fortran test      : ${MPIFORT:-no (install gfortran)}"])
   AS_ECHO(["  CUDA              : $ob_cuda_summary"])
+  AS_ECHO(["  Python package    : `test "$PYTHON" = ":" && echo no || echo "$PYTHON, in $pythondir"`"])
   AS_ECHO(["  valgrind          : ${VALGRIND:-no}"])
   AS_IF([test "x$ob_fuzz" = xyes],
     [AS_ECHO(["  fuzz targets      : yes ($FUZZ_CC)"])],

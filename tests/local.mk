@@ -15,3 +15,4 @@ include %reldir%/unit/local.mk
 include %reldir%/mpi/local.mk
 include %reldir%/bench/local.mk
 include %reldir%/fuzz/local.mk
+include %reldir%/python/local.mk

@@ -164,6 +164,9 @@ static const ob_var ob_vars[] = {
       .kind = OB_VAR_LEVEL, .offset = OB_OFF(debug), .min = 0, .max = OB_CONFIG_DEBUG_LIMIT,
       .meaning = "Debug messages on standard error, more at each level (0: none). The one setting "
                  "that may differ between ranks." },
+    { .name = "OMNIBATCH_LIBRARY", .kind = OB_VAR_PATH, .offset = OB_OFF(library),
+      .meaning = "Python package: the libomnibatch.so to load when none is in the process already "
+                 "(before the installed one)." },
 };
 
 #define OB_NVARS (sizeof ob_vars / sizeof ob_vars[0])
@@ -301,6 +304,7 @@ void ob_config_defaults(ob_config *cfg)
     cfg->prior = OB_PRIOR_EQUAL;
     cfg->verify = 0;
     cfg->debug = 0;
+    cfg->library[0] = '\0';
 }
 
 /* ---- the value, as shown in an error line -------------------------------- */

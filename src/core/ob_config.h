@@ -94,6 +94,7 @@ typedef struct ob_config {
     ob_prior prior;              /* OMNIBATCH_PRIOR: equal | cores | gpus; default equal */
     int verify;                  /* OMNIBATCH_VERIFY, bool, default off: check every rank computed the same plan */
     int debug;                   /* OMNIBATCH_DEBUG, 0..3, default 0 */
+    char library[PATH_MAX];      /* OMNIBATCH_LIBRARY, "" = unset: read by the Python package */
 } ob_config;
 
 /** \brief Fill \p cfg with the documented defaults. */

@@ -33,7 +33,7 @@ static const char *const documented_names[] = {
     "OMNIBATCH_GRANULARITY", "OMNIBATCH_GLOBAL_BATCH", "OMNIBATCH_MIN_BYTES",
     "OMNIBATCH_CALLS_PER_STEP", "OMNIBATCH_WEIGHT", "OMNIBATCH_CONVENTION", "OMNIBATCH_REPORT",
     "OMNIBATCH_REPORT_FILE", "OMNIBATCH_TRACE", "OMNIBATCH_PRIOR", "OMNIBATCH_VERIFY",
-    "OMNIBATCH_DEBUG",
+    "OMNIBATCH_DEBUG", "OMNIBATCH_LIBRARY",
 };
 #define N_DOCUMENTED (sizeof documented_names / sizeof documented_names[0])
 
@@ -66,7 +66,8 @@ static int config_equal(const ob_config *a, const ob_config *b)
            && a->weight == b->weight && a->convention == b->convention && a->report == b->report
            && 0 == strcmp(a->report_file, b->report_file)
            && 0 == strcmp(a->trace_file, b->trace_file) && a->prior == b->prior
-           && a->verify == b->verify && a->debug == b->debug;
+           && a->verify == b->verify && a->debug == b->debug
+           && 0 == strcmp(a->library, b->library);
 }
 
 /* Parse one NAME=value over *cfg, unknown names into *w (may be NULL). */
@@ -102,6 +103,7 @@ static void non_default_config(ob_config *cfg)
     cfg->report = OB_REPORT_JSON;
     snprintf(cfg->report_file, sizeof cfg->report_file, "report.json");
     snprintf(cfg->trace_file, sizeof cfg->trace_file, "trace.csv");
+    snprintf(cfg->library, sizeof cfg->library, "/opt/lib/libomnibatch.so");
     cfg->prior = OB_PRIOR_GPUS;
     cfg->verify = 1;
     cfg->debug = 2;
@@ -174,6 +176,7 @@ static const setting_case one_each[] = {
     { "OMNIBATCH_PRIOR", "cores", OFF(prior), F_INT, OB_PRIOR_CORES, NULL },
     { "OMNIBATCH_VERIFY", "yes", OFF(verify), F_INT, 1, NULL },
     { "OMNIBATCH_DEBUG", "3", OFF(debug), F_INT, 3, NULL },
+    { "OMNIBATCH_LIBRARY", "/opt/lib/libomnibatch.so", OFF(library), F_STR, 0, "/opt/lib/libomnibatch.so" },
 };
 #define N_ONE_EACH (sizeof one_each / sizeof one_each[0])
 
@@ -247,8 +250,10 @@ START_TEST(test_documented_defaults_are_the_defaults)
     /* Unset paths have no value to parse: they are "" by default. */
     ck_assert_str_eq(def.report_file, "");
     ck_assert_str_eq(def.trace_file, "");
+    ck_assert_str_eq(def.library, "");
     cfg.report_file[0] = '\0';
     cfg.trace_file[0] = '\0';
+    cfg.library[0] = '\0';
     ck_assert(config_equal(&cfg, &def));
     ck_assert_double_eq(def.gain, OB_DEFAULT_GAIN);
     ck_assert_double_eq(def.deadband, OB_DEFAULT_DEADBAND);
@@ -265,7 +270,8 @@ START_TEST(test_error_lines_quote_the_allowed_column)
     for (size_t i = 0; NULL != ob_config_doc_at(i); i++) {
         const ob_config_doc *d = ob_config_doc_at(i);
         const char *bad = 0 == strcmp(d->name, "OMNIBATCH_REPORT_FILE")
-                          || 0 == strcmp(d->name, "OMNIBATCH_TRACE") ? "" : "#";
+                          || 0 == strcmp(d->name, "OMNIBATCH_TRACE")
+                          || 0 == strcmp(d->name, "OMNIBATCH_LIBRARY") ? "" : "#";
         char line[512];
         ob_config cfg;
 

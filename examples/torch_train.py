@@ -1,0 +1,34 @@
+# examples/torch_train.py: mpirun -np 4 python3 examples/torch_train.py [ddp|mpi4py]
+import sys
+
+import torch
+import torch.nn.functional as F
+from mpi4py import MPI
+from torch.utils.data import DataLoader, TensorDataset
+
+import omnibatch
+import omnibatch.torch as obt
+
+comm, reduce = MPI.COMM_WORLD, (sys.argv[1:] or ["ddp"])[0]
+torch.manual_seed(0)                            # the same data and model on every rank
+x = torch.randn(4096, 20)
+y = (x[:, :10].sum(1) > 0).long()
+model = torch.nn.Sequential(torch.nn.Linear(20, 32), torch.nn.ReLU(), torch.nn.Linear(32, 2))
+
+with omnibatch.Context(comm, global_batch=256, dataset_size=len(x)) as ob:
+    if reduce == "ddp":
+        obt.init_process_group(comm, backend="gloo")
+        model = obt.register_ddp(torch.nn.parallel.DistributedDataParallel(model), ob)
+    opt = torch.optim.SGD(model.parameters(), lr=0.5)
+    sampler = obt.PlanBatchSampler(ob)
+    loader = DataLoader(TensorDataset(x, y), batch_sampler=sampler)
+    for step, (xb, yb) in sampler.steps(loader, epochs=3):
+        opt.zero_grad()
+        F.cross_entropy(model(xb), yb).backward()   # this rank's mean loss, not scaled
+        if reduce == "mpi4py":
+            obt.allreduce_gradients(model, ob)      # one Allreduce: the global batch's gradient
+        opt.step()
+    loss = F.cross_entropy(model(x), y).item()
+    if comm.rank == 0:
+        print(f"{reduce}: omnibatch {'found' if omnibatch.available() else 'absent'}: "
+              f"loss {loss:.4f}, plan {' '.join(map(str, ob.plan))}")

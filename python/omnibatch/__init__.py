@@ -1,0 +1,44 @@
+# Copyright (c) 2026 The omnibatch authors.
+"""omnibatch: per-rank mini-batches for synchronous data-parallel training.
+
+Pure Python over the C library (ctypes), with mpi4py::
+
+    from mpi4py import MPI
+    import omnibatch
+
+    with omnibatch.Context(MPI.COMM_WORLD, global_batch=256, dataset_size=N) as ob:
+        for step in ob.steps(epochs=3):
+            idx = ob.indices(step)             # this rank's samples of the step
+            with ob.compute():
+                grad = mean_gradient(idx)      # numpy, float32 or float64
+            ob.allreduce_gradient(grad)        # now the global batch's gradient
+            weights -= lr * grad
+
+Without the library (:func:`available` is False) the same script runs on
+an equal split.  PyTorch: :mod:`omnibatch.torch`.
+"""
+from . import _library
+from ._context import CONVENTIONS, DEFAULT_SEED, PRIORS, Context, Error, Stats, Step
+
+__all__ = ["Context", "Error", "Stats", "Step", "available", "library_version", "library_path",
+           "CONVENTIONS", "PRIORS", "DEFAULT_SEED", "__version__"]
+
+
+def available():
+    """True when the C library was found (the plan adapts), False for the equal split."""
+    return _library.LIB is not None
+
+
+def library_version():
+    """The version of the library found ("major.minor.patch"), or None."""
+    if _library.LIB is None:
+        return None
+    return _library.version_string(_library.LIB.omnibatch_get_version())
+
+
+def library_path():
+    """Where the library was found: "the process", a path, or None."""
+    return _library.WHERE
+
+
+__version__ = _library.BUILD_VERSION or library_version() or "unknown"

@@ -1,0 +1,282 @@
+# Copyright (c) 2026 The omnibatch authors.
+"""PyTorch with omnibatch: batches that follow the plan, exact gradients.
+
+Three pieces, each usable alone:
+
+- :class:`PlanBatchSampler`, the ``batch_sampler`` of a ``DataLoader``,
+  driven by :meth:`PlanBatchSampler.steps`: every iteration begins the
+  training step (``Context.next_step()``) and only then loads that step's
+  samples, so the batch, the Step and the time measured always belong to the
+  same training step, whatever the workers and their prefetching do.  The
+  loader is never iterated on its own (the sampler refuses it).
+- :func:`register_ddp`: a communication hook on a DistributedDataParallel
+  model that scales each rank's gradient by ``P*count/total`` on the
+  gradient's device before DDP averages it, so the average is the global
+  batch's gradient; a rank with ``count == 0`` runs its (empty) batch and
+  still joins the reduction, contributing zeros.
+- :func:`allreduce_gradients`: the same result with one mpi4py
+  ``Allreduce`` (SUM) of the gradients scaled by ``count/total``.
+
+Neither path hands device memory to the C library: the scaling is done by
+torch on the tensors' device, and the mpi4py path reduces a host copy of a
+GPU gradient.
+"""
+import os
+import socket
+
+import numpy as np
+import torch
+
+from ._context import ERR_ARG, ERR_STATE, Error
+
+__all__ = ["PlanBatchSampler", "register_ddp", "allreduce_gradients", "init_process_group"]
+
+
+def init_process_group(comm, backend="gloo", **kwargs):
+    """torch.distributed.init_process_group on the ranks of an mpi4py communicator.
+
+    Rank 0 picks a free TCP port and broadcasts it with ``MASTER_ADDR``
+    (from the environment, else 127.0.0.1 when every rank runs on rank 0's
+    host, else rank 0's host name); rank and world size are the
+    communicator's.  Extra keyword arguments go to init_process_group.
+    """
+    import torch.distributed as dist
+    host = socket.gethostname()
+    hosts = comm.allgather(host)
+    where = None
+    if 0 == comm.Get_rank():
+        addr = os.environ.get("MASTER_ADDR") or \
+            ("127.0.0.1" if all(h == hosts[0] for h in hosts) else socket.getfqdn())
+        port = os.environ.get("MASTER_PORT")
+        if not port:
+            with socket.socket() as s:
+                s.bind(("", 0))
+                port = s.getsockname()[1]
+        where = "tcp://%s:%s" % (addr, port)
+    where = comm.bcast(where, root=0)
+    dist.init_process_group(backend, init_method=where, rank=comm.Get_rank(),
+                            world_size=comm.Get_size(), **kwargs)
+
+
+def _join(parts):
+    """One batch from the collated chunks of one step (in the order given)."""
+    first = parts[0]
+    if len(parts) == 1:
+        return first
+    if isinstance(first, torch.Tensor):
+        return torch.cat(parts)
+    if isinstance(first, dict):
+        return {key: _join([p[key] for p in parts]) for key in first}
+    if isinstance(first, (tuple, list)):
+        joined = [_join(list(column)) for column in zip(*parts)]
+        return type(first)(joined) if isinstance(first, list) else tuple(joined)
+    raise Error(ERR_ARG, "PlanBatchSampler: a collated chunk of type %s cannot be joined: "
+                "expected tensors, tuples, lists or dicts, or pass chunks=1"
+                % type(first).__name__)
+
+
+def _empty_like(batch):
+    """batch with no samples, the same structure, shapes and dtypes otherwise."""
+    if isinstance(batch, torch.Tensor):
+        return batch[:0]
+    if isinstance(batch, dict):
+        return {key: _empty_like(value) for key, value in batch.items()}
+    if isinstance(batch, (tuple, list)):
+        empty = [_empty_like(value) for value in batch]
+        return empty if isinstance(batch, list) else tuple(empty)
+    raise Error(ERR_ARG, "PlanBatchSampler: a collated batch of type %s has no empty form: "
+                "expected tensors, tuples, lists or dicts" % type(batch).__name__)
+
+
+def _direct(loader):
+    """True when the loader's batch is exactly its tensors indexed by the step's
+    indices: a TensorDataset, the default collate, in this process, nothing
+    pinned.  One indexing per tensor then replaces one item per sample and
+    the stacking, with the same values."""
+    from torch.utils.data import TensorDataset
+    from torch.utils.data._utils.collate import default_collate
+    return isinstance(loader.dataset, TensorDataset) and loader.collate_fn is default_collate \
+        and 0 == loader.num_workers and not loader.pin_memory
+
+
+class PlanBatchSampler:
+    """The batch sampler of a DataLoader whose batches follow omnibatch's plan.
+
+    ::
+
+        sampler = PlanBatchSampler(ob)
+        loader = DataLoader(dataset, batch_sampler=sampler, num_workers=2,
+                            persistent_workers=True)
+        for step, (x, y) in sampler.steps(loader, epochs=3):
+            ...                                  # one training step
+
+    Why the loader is driven by the sampler: a DataLoader with workers asks
+    its batch sampler for several batches ahead of the one being trained
+    on.  A sampler that began a plan step each time it was asked would hand
+    out steps ahead of training, so the measured times and the batches
+    would belong to different steps.  Here each iteration of steps() first
+    begins the training step, then gives the loader exactly that step's
+    samples, split into one chunk per worker so the workers load them side
+    by side, and joins the chunks in order.  Iterating the loader any other
+    way raises Error.  With workers, persistent_workers=True is required
+    (the loader is iterated once per step; without it each step would start
+    new worker processes).
+
+    A loader over a TensorDataset with the default collate, no workers and no
+    pinned memory gets the same batch by indexing its tensors directly.
+
+    A rank whose count is 0 (a short last step) gets a batch with no
+    samples and the shapes of the data set's samples: a model that accepts
+    an empty batch runs it, so DDP still sees this rank's backward.
+    """
+
+    def __init__(self, ob, chunks=None):
+        self.ob = ob
+        self.chunks = chunks
+        self._armed = None
+
+    def __len__(self):
+        return self.ob.steps_per_epoch
+
+    def __iter__(self):
+        # Armed by _load() for the length of one pass of the loader (which
+        # may call this more than once as it starts).
+        armed = self._armed
+        if armed is None:
+            raise Error(ERR_STATE, "PlanBatchSampler: iterated outside sampler.steps(loader): "
+                        "loop over sampler.steps(loader) so each batch belongs to its step")
+        return iter(armed)
+
+    def _check_loader(self, loader):
+        if getattr(loader, "batch_sampler", None) is not self:
+            raise Error(ERR_ARG, "PlanBatchSampler.steps: loader: expected a DataLoader built "
+                        "with batch_sampler=this sampler")
+        if loader.num_workers > 0 and not loader.persistent_workers:
+            raise Error(ERR_ARG, "PlanBatchSampler.steps: num_workers=%d with "
+                        "persistent_workers=False: expected persistent_workers=True"
+                        % loader.num_workers)
+
+    def _load(self, loader, step):
+        """The collated batch of step: the loader's, or an empty one when count is 0."""
+        indices = self.ob.indices(step)
+        if 0 == step.count:
+            some = int(self.ob.permutation(step.epoch)[0])
+            return _empty_like(loader.collate_fn([loader.dataset[some]]))
+        if _direct(loader):
+            rows = torch.from_numpy(indices)
+            return [t[rows] for t in loader.dataset.tensors]     # a list, as default_collate gives
+        chunks = self.chunks or max(1, loader.num_workers)
+        self._armed = [part.tolist() for part in
+                       np.array_split(indices, min(chunks, step.count))]
+        try:
+            parts = list(iter(loader))
+        finally:
+            self._armed = None
+        return _join(parts)
+
+    def steps(self, loader, epochs=None, count=None):
+        """(Step, batch) of each training step: epochs whole epochs, count steps, or forever.
+
+        Begins the step (collective), marks the start of its compute, then
+        loads its batch: the compute time the controller sees includes the
+        loading, which grows with the batch too.  The compute ends at the
+        gradient reduction (register_ddp's hook, allreduce_gradients) or, at
+        the latest, when the next step begins.
+        """
+        self._check_loader(loader)
+        for step in self.ob.steps(epochs=epochs, count=count):
+            self.ob.compute_begin()
+            yield step, self._load(loader, step)
+
+
+def _ddp_hook(state, bucket):
+    """Scale this rank's bucket by P*count/total, then DDP's own average."""
+    import torch.distributed as dist
+    ob, group = state
+    step = ob.step
+    if step is None:
+        raise Error(ERR_STATE, "register_ddp: backward before the first step: begin each "
+                    "step with the context (PlanBatchSampler.steps or next_step)")
+    if bucket.is_last() and ob.in_compute:
+        ob.compute_end()                # this rank's backward is done; what follows is waiting
+    tensor = bucket.buffer()
+    if 0 == step.count:
+        tensor.zero_()                  # whatever an empty batch left there
+    else:
+        tensor.mul_(step.average_scale / dist.get_world_size(group))
+    future = dist.all_reduce(tensor, group=group, async_op=True).get_future()
+    return future.then(lambda done: done.value()[0])
+
+
+def register_ddp(model, ob):
+    """Make a DistributedDataParallel model's averaged gradient the global batch's.
+
+    Registers a communication hook: each bucket of this rank's gradient is
+    scaled on its device by P*count/total of the context's current step
+    (zeroed when count is 0) and averaged over the ranks, as DDP does.
+    Use the plain mean loss of the local batch; do not scale it yourself.
+    The model's process group must hold the context's ranks.  Returns model.
+    """
+    import torch.distributed as dist
+    if not isinstance(model, torch.nn.parallel.DistributedDataParallel):
+        raise Error(ERR_ARG, "register_ddp: model: %s: expected a DistributedDataParallel"
+                    % type(model).__name__)
+    group = model.process_group
+    if dist.get_world_size(group) != ob.nranks:
+        raise Error(ERR_ARG, "register_ddp: the model's process group has %d ranks, the context "
+                    "%d: expected the same ranks" % (dist.get_world_size(group), ob.nranks))
+    model.register_comm_hook((ob, group), _ddp_hook)
+    return model
+
+
+def _gradients(params):
+    """The gradient tensor of each parameter that requires one (zeros if backward left none)."""
+    grads = []
+    for p in params:
+        if not p.requires_grad:
+            continue
+        if p.grad is None:
+            p.grad = torch.zeros_like(p)
+        if p.grad.dtype not in (torch.float32, torch.float64):
+            raise Error(ERR_ARG, "allreduce_gradients: a gradient of dtype %s: expected "
+                        "float32 or float64" % p.grad.dtype)
+        grads.append(p.grad)
+    return grads
+
+
+def allreduce_gradients(params, ob, step=None):
+    """Replace each gradient by the global batch's with one mpi4py Allreduce per dtype.
+
+    ``params``: a module or an iterable of parameters holding this rank's
+    mean gradient (of its step.count samples).  Each is scaled by
+    count/total on its device (zeroed when count is 0), flattened into one
+    buffer per dtype, summed over the context's communicator, and written
+    back.  A GPU buffer is reduced through a host copy.  Collective.
+    """
+    from mpi4py import MPI
+    step = step or ob.step
+    if step is None:
+        raise Error(ERR_STATE, "allreduce_gradients: no step yet: call next_step() first")
+    if isinstance(params, torch.nn.Module):
+        params = params.parameters()
+    if ob.in_compute:
+        ob.compute_end()
+    grads = _gradients(params)
+    for dtype in (torch.float32, torch.float64):
+        group = [g for g in grads if g.dtype == dtype]
+        if not group:
+            continue
+        with torch.no_grad():
+            flat = torch.cat([g.reshape(-1) for g in group])
+            if 0 == step.count:
+                flat.zero_()
+            else:
+                flat.mul_(step.mean_scale)
+            host = flat if flat.device.type == "cpu" else flat.cpu()
+            ob.comm.Allreduce(MPI.IN_PLACE, host.numpy(), op=MPI.SUM)
+            if host is not flat:
+                flat.copy_(host)
+            offset = 0
+            for g in group:
+                g.copy_(flat[offset:offset + g.numel()].view_as(g))
+                offset += g.numel()

@@ -1,0 +1,154 @@
+# Copyright (c) 2026 The omnibatch authors.
+"""The package with and without the library: import, version, steps, plan,
+permutation, allreduce and errors.  Run by package.sh under mpirun:
+
+    test_package.py MODE VERSION      MODE: library | preloaded | fallback | bad-library
+"""
+import sys
+
+import numpy as np
+from mpi4py import MPI
+
+import omnibatch
+
+MODE, VERSION = sys.argv[1], sys.argv[2]
+comm = MPI.COMM_WORLD
+P, rank = comm.Get_size(), comm.Get_rank()
+N, B = 47, 12
+
+
+def expect_error(what, fn, *needles):
+    """fn() raises omnibatch.Error whose one-line detail names every needle."""
+    try:
+        fn()
+    except omnibatch.Error as e:
+        line = str(e)
+        assert "\n" not in line and all(n in line for n in needles), (what, line)
+        return e
+    raise AssertionError("%s: no omnibatch.Error" % what)
+
+
+LIBRARY = MODE in ("library", "preloaded")
+
+
+def check_import():
+    assert omnibatch.available() == LIBRARY, (MODE, omnibatch.available())
+    assert omnibatch.__version__ == VERSION, (omnibatch.__version__, VERSION)
+    if LIBRARY:
+        assert omnibatch.library_version() == VERSION, omnibatch.library_version()
+        where = omnibatch.library_path()
+        assert (where == "the process") == (MODE == "preloaded"), where
+    else:
+        assert omnibatch.library_version() is None and omnibatch.library_path() is None
+
+
+def unequal_plan():
+    """A plan far from the equal split: rank i gets weight i + 1."""
+    weights = np.arange(1, P + 1)
+    plan = (B * weights) // weights.sum()
+    plan[-1] += B - plan.sum()
+    return [int(b) for b in plan]
+
+
+def check_epochs(ob, epochs):
+    """Every sample once per epoch, slices follow the plan, the scale factors add up."""
+    plan = unequal_plan()
+    ob.set_plan(plan)
+    assert list(ob.plan) == plan, (list(ob.plan), plan)
+    for epoch in range(epochs):
+        mine = []
+        for _ in range(ob.steps_per_epoch):
+            s = ob.next_step()
+            assert s.epoch == epoch and s.nranks == P
+            if s.total == B:
+                assert s.count == plan[rank], (s, plan)
+            counts = comm.allgather(s.count)
+            assert sum(counts) == s.total, counts
+            assert abs(comm.allreduce(s.mean_scale) - 1.0) < 1e-12
+            assert abs(s.scale - s.mean_scale) < 1e-15     # convention mean (default)
+            mine.extend(ob.indices(s).tolist())
+        everyone = sorted(sum(comm.allgather(mine), []))
+        assert everyone == list(range(N)), everyone
+        perm = ob.permutation(epoch)
+        assert perm.dtype == np.int64 and sorted(perm.tolist()) == list(range(N))
+        assert comm.allgather(perm.tolist()).count(perm.tolist()) == P
+
+
+def check_allreduce(ob):
+    """The weighted sum is the global batch's mean: each rank's mean gradient
+    is its own rank number, so the result is sum(count_i * i) / total."""
+    s = ob.next_step()
+    counts = comm.allgather(s.count)
+    want = sum(c * i for i, c in enumerate(counts)) / s.total
+    for dtype in (np.float32, np.float64):
+        g = np.full(5, float(rank), dtype=dtype)
+        ob.allreduce_gradient(g)
+        assert np.allclose(g, want, rtol=1e-6), (g, want)
+        send = np.full(5, float(rank), dtype=dtype)
+        out = np.empty_like(send)
+        ob.allreduce_gradient(send, out=out)
+        assert np.all(send == rank) and np.allclose(out, want, rtol=1e-6)
+    with ob.compute():
+        pass
+    stats = ob.stats()
+    assert stats.steps == ob.step.global_step + 1, stats
+
+
+def check_divide_by_p():
+    """Under divide-by-p the step's scale (the library's field, or the
+    fallback's) is P*count/total, 0 on an empty rank, and sums to P."""
+    with omnibatch.Context(comm, global_batch=B, dataset_size=N, adaptive=False,
+                           convention="divide-by-p") as ob:
+        ob.set_plan(unequal_plan())
+        for s in ob.steps(epochs=1):
+            assert abs(s.scale - P * s.count / s.total) < 1e-15, s
+            assert abs(comm.allreduce(s.scale) - P) < 1e-12
+
+
+def check_errors(ob):
+    expect_error("global_batch", lambda: omnibatch.Context(comm, global_batch=0, dataset_size=N),
+                 "global_batch=0", ">= 1")
+    expect_error("option", lambda: omnibatch.Context(comm, global_batch=B, dataset_size=N,
+                                                     speed=3), "speed", "min_batch")
+    expect_error("convention", lambda: omnibatch.Context(comm, global_batch=B, dataset_size=N,
+                                                         convention="sum"),
+                 "convention='sum'", "divide-by-p")
+    expect_error("comm", lambda: omnibatch.Context(None, global_batch=B, dataset_size=N),
+                 "comm=None")
+    expect_error("dtype", lambda: ob.allreduce_gradient(np.zeros(3, dtype=np.int32)), "int32")
+    expect_error("not numpy", lambda: ob.allreduce_gradient([1.0]), "numpy")
+    expect_error("strided", lambda: ob.allreduce_gradient(np.zeros(6)[::2]), "contiguous")
+    e = expect_error("plan sum", lambda: ob.set_plan([1] * P), "plan", str(B))
+    assert e.code == 1 and e.name, (e.code, e.name)
+    if P > 1:
+        # Rank 0's valid plan differs from the others': every rank hears of it.
+        plan = unequal_plan()
+        mine = list(reversed(plan)) if rank == 0 else plan
+        expect_error("plans differ", lambda: ob.set_plan(mine), "plan")
+    if LIBRARY:
+        # The library's own check, its one line.
+        expect_error("min_batch", lambda: omnibatch.Context(comm, global_batch=B, dataset_size=N,
+                                                            min_batch=B + 1), str(B + 1))
+
+
+def main():
+    if MODE == "bad-library":
+        assert not omnibatch.available()
+        expect_error("OMNIBATCH_LIBRARY", lambda: omnibatch.Context(comm, global_batch=B,
+                                                                    dataset_size=N),
+                     "OMNIBATCH_LIBRARY=", "not a loadable libomnibatch")
+        print("test_package: bad-library: rank %d ok" % rank, flush=True)
+        return
+    check_import()
+    with omnibatch.Context(comm, global_batch=B, dataset_size=N, adaptive=False, seed=7) as ob:
+        assert ob.uses_library == LIBRARY
+        check_epochs(ob, 2)
+        check_allreduce(ob)
+        check_errors(ob)
+    expect_error("closed", lambda: ob.next_step(), "closed")
+    check_divide_by_p()
+    print("test_package: %s: rank %d of %d ok" % (MODE, rank, P), flush=True)
+
+
+if __name__ == "__main__":
+    main()
