@@ -27,7 +27,7 @@ noinst_LTLIBRARIES += %reldir%/hetsgd/libhetsgd.la
 noinst_PROGRAMS += %reldir%/hetsgd/hetsgd
 %canon_reldir%_hetsgd_hetsgd_SOURCES = %reldir%/hetsgd/hetsgd.c
 %canon_reldir%_hetsgd_hetsgd_CFLAGS = $(AM_CFLAGS) $(OPENBLAS_CFLAGS)
-%canon_reldir%_hetsgd_hetsgd_LDADD = %reldir%/hetsgd/libhetsgd.la libomnibatch.la libobcore.la \
+%canon_reldir%_hetsgd_hetsgd_LDADD = %reldir%/hetsgd/libhetsgd.la $(OB_LIB) libobcore.la \
 	$(OPENBLAS_LIBS) $(ZLIB_LIBS) $(HWLOC_LIBS) -lm
 
 # Recovery of two runs of one schedule side by side (bench/run.sh).

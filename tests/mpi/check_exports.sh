@@ -3,7 +3,7 @@
 # wrapper that lost its export (hidden visibility) silently stops
 # interposing, and an internal symbol that leaks becomes ABI by accident.
 set -eu
-lib="${top_builddir:-.}/.libs/libomnibatch.so"
+lib="${top_builddir:-.}/.libs/lib${OB_LIBNAME:-omnibatch}.so"
 expected="${top_srcdir:-.}/tests/mpi/exports.txt"
 [ -f "$lib" ] || { echo "check_exports: $lib not built" >&2; exit 1; }
 actual=$(${NM:-nm} -D --defined-only "$lib" | awk '$2 ~ /^[TWDBVRiu]$/ { print $3 }' | LC_ALL=C sort -u)

@@ -7,7 +7,7 @@ TESTS += %reldir%/check_exports.sh
 EXTRA_DIST += %reldir%/check_exports.sh %reldir%/exports.txt %reldir%/valgrind.supp
 
 OB_API_TEST_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-OB_API_TEST_LDADD = libomnibatch.la $(CHECK_LIBS) -lm
+OB_API_TEST_LDADD = $(OB_LIB) $(CHECK_LIBS) -lm
 
 check_PROGRAMS += \
 	%reldir%/mpi_api_plan \

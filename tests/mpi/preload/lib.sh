@@ -6,7 +6,7 @@
 set -eu
 top_srcdir=${top_srcdir:-.}
 top_builddir=${top_builddir:-.}
-OB_PRELOAD=$(cd "$top_builddir" && pwd)/.libs/libomnibatch.so
+OB_PRELOAD=$(cd "$top_builddir" && pwd)/.libs/lib${OB_LIBNAME:-omnibatch}.so
 export OB_PRELOAD
 tests=$top_builddir/tests/mpi
 scenario=${scenario:-$0}
