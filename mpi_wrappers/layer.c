@@ -144,6 +144,7 @@ void ob_layer_preinit(void)
 
     ob_layer_saw_init = 1;
     ob_log_set_rank(ob_layer_env_rank());
+    ob_foreign_check(ob_layer_env_rank());
     ob_layer_config_status = ob_config_global(&cfg);
     ob_log_set_debug(cfg->debug);
 }

@@ -71,6 +71,15 @@ static inline int ob_gradient_elem(MPI_Datatype type, MPI_Op op, int count)
     return elem;
 }
 
+/* -------------------------------------------------------------- foreign.c */
+
+/**
+ * \brief Before PMPI_Init: end the process with one line (printed where
+ *        \p env_rank is 0 or unknown) if the program's MPI is not the family
+ *        this library was built for.
+ */
+void ob_foreign_check(int env_rank);
+
 /* ---------------------------------------------------------------- layer.c */
 
 /** \brief Before PMPI_Init: read the settings; a bad value ends the process (see layer.c). */

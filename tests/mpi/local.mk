@@ -84,6 +84,7 @@ EXTRA_DIST += %reldir%/preload_scenarios.sh \
 	%reldir%/preload/api_report.sh \
 	%reldir%/preload/badconfig.sh \
 	%reldir%/preload/disabled.sh \
+	%reldir%/preload/foreign.sh \
 	%reldir%/preload/fortran.sh \
 	%reldir%/preload/passthrough.sh \
 	%reldir%/preload/pcontrol.sh \
@@ -100,7 +101,8 @@ EXTRA_DIST += %reldir%/preload_scenarios.sh \
 	%reldir%/preload/fortran_f08.sh \
 	%reldir%/preload/late_exchange.sh \
 	%reldir%/mpi_fortran.f90 \
-	%reldir%/mpi_fortran_f08.f90
+	%reldir%/mpi_fortran_f08.f90 \
+	%reldir%/mpi_foreign.c
 
 # Fortran: configure found mpifort (MPIFORT); built by hand since the
 # project has no Fortran compiler of its own.  Without it the Fortran
