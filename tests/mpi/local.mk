@@ -49,9 +49,11 @@ TESTS += \
 	%reldir%/mpi_api_lifetime.sh \
 	%reldir%/mpi_api_plan.sh \
 	%reldir%/example_lsq.sh \
-	%reldir%/example_python.sh
+	%reldir%/example_python.sh \
+	%reldir%/install_prefix.sh
 
 EXTRA_DIST += \
+	%reldir%/install_prefix.sh \
 	%reldir%/mpi_api_run.sh \
 	%reldir%/mpi_api_args.sh \
 	%reldir%/mpi_api_env.sh \
