@@ -676,6 +676,24 @@ static void ob_layer_write_report(ob_layer_state *L, const ob_rank_stats *all, l
     ob_report_free(&rep);
 }
 
+/* A program that never trained (a --help, a typo in its options, a tool
+ * that only links the library) stays silent: the report is written when
+ * some rank saw a step, warm-up included, or when the user asked for it by
+ * setting OMNIBATCH_REPORT or OMNIBATCH_REPORT_FILE. */
+static int ob_layer_report_wanted(const ob_layer_state *L, const ob_rank_stats *all)
+{
+    if (NULL != getenv("OMNIBATCH_REPORT") || NULL != getenv("OMNIBATCH_REPORT_FILE")
+        || L->api_steps > 0) {
+        return 1;
+    }
+    for (int i = 0; i < L->size; i++) {
+        if (all[i].steps_seen > 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 void ob_layer_finalize(void)
 {
     ob_layer_state *L = &ob_layer;
@@ -713,7 +731,7 @@ void ob_layer_finalize(void)
         dropped = (long) ob_ts_finish(ob_layer_clock());
         pthread_mutex_unlock(&L->lock);
     }
-    if (report && 0 == L->rank && NULL != all) {
+    if (report && 0 == L->rank && NULL != all && ob_layer_report_wanted(L, all)) {
         ob_layer_write_report(L, all, dropped);
     }
 

@@ -144,7 +144,8 @@ static const ob_var ob_vars[] = {
                  "`P*b_i/B`); auto: the API's option, divide-by-p in preload mode." },
     { .name = "OMNIBATCH_REPORT", .default_value = "text",
       .kind = OB_VAR_CHOICE, .offset = OB_OFF(report), .choices = ob_report_choices,
-      .meaning = "Format of the report rank 0 writes at MPI_Finalize." },
+      .meaning = "Format of the report rank 0 writes at MPI_Finalize, when some rank saw a "
+                 "training step or this (or OMNIBATCH_REPORT_FILE) is set." },
     { .name = "OMNIBATCH_REPORT_FILE", .kind = OB_VAR_PATH, .offset = OB_OFF(report_file),
       .meaning = "Where the report goes; unset: standard error. Opened at start-up: a path that "
                  "cannot be written stops the run there." },

@@ -93,6 +93,7 @@ EXTRA_DIST += %reldir%/preload_scenarios.sh \
 	%reldir%/preload/report_file.sh \
 	%reldir%/preload/report_json.sh \
 	%reldir%/preload/report_text.sh \
+	%reldir%/preload/silent.sh \
 	%reldir%/preload/threads.sh \
 	%reldir%/preload/weighted.sh \
 	%reldir%/preload/settings_agree.sh \
