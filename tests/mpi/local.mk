@@ -50,10 +50,12 @@ TESTS += \
 	%reldir%/mpi_api_plan.sh \
 	%reldir%/example_lsq.sh \
 	%reldir%/example_python.sh \
-	%reldir%/install_prefix.sh
+	%reldir%/install_prefix.sh \
+	%reldir%/omnibatchrun.sh
 
 EXTRA_DIST += \
 	%reldir%/install_prefix.sh \
+	%reldir%/omnibatchrun.sh \
 	%reldir%/mpi_api_run.sh \
 	%reldir%/mpi_api_args.sh \
 	%reldir%/mpi_api_env.sh \
