@@ -10,9 +10,17 @@
  * for Open MPI the blocks libmpi defines (mpi_fortran_in_place_ ...), for
  * the MPICH family the addresses its Fortran library records in
  * MPIR_F_MPI_IN_PLACE ... once mpirinitf_() has run (which MPICH's own
- * mpi_init_ would have done: these wrappers do it in its place).  Not
- * covered: the mpi_f08 module, whose bindings call Open MPI's internal
- * functions.
+ * mpi_init_ would have done: these wrappers do it in its place).  The
+ * names are generated from wrappers.spec (genwrappers.awk).
+ *
+ * Open MPI's mpi_f08 module has procedures of its own (MPI_X_f08, gfortran's
+ * mpi_x_f08_), which call Open MPI's internals: they get a fifth alias of
+ * the same implementation.  They pass each handle type, TYPE(MPI_Comm) and
+ * the like, by reference as its one INTEGER member, and TYPE(MPI_Status)
+ * has the Fortran status's layout: the arguments of mpif.h's procedures,
+ * except that an absent OPTIONAL ierror arrives as NULL (which ob_f_set()
+ * allows).  MPICH's mpi_f08 (descriptor-based, mpi_x_f08ts_) is not
+ * covered.
  */
 #include "config.h"
 

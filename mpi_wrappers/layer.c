@@ -108,9 +108,9 @@ static int ob_layer_saw_init;
 
 /*
  * At exit: a preloaded library that never saw MPI_Init in a process where
- * MPI ran was bypassed -- Fortran's `use mpi_f08` bindings call Open MPI's
- * internals, not MPI_Init -- and would otherwise stay silent about having
- * measured nothing.  Said once, by rank 0 (or a process of unknown rank);
+ * MPI ran was bypassed -- a program or binding that calls PMPI_Init or the
+ * MPI library's internals itself (MPICH's `use mpi_f08`) -- and would
+ * otherwise stay silent about having measured nothing.  Said once, by rank 0 (or a process of unknown rank);
  * a process that never started MPI (a shell the job runs) says nothing.
  */
 __attribute__((destructor)) static void ob_layer_at_exit(void)
@@ -126,8 +126,8 @@ __attribute__((destructor)) static void ob_layer_at_exit(void)
     PMPI_Finalized(&finalized);
     if (initialized || finalized) {
         ob_log_warn("this process ran MPI, but its MPI_Init did not pass through the preloaded "
-                    "layer (Fortran's use mpi_f08 is not intercepted; use mpif.h or the mpi "
-                    "module): nothing was measured, reported or traced");
+                    "layer (with MPICH, Fortran's use mpi_f08 is not intercepted; use mpif.h or "
+                    "the mpi module): nothing was measured, reported or traced");
     }
 }
 
