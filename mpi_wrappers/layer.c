@@ -46,6 +46,9 @@ typedef struct ob_layer_state {
     ob_writer trace_out;         /* rank 0, OMNIBATCH_TRACE: opened at init */
     int report_fd;               /* rank 0, OMNIBATCH_REPORT_FILE: opened at init, else -1 */
     int report_created;          /* ... by this run (removed if the run stops at init) */
+    FILE *timeline;              /* rank 0, OMNIBATCH_TIMELINE: opened at init, else NULL */
+    int timeline_created;        /* ... by this run */
+    double wall_origin;          /* the wall clock at origin_ns, seconds since the epoch (trace times) */
     int warned_global_batch;
     double last_end;             /* end of the last recorded blocked interval, any thread */
     long api_steps;              /* steps the API measured (ob_active.h); then the detector is ignored */
@@ -62,6 +65,15 @@ typedef struct ob_layer_state {
 } ob_layer_state;
 
 static ob_layer_state ob_layer = { .lock = PTHREAD_MUTEX_INITIALIZER, .report_fd = -1 };
+
+/* The wall clock, for times that must compare across hosts. */
+static double ob_layer_wall_now(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double) ts.tv_sec + 1e-9 * (double) ts.tv_nsec;
+}
 
 /* Set when a rank could not start the layer (ob_layer_agree). */
 static int ob_layer_start_failed;
@@ -263,7 +275,8 @@ static void ob_layer_count_step(ob_layer_state *L, const ob_step_record *rec, do
         ob_rank_stats_add_step(&L->stats, rec->batch, rec->compute, rec->blocked, span);
     }
     if (L->trace_on) {
-        ob_trace_row row = { rec->index, rec->batch, rec->compute, rec->blocked, reduction };
+        ob_trace_row row = { rec->index, rec->batch, rec->compute, rec->blocked, reduction,
+                             L->wall_origin + rec->end };
 
         ob_ts_row(&row, ob_layer_clock());
     }
@@ -300,6 +313,7 @@ static void ob_layer_on_api_step(long batch, long global_batch, long calls, doub
         rec.compute = compute;
         rec.blocked = blocked;
         rec.calls = calls;
+        rec.end = ob_layer_clock();
         L->api_calls = calls;
         L->api_global_batch = global_batch;
         if (L->cfg->global_batch > 0 && L->cfg->global_batch != global_batch
@@ -350,6 +364,19 @@ static int ob_layer_open_outputs(ob_layer_state *L, const ob_config *cfg)
             }
         }
     }
+    if (ok && '\0' != cfg->timeline_file[0]) {
+        int fd = ob_writer_open_fd(cfg->timeline_file, "OMNIBATCH_TIMELINE", &L->timeline_created);
+
+        L->timeline = fd >= 0 ? fdopen(fd, "w") : NULL;
+        if (NULL == L->timeline) {
+            if (fd >= 0) {
+                close(fd);
+                ob_writer_forget(cfg->timeline_file, &L->timeline_created);
+            }
+            ob_log_error("%s", ob_last_error());
+            ok = 0;
+        }
+    }
     return ok;
 }
 
@@ -372,6 +399,10 @@ static void ob_layer_start_outputs(ob_layer_state *L)
             ob_log_warn("trace: %s", ob_last_error());
         }
     }
+    if (NULL != L->timeline
+        && OMNIBATCH_SUCCESS != ob_writer_truncate_fd(fileno(L->timeline), L->cfg->timeline_file)) {
+        ob_log_warn("timeline: %s", ob_last_error());
+    }
 }
 
 /* The run stops at init, or the layer stays off: what init created goes. */
@@ -380,6 +411,11 @@ static void ob_layer_abandon_outputs(void)
     ob_layer_state *L = &ob_layer;
 
     ob_writer_abandon(&L->trace_out);
+    if (NULL != L->timeline) {
+        fclose(L->timeline);
+        L->timeline = NULL;
+        ob_writer_forget(L->cfg->timeline_file, &L->timeline_created);
+    }
     if (L->report_fd >= 0) {
         close(L->report_fd);
         L->report_fd = -1;
@@ -406,6 +442,7 @@ void ob_layer_postinit(int thread_provided)
     L->cfg = cfg;
     L->thread_level = thread_provided;
     L->origin_ns = ob_now_ns();
+    L->wall_origin = ob_layer_wall_now();
     L->last_end = 0.0;
     PMPI_Comm_rank(MPI_COMM_WORLD, &L->rank);
     PMPI_Comm_size(MPI_COMM_WORLD, &L->size);
@@ -440,11 +477,14 @@ void ob_layer_postinit(int thread_provided)
     ob_layer_start_outputs(L);
     PMPI_Comm_set_name(L->comm, "omnibatch");
     L->report_on = OB_REPORT_OFF != cfg->report;
-    L->trace_on = '\0' != cfg->trace_file[0];
+    /* The rows go to rank 0 for the trace and for the timeline. */
+    L->trace_on = '\0' != cfg->trace_file[0] || '\0' != cfg->timeline_file[0];
     L->congruent.comm = MPI_COMM_NULL;
     ob_rank_stats_init(&L->stats, L->rank);
     if (L->trace_on) {
-        ob_ts_start(L->comm, L->rank, L->size, &L->trace_out);
+        ob_ts_start(L->comm, L->rank, L->size, L->trace_out.fd >= 0 ? &L->trace_out : NULL,
+                    L->timeline, L->wall_origin);
+        L->timeline = NULL;      /* the stream closes it */
     }
     ob_req_init();
     ob_gate.min_bytes = cfg->min_bytes;

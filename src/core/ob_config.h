@@ -91,6 +91,7 @@ typedef struct ob_config {
     ob_report_format report;     /* OMNIBATCH_REPORT: off | text | json; default text */
     char report_file[PATH_MAX];  /* OMNIBATCH_REPORT_FILE, "" = stderr */
     char trace_file[PATH_MAX];   /* OMNIBATCH_TRACE, "" = none */
+    char timeline_file[PATH_MAX]; /* OMNIBATCH_TIMELINE, "" = none */
     ob_prior prior;              /* OMNIBATCH_PRIOR: equal | cores | gpus; default equal */
     int verify;                  /* OMNIBATCH_VERIFY, bool, default off: check every rank computed the same plan */
     int debug;                   /* OMNIBATCH_DEBUG, 0..3, default 0 */

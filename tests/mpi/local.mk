@@ -101,6 +101,7 @@ EXTRA_DIST += %reldir%/preload_scenarios.sh \
 	%reldir%/preload/report_text.sh \
 	%reldir%/preload/silent.sh \
 	%reldir%/preload/threads.sh \
+	%reldir%/preload/timeline.sh \
 	%reldir%/preload/weighted.sh \
 	%reldir%/preload/settings_agree.sh \
 	%reldir%/preload/bounds.sh \
