@@ -12,7 +12,7 @@ libobcore_la_SOURCES = \
 	%reldir%/ob_planner.h %reldir%/planner.c \
 	%reldir%/ob_maths.h %reldir%/maths.c \
 	%reldir%/ob_controller.h %reldir%/controller.c \
-	%reldir%/ob_config.h %reldir%/config.c \
+	%reldir%/ob_config.h %reldir%/config.c %reldir%/config_roff.c \
 	%reldir%/ob_rng.h \
 	%reldir%/ob_shard.h %reldir%/shard.c \
 	%reldir%/ob_topology.h %reldir%/topology.c \

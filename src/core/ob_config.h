@@ -160,6 +160,14 @@ const ob_config_doc *ob_config_doc_at(size_t i);
 const char *ob_config_allowed(const char *name);
 
 /**
+ * \brief The configuration table as roff, one .TP entry per variable (name, meaning,
+ *        allowed values, default), for the omnibatch(7) man page (src/core/config_roff.c).
+ * \param[out] buf   may be NULL (then \p size is ignored); always NUL-terminated if size > 0.
+ * \return the length the whole text needs, without the NUL (as snprintf()).
+ */
+size_t ob_config_roff(char *buf, size_t size);
+
+/**
  * \brief Write the configuration table as Markdown (header and one row per variable).
  *
  * Like snprintf: writes at most \p size bytes including the terminating NUL

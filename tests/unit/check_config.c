@@ -750,6 +750,34 @@ START_TEST(test_no_environment_and_bad_arguments)
 }
 END_TEST
 
+/* The man page's table (ob_config_roff): one entry per row, in roff. */
+START_TEST(test_roff_table)
+{
+    size_t need = ob_config_roff(NULL, 0);
+    char *roff = malloc(need + 1);
+    char small[16];
+
+    ck_assert_ptr_nonnull(roff);
+    ck_assert_uint_eq(ob_config_roff(roff, need + 1), need);
+    ck_assert_uint_eq(strlen(roff), need);
+    for (size_t i = 0; i < N_DOCUMENTED; i++) {
+        char entry[96];
+
+        snprintf(entry, sizeof entry, ".TP\n.B %s\n", documented_names[i]);
+        ck_assert_msg(NULL != strstr(roff, entry), "%s has no entry", documented_names[i]);
+    }
+    /* A minus sign is \-, a `code span` bold, a default bold too; no line
+     * of text starts with a dot. */
+    ck_assert_ptr_nonnull(strstr(roff, "auto, mean or divide\\-by\\-p"));
+    ck_assert_ptr_nonnull(strstr(roff, "scales by \\fBb_i/B\\fR"));
+    ck_assert_ptr_nonnull(strstr(roff, "Default: \\fB1.0\\fR."));
+    ck_assert_ptr_null(strchr(roff, '`'));
+    free(roff);
+    ck_assert_uint_eq(ob_config_roff(small, sizeof small), need);
+    ck_assert_uint_eq(strlen(small), sizeof small - 1);
+}
+END_TEST
+
 /* ---- rules between variables ----------------------------------------------------------- */
 
 START_TEST(test_rules_between_variables)
@@ -1215,6 +1243,7 @@ static Suite *make_config_suite(void)
     tcase_add_test(table, test_documented_defaults_are_the_defaults);
     tcase_add_test(table, test_error_lines_quote_the_allowed_column);
     tcase_add_test(table, test_markdown_table);
+    tcase_add_test(table, test_roff_table);
     tcase_add_test(table, test_readme_holds_the_table);
     suite_add_tcase(s, table);
 
