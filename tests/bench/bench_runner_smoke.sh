@@ -73,6 +73,13 @@ grep -F '  final accuracy within 0.3 points of static: ' "$tmp/out" |
 grep -q '^overhead: preload / plain MPI_Allreduce float at 8 B ' "$tmp/out" || fail "no overhead line"
 grep -q '^simulate: not run (--no-simulate)$' "$tmp/out" || fail "no simulate line"
 grep -q '^plot: ' "$tmp/out" || fail "no plot line"
+# With gnuplot, both headline PNGs: the omnibatch run, and the policies side by side.
+if [ -n "${GNUPLOT:-}" ] || command -v gnuplot >/dev/null 2>&1; then
+    for png in headline-omnibatch.png headline-compare.png; do
+        grep -q "^plot: $tmp/out.d/$png " "$tmp/out" || fail "no plot line for $png"
+        [ -s "$tmp/out.d/$png" ] || fail "$png not drawn"
+    done
+fi
 grep -q "^traces (CSV per run), logs and summaries: $tmp/out.d/runs$" "$tmp/out" || fail "no traces line"
 # Every run left its trace and one summary line.
 [ "$(wc -l <"$tmp/out.d/summary.txt")" -eq 6 ] || fail "expected 6 summary lines"
