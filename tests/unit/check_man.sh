@@ -5,7 +5,7 @@
 set -eu
 top_srcdir=${top_srcdir:-.}
 top_builddir=${top_builddir:-.}
-man=$top_builddir/doc/omnibatch.7
+man=$top_builddir/docs/omnibatch.7
 [ -f "$man" ] || { echo "check_man: $man is not built" >&2; exit 1; }
 names=$(sed -n 's/^| `\(OMNIBATCH_[A-Z0-9_]*\)` |.*/\1/p' "$top_srcdir/README.md")
 [ -n "$names" ] || { echo "check_man: no configuration table in README.md" >&2; exit 1; }

@@ -1,6 +1,6 @@
-# doc/: the omnibatch(7) man page and the API reference.
+# docs/: the omnibatch(7) man page and the API reference.
 #
-# The man page is written by doc/omnibatch-man from doc/omnibatch.7.in and
+# The man page is written by docs/omnibatch-man from docs/omnibatch.7.in and
 # the configuration table (src/core/config.c), the same table the README's
 # Configuration section is checked against: the two cannot drift apart.
 
@@ -17,7 +17,7 @@ EXTRA_DIST += %reldir%/omnibatch.7.in %reldir%/Doxyfile.in
 	$(AM_V_GEN)./%reldir%/omnibatch-man$(EXEEXT) $(srcdir)/%reldir%/omnibatch.7.in '$(libdir)' \
 	    '$(bindir)' '$(OB_LIBNAME)' '$(OB_MPI_VENDOR)' >$@.tmp && mv $@.tmp $@
 
-# make doc: the API reference (HTML under doc/api/html) when doxygen is installed.
+# make doc: the API reference (HTML under docs/api/html) when doxygen is installed.
 CLEANFILES += %reldir%/Doxyfile
 %reldir%/Doxyfile: $(srcdir)/%reldir%/Doxyfile.in Makefile
 	@$(MKDIR_P) $(@D)
@@ -29,7 +29,7 @@ doc: %reldir%/Doxyfile
 if HAVE_DOXYGEN
 	@$(MKDIR_P) %reldir%/api
 	$(DOXYGEN) %reldir%/Doxyfile
-	@echo "make doc: doc/api/html/index.html (warnings: doc/api/warnings.log)"
+	@echo "make doc: docs/api/html/index.html (warnings: docs/api/warnings.log)"
 else
 	@echo "make doc: doxygen not found (install the Debian package doxygen)" >&2; exit 1
 endif

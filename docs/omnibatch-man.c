@@ -4,7 +4,7 @@
  *   omnibatch-man TEMPLATE LIBDIR BINDIR LIBNAME VENDOR
  *
  * Writes the omnibatch(7) man page to standard output: TEMPLATE
- * (doc/omnibatch.7.in) with its placeholders filled and the line
+ * (docs/omnibatch.7.in) with its placeholders filled and the line
  * @OB_CONFIG_TABLE@ replaced by the configuration table as roff
  * (ob_config_roff(), the table that parses the settings and writes the
  * README's section).
