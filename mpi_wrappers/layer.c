@@ -122,8 +122,9 @@ static int ob_layer_saw_init;
  * At exit: a preloaded library that never saw MPI_Init in a process where
  * MPI ran was bypassed -- a program or binding that calls PMPI_Init or the
  * MPI library's internals itself (MPICH's `use mpi_f08`) -- and would
- * otherwise stay silent about having measured nothing.  Said once, by rank 0 (or a process of unknown rank);
- * a process that never started MPI (a shell the job runs) says nothing.
+ * otherwise stay silent about having measured nothing.  Said once, by
+ * rank 0 (or a process of unknown rank); a process that never started MPI
+ * (a shell the job runs) says nothing.
  */
 __attribute__((destructor)) static void ob_layer_at_exit(void)
 {
