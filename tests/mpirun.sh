@@ -9,7 +9,8 @@
 # flags.  A time limit makes a hang fail the test instead of the whole run.
 # Extra environment for the ranks: OB_MPIRUN_ENV="VAR=value VAR2=value".
 # Set OB_PRELOAD=path/to/libomnibatch.so to preload the library.
-# Per-rank settings through MPMD syntax: tests/mpirun.sh 1 PROG : -np 1 PROG
+# Per-rank settings through MPMD syntax: tests/mpirun.sh 1 -x A=1 PROG : -np 1 -x A=2 PROG
+# (hydra: -env A 1; preload/lib.sh's ob_part_env writes either)
 # (OB_MPIRUN_ENV and OB_PRELOAD then go to every part).
 set -eu
 np=$1; shift

@@ -52,6 +52,16 @@ ob_run() {
     return $ob_rc
 }
 
+# ob_part_env VAR=value: the option that sets VAR for one part of an MPMD
+# run (PROG : -np 1 PROG), as the launcher takes it: -x VAR=value for Open
+# MPI's mpirun, -env VAR value for MPICH's mpiexec.hydra.
+ob_part_env() {
+    case ${MPIRUN_FAMILY:-openmpi} in
+    hydra) echo "-env ${1%%=*} ${1#*=}" ;;
+    *) echo "-x $1" ;;
+    esac
+}
+
 # ob_trace_rows FILE RANK: data rows of one rank in a trace CSV.
 ob_trace_rows() {
     awk -F, -v r="$2" 'NR > 1 && $2 == r { n++ } END { print n + 0 }' "$1"
