@@ -27,7 +27,7 @@ noinst_LTLIBRARIES += %reldir%/hetsgd/libhetsgd.la
 noinst_PROGRAMS += %reldir%/hetsgd/hetsgd
 %canon_reldir%_hetsgd_hetsgd_SOURCES = %reldir%/hetsgd/hetsgd.c
 %canon_reldir%_hetsgd_hetsgd_CFLAGS = $(AM_CFLAGS) $(OPENBLAS_CFLAGS)
-%canon_reldir%_hetsgd_hetsgd_LDADD = %reldir%/hetsgd/libhetsgd.la libomnibatch.la libobcore.la \
+%canon_reldir%_hetsgd_hetsgd_LDADD = %reldir%/hetsgd/libhetsgd.la $(OB_LIB) libobcore.la \
 	$(OPENBLAS_LIBS) $(ZLIB_LIBS) $(HWLOC_LIBS) -lm
 
 # Recovery of two runs of one schedule side by side (bench/run.sh).
@@ -36,7 +36,7 @@ noinst_PROGRAMS += %reldir%/hetsgd/recovery
 %canon_reldir%_hetsgd_recovery_LDADD = %reldir%/hetsgd/libhetsgd.la libobcore.la \
 	$(OPENBLAS_LIBS) $(ZLIB_LIBS) $(HWLOC_LIBS) -lm
 
-EXTRA_DIST += %reldir%/hetsgd/plot.gp %reldir%/hetsgd/README.md
+EXTRA_DIST += %reldir%/hetsgd/plot.gp %reldir%/hetsgd/compare.gp %reldir%/hetsgd/README.md
 
 # The GPU backend (--devices ...,gpu), built when configure finds CUDA: nvcc
 # compiles it (with -Werror in a git checkout, as the C code), the benchmark
@@ -52,6 +52,6 @@ $(OB_HETSGD_CUDA_OBJ): $(srcdir)/%reldir%/hetsgd/mlp_cuda.cu $(srcdir)/%reldir%/
 		-c -o $@ $(srcdir)/%reldir%/hetsgd/mlp_cuda.cu
 CLEANFILES += $(OB_HETSGD_CUDA_OBJ)
 %canon_reldir%_hetsgd_hetsgd_LDADD += $(OB_HETSGD_CUDA_OBJ) $(CUDA_LIBS)
-%canon_reldir%_hetsgd_hetsgd_DEPENDENCIES = %reldir%/hetsgd/libhetsgd.la libomnibatch.la libobcore.la \
+%canon_reldir%_hetsgd_hetsgd_DEPENDENCIES = %reldir%/hetsgd/libhetsgd.la $(OB_LIB) libobcore.la \
 	$(OB_HETSGD_CUDA_OBJ)
 endif

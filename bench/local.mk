@@ -10,7 +10,7 @@ EXTRA_DIST += %reldir%/run.sh %reldir%/table.py %reldir%/RESULTS.md
 EXTRA_DIST += %reldir%/gpu/run.sh
 .PHONY: bench
 bench: all
-	MPIRUN='$(MPIRUN)' GNUPLOT='$(GNUPLOT)' VALGRIND='$(VALGRIND)' NM='$(NM)' \
+	MPIRUN='$(MPIRUN)' MPIRUN_FAMILY='$(MPIRUN_FAMILY)' OB_LIBNAME='$(OB_LIBNAME)' GNUPLOT='$(GNUPLOT)' VALGRIND='$(VALGRIND)' NM='$(NM)' \
 	$(SHELL) $(srcdir)/%reldir%/run.sh --builddir $(builddir) $(BENCH_FLAGS)
 
 # make bench-hosts: omnibatch across network namespaces with their own host

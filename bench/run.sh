@@ -135,6 +135,7 @@ mkdir -p "$out" 2>/dev/null || die "--out '$out': cannot create it"
 out=$(cd "$out" && pwd)
 launcher=$srcdir/tests/mpirun.sh
 plotgp=$srcdir/bench/hetsgd/plot.gp
+comparegp=$srcdir/bench/hetsgd/compare.gp
 
 # The data: a directory with the four IDX files, gzip'd or not.  Each run
 # would otherwise unpack 26 MB on every rank, about a second per run here.
@@ -247,7 +248,8 @@ runs=$out/runs
 rm -rf "$runs"
 mkdir -p "$runs"
 rm -f "$out/summary.txt" "$out/table.txt" "$out/overhead.json" "$out/overhead.log" \
-      "$out/simulate.json" "$out/simulate.log" "$out/headline-omnibatch.png" "$out/plot.log"
+      "$out/simulate.json" "$out/simulate.log" "$out/headline-omnibatch.png" "$out/headline-compare.png" \
+      "$out/plot.log"
 start_all=$(date +%s)
 total=0
 for s in $scenarios; do
@@ -339,19 +341,34 @@ if [ yes = "$quota" ]; then
     echo "bench: quota: $(($(date +%s) - t0)) s"
 fi
 
-# The plot of the headline omnibatch run.
+# The plots of the headline scenario: its omnibatch run, and static,
+# omnibatch and the oracle side by side (bench/hetsgd/compare.gp).
 plot_line=
+compare_line=
 headline_trace=$runs/headline.omnibatch.r1.csv
+headline_what="headline scenario (speeds 1,1,0.5,0.25, slowdown $slowdown, $mode mode)"
 if [ -f "$headline_trace" ]; then
     gp=${GNUPLOT:-}
     [ -n "$gp" ] || gp=$(command -v gnuplot || true)
     if [ -z "$gp" ]; then
         plot_line="plot: gnuplot not found (apt-get install gnuplot-nox), so no PNG; trace: $headline_trace"
-    elif "$gp" -e "trace='$headline_trace'; out='$out/headline-omnibatch.png'" "$plotgp" \
-            >"$out/plot.log" 2>&1; then
-        plot_line="plot: $out/headline-omnibatch.png (per-rank batch, compute and step time of the headline omnibatch run)"
+    elif "$gp" -e "trace='$headline_trace'; out='$out/headline-omnibatch.png'; run='$headline_what, omnibatch'" \
+            "$plotgp" >"$out/plot.log" 2>&1; then
+        plot_line="plot: $out/headline-omnibatch.png (per-rank batch, compute and speed, and the step time of the headline omnibatch run)"
     else
         plot_line="plot: gnuplot failed (see $out/plot.log); trace: $headline_trace"
+    fi
+    static_trace=$runs/headline.static.r1.csv
+    oracle_trace=$runs/headline.oracle.r1.csv
+    if [ -n "$gp" ] && [ -f "$static_trace" ]; then
+        with_oracle=""
+        [ ! -f "$oracle_trace" ] || with_oracle="oracle='$oracle_trace'; "
+        if "$gp" -e "static='$static_trace'; omnibatch='$headline_trace'; ${with_oracle}out='$out/headline-compare.png'; run='$headline_what'" \
+                "$comparegp" >>"$out/plot.log" 2>&1; then
+            compare_line="plot: $out/headline-compare.png (static, omnibatch${with_oracle:+ and the oracle} side by side: per-rank batch and step time, same axes)"
+        else
+            compare_line="plot: gnuplot failed on the side-by-side plot (see $out/plot.log)"
+        fi
     fi
 fi
 elapsed=$(($(date +%s) - start_all))
@@ -376,6 +393,7 @@ if [ -s "$out/quota.txt" ]; then
 fi
 echo
 [ -z "$plot_line" ] || echo "$plot_line"
+[ -z "$compare_line" ] || echo "$compare_line"
 echo "traces (CSV per run), logs and summaries: $runs"
 echo "summaries (one line per run): $out/summary.txt; table: $out/table.txt"
 echo "bench: finished in $elapsed s"

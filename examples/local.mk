@@ -5,7 +5,7 @@ check_PROGRAMS += %reldir%/lsq_train %reldir%/lsq_train_dl
 
 # Linked with the library.
 %canon_reldir%_lsq_train_SOURCES = %reldir%/lsq_train.c %reldir%/lsq_problem.h
-%canon_reldir%_lsq_train_LDADD = libomnibatch.la -lm
+%canon_reldir%_lsq_train_LDADD = $(OB_LIB) -lm
 
 # Not linked with it: finds the API at run time (omnibatch_dl.h), or does
 # without.

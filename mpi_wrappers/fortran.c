@@ -3,12 +3,24 @@
  *
  * Fortran entry points.  Open MPI's Fortran bindings (mpif.h and the `mpi`
  * module) call PMPI_* directly, so the C wrappers never see a Fortran
- * code's calls: these take their place, under each name Open MPI itself
- * exports (MPI_X, mpi_x, mpi_x_, mpi_x__), convert the handles, and share
- * the C path.  As in Open MPI's bindings, MPI_IN_PLACE, MPI_BOTTOM and
- * MPI_STATUS(ES)_IGNORE arrive as the addresses of common blocks that
- * libmpi defines; they are recognised by address.  Not covered: the
- * mpi_f08 module, whose bindings call Open MPI's internal functions.
+ * code's calls: these take their place, under each name the MPI library
+ * itself exports (MPI_X, mpi_x, mpi_x_, mpi_x__), convert the handles, and
+ * share the C path.  MPI_IN_PLACE, MPI_BOTTOM and MPI_STATUS(ES)_IGNORE
+ * arrive as the addresses of common blocks; they are recognised by address:
+ * for Open MPI the blocks libmpi defines (mpi_fortran_in_place_ ...), for
+ * the MPICH family the addresses its Fortran library records in
+ * MPIR_F_MPI_IN_PLACE ... once mpirinitf_() has run (which MPICH's own
+ * mpi_init_ would have done: these wrappers do it in its place).  The
+ * names are generated from wrappers.spec (genwrappers.awk).
+ *
+ * Open MPI's mpi_f08 module has procedures of its own (MPI_X_f08, gfortran's
+ * mpi_x_f08_), which call Open MPI's internals: they get a fifth alias of
+ * the same implementation.  They pass each handle type, TYPE(MPI_Comm) and
+ * the like, by reference as its one INTEGER member, and TYPE(MPI_Status)
+ * has the Fortran status's layout: the arguments of mpif.h's procedures,
+ * except that an absent OPTIONAL ierror arrives as NULL (which ob_f_set()
+ * allows).  MPICH's mpi_f08 (descriptor-based, mpi_x_f08ts_) is not
+ * covered.
  */
 #include "config.h"
 
@@ -28,6 +40,7 @@ typedef MPI_Fint ob_flogical;
 /* A Fortran call of this many requests converts them on the stack. */
 #define OB_F_STACK 16
 
+#if defined(OPEN_MPI)
 /* The sentinels' common blocks, under every mangling a Fortran compiler
  * may use; weak, so that the names libmpi lacks are simply NULL. */
 #define OB_F_SENTINEL(lower, upper)                                                               \
@@ -45,6 +58,52 @@ OB_F_SENTINEL(mpi_fortran_in_place, MPI_FORTRAN_IN_PLACE)
 OB_F_SENTINEL(mpi_fortran_bottom, MPI_FORTRAN_BOTTOM)
 OB_F_SENTINEL(mpi_fortran_status_ignore, MPI_FORTRAN_STATUS_IGNORE)
 OB_F_SENTINEL(mpi_fortran_statuses_ignore, MPI_FORTRAN_STATUSES_IGNORE)
+#elif defined(MPICH_VERSION)
+/* MPICH's Fortran library (libmpichfort) keeps the sentinels' addresses in
+ * these, filled by mpirinitf_() on its first call; weak, as a C-only
+ * program does not load it (and then no Fortran call reaches us). */
+extern int MPIR_F_NeedInit __attribute__((weak));
+extern void *MPIR_F_MPI_IN_PLACE __attribute__((weak));
+extern void *MPIR_F_MPI_BOTTOM __attribute__((weak));
+extern void mpirinitf_(void) __attribute__((weak));
+
+/* What MPICH's own bindings do before reading a sentinel. */
+static void ob_f_mpich_sync(void)
+{
+    if (NULL != &MPIR_F_NeedInit && MPIR_F_NeedInit && NULL != mpirinitf_) {
+        mpirinitf_();
+        MPIR_F_NeedInit = 0;
+    }
+}
+
+static int ob_is_mpi_fortran_in_place(const void *p)
+{
+    ob_f_mpich_sync();
+    return NULL != p && NULL != &MPIR_F_MPI_IN_PLACE && p == MPIR_F_MPI_IN_PLACE;
+}
+
+static int ob_is_mpi_fortran_bottom(const void *p)
+{
+    ob_f_mpich_sync();
+    return NULL != p && NULL != &MPIR_F_MPI_BOTTOM && p == MPIR_F_MPI_BOTTOM;
+}
+
+/* MPI_F_STATUS(ES)_IGNORE are libmpich's own C globals, set by the same
+ * mpirinitf_(). */
+static int ob_is_mpi_fortran_status_ignore(const void *p)
+{
+    ob_f_mpich_sync();
+    return NULL != p && p == (const void *) MPI_F_STATUS_IGNORE;
+}
+
+static int ob_is_mpi_fortran_statuses_ignore(const void *p)
+{
+    ob_f_mpich_sync();
+    return NULL != p && p == (const void *) MPI_F_STATUSES_IGNORE;
+}
+#else
+#error "fortran.c knows the Fortran sentinels of Open MPI and of the MPICH family only"
+#endif
 
 static void ob_f_set(MPI_Fint *ierr, int rc)
 {

@@ -42,6 +42,10 @@ trim($1) != unit { next }
         printf "OB_WRAPPER void %s(%s) __attribute__((alias(\"%s\")));\n", lower, params, impl
         printf "OB_WRAPPER void %s_(%s) __attribute__((alias(\"%s\")));\n", lower, params, impl
         printf "OB_WRAPPER void %s__(%s) __attribute__((alias(\"%s\")));\n", lower, params, impl
+        # Open MPI's mpi_f08 module: MPI_X_f08, gfortran's mpi_x_f08_ (see fortran.c).
+        printf "#if defined(OPEN_MPI)\n"
+        printf "OB_WRAPPER void %s_f08_(%s) __attribute__((alias(\"%s\")));\n", lower, params, impl
+        printf "#endif\n"
     } else {
         printf "wrappers.spec:%d: language '%s': expected c or f\n", NR, lang > "/dev/stderr"
         failed = 1

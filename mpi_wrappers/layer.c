@@ -46,6 +46,9 @@ typedef struct ob_layer_state {
     ob_writer trace_out;         /* rank 0, OMNIBATCH_TRACE: opened at init */
     int report_fd;               /* rank 0, OMNIBATCH_REPORT_FILE: opened at init, else -1 */
     int report_created;          /* ... by this run (removed if the run stops at init) */
+    FILE *timeline;              /* rank 0, OMNIBATCH_TIMELINE: opened at init, else NULL */
+    int timeline_created;        /* ... by this run */
+    double wall_origin;          /* the wall clock at origin_ns, seconds since the epoch (trace times) */
     int warned_global_batch;
     double last_end;             /* end of the last recorded blocked interval, any thread */
     long api_steps;              /* steps the API measured (ob_active.h); then the detector is ignored */
@@ -62,6 +65,15 @@ typedef struct ob_layer_state {
 } ob_layer_state;
 
 static ob_layer_state ob_layer = { .lock = PTHREAD_MUTEX_INITIALIZER, .report_fd = -1 };
+
+/* The wall clock, for times that must compare across hosts. */
+static double ob_layer_wall_now(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double) ts.tv_sec + 1e-9 * (double) ts.tv_nsec;
+}
 
 /* Set when a rank could not start the layer (ob_layer_agree). */
 static int ob_layer_start_failed;
@@ -108,10 +120,11 @@ static int ob_layer_saw_init;
 
 /*
  * At exit: a preloaded library that never saw MPI_Init in a process where
- * MPI ran was bypassed -- Fortran's `use mpi_f08` bindings call Open MPI's
- * internals, not MPI_Init -- and would otherwise stay silent about having
- * measured nothing.  Said once, by rank 0 (or a process of unknown rank);
- * a process that never started MPI (a shell the job runs) says nothing.
+ * MPI ran was bypassed -- a program or binding that calls PMPI_Init or the
+ * MPI library's internals itself (MPICH's `use mpi_f08`) -- and would
+ * otherwise stay silent about having measured nothing.  Said once, by
+ * rank 0 (or a process of unknown rank); a process that never started MPI
+ * (a shell the job runs) says nothing.
  */
 __attribute__((destructor)) static void ob_layer_at_exit(void)
 {
@@ -126,8 +139,8 @@ __attribute__((destructor)) static void ob_layer_at_exit(void)
     PMPI_Finalized(&finalized);
     if (initialized || finalized) {
         ob_log_warn("this process ran MPI, but its MPI_Init did not pass through the preloaded "
-                    "layer (Fortran's use mpi_f08 is not intercepted; use mpif.h or the mpi "
-                    "module): nothing was measured, reported or traced");
+                    "layer (with MPICH, Fortran's use mpi_f08 is not intercepted; use mpif.h or "
+                    "the mpi module): nothing was measured, reported or traced");
     }
 }
 
@@ -144,6 +157,7 @@ void ob_layer_preinit(void)
 
     ob_layer_saw_init = 1;
     ob_log_set_rank(ob_layer_env_rank());
+    ob_foreign_check(ob_layer_env_rank());
     ob_layer_config_status = ob_config_global(&cfg);
     ob_log_set_debug(cfg->debug);
 }
@@ -262,7 +276,8 @@ static void ob_layer_count_step(ob_layer_state *L, const ob_step_record *rec, do
         ob_rank_stats_add_step(&L->stats, rec->batch, rec->compute, rec->blocked, span);
     }
     if (L->trace_on) {
-        ob_trace_row row = { rec->index, rec->batch, rec->compute, rec->blocked, reduction };
+        ob_trace_row row = { rec->index, rec->batch, rec->compute, rec->blocked, reduction,
+                             L->wall_origin + rec->end };
 
         ob_ts_row(&row, ob_layer_clock());
     }
@@ -299,6 +314,7 @@ static void ob_layer_on_api_step(long batch, long global_batch, long calls, doub
         rec.compute = compute;
         rec.blocked = blocked;
         rec.calls = calls;
+        rec.end = ob_layer_clock();
         L->api_calls = calls;
         L->api_global_batch = global_batch;
         if (L->cfg->global_batch > 0 && L->cfg->global_batch != global_batch
@@ -349,6 +365,19 @@ static int ob_layer_open_outputs(ob_layer_state *L, const ob_config *cfg)
             }
         }
     }
+    if (ok && '\0' != cfg->timeline_file[0]) {
+        int fd = ob_writer_open_fd(cfg->timeline_file, "OMNIBATCH_TIMELINE", &L->timeline_created);
+
+        L->timeline = fd >= 0 ? fdopen(fd, "w") : NULL;
+        if (NULL == L->timeline) {
+            if (fd >= 0) {
+                close(fd);
+                ob_writer_forget(cfg->timeline_file, &L->timeline_created);
+            }
+            ob_log_error("%s", ob_last_error());
+            ok = 0;
+        }
+    }
     return ok;
 }
 
@@ -371,6 +400,10 @@ static void ob_layer_start_outputs(ob_layer_state *L)
             ob_log_warn("trace: %s", ob_last_error());
         }
     }
+    if (NULL != L->timeline
+        && OMNIBATCH_SUCCESS != ob_writer_truncate_fd(fileno(L->timeline), L->cfg->timeline_file)) {
+        ob_log_warn("timeline: %s", ob_last_error());
+    }
 }
 
 /* The run stops at init, or the layer stays off: what init created goes. */
@@ -379,6 +412,11 @@ static void ob_layer_abandon_outputs(void)
     ob_layer_state *L = &ob_layer;
 
     ob_writer_abandon(&L->trace_out);
+    if (NULL != L->timeline) {
+        fclose(L->timeline);
+        L->timeline = NULL;
+        ob_writer_forget(L->cfg->timeline_file, &L->timeline_created);
+    }
     if (L->report_fd >= 0) {
         close(L->report_fd);
         L->report_fd = -1;
@@ -405,6 +443,7 @@ void ob_layer_postinit(int thread_provided)
     L->cfg = cfg;
     L->thread_level = thread_provided;
     L->origin_ns = ob_now_ns();
+    L->wall_origin = ob_layer_wall_now();
     L->last_end = 0.0;
     PMPI_Comm_rank(MPI_COMM_WORLD, &L->rank);
     PMPI_Comm_size(MPI_COMM_WORLD, &L->size);
@@ -439,11 +478,14 @@ void ob_layer_postinit(int thread_provided)
     ob_layer_start_outputs(L);
     PMPI_Comm_set_name(L->comm, "omnibatch");
     L->report_on = OB_REPORT_OFF != cfg->report;
-    L->trace_on = '\0' != cfg->trace_file[0];
+    /* The rows go to rank 0 for the trace and for the timeline. */
+    L->trace_on = '\0' != cfg->trace_file[0] || '\0' != cfg->timeline_file[0];
     L->congruent.comm = MPI_COMM_NULL;
     ob_rank_stats_init(&L->stats, L->rank);
     if (L->trace_on) {
-        ob_ts_start(L->comm, L->rank, L->size, &L->trace_out);
+        ob_ts_start(L->comm, L->rank, L->size, L->trace_out.fd >= 0 ? &L->trace_out : NULL,
+                    L->timeline, L->wall_origin);
+        L->timeline = NULL;      /* the stream closes it */
     }
     ob_req_init();
     ob_gate.min_bytes = cfg->min_bytes;
@@ -675,6 +717,24 @@ static void ob_layer_write_report(ob_layer_state *L, const ob_rank_stats *all, l
     ob_report_free(&rep);
 }
 
+/* A program that never trained (a --help, a typo in its options, a tool
+ * that only links the library) stays silent: the report is written when
+ * some rank saw a step, warm-up included, or when the user asked for it by
+ * setting OMNIBATCH_REPORT or OMNIBATCH_REPORT_FILE. */
+static int ob_layer_report_wanted(const ob_layer_state *L, const ob_rank_stats *all)
+{
+    if (NULL != getenv("OMNIBATCH_REPORT") || NULL != getenv("OMNIBATCH_REPORT_FILE")
+        || L->api_steps > 0) {
+        return 1;
+    }
+    for (int i = 0; i < L->size; i++) {
+        if (all[i].steps_seen > 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 void ob_layer_finalize(void)
 {
     ob_layer_state *L = &ob_layer;
@@ -712,7 +772,7 @@ void ob_layer_finalize(void)
         dropped = (long) ob_ts_finish(ob_layer_clock());
         pthread_mutex_unlock(&L->lock);
     }
-    if (report && 0 == L->rank && NULL != all) {
+    if (report && 0 == L->rank && NULL != all && ob_layer_report_wanted(L, all)) {
         ob_layer_write_report(L, all, dropped);
     }
 

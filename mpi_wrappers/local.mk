@@ -10,6 +10,7 @@ libomnibatch_la_SOURCES += \
 	%reldir%/lifecycle.c \
 	%reldir%/collectives.c \
 	%reldir%/completion.c \
+	%reldir%/foreign.c \
 	%reldir%/fortran.c \
 	%reldir%/layer.c \
 	%reldir%/requests.c \

@@ -17,6 +17,7 @@
 #define OB_LAYER_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <mpi.h>
 
@@ -70,6 +71,15 @@ static inline int ob_gradient_elem(MPI_Datatype type, MPI_Op op, int count)
     }
     return elem;
 }
+
+/* -------------------------------------------------------------- foreign.c */
+
+/**
+ * \brief Before PMPI_Init: end the process with one line (printed where
+ *        \p env_rank is 0 or unknown) if the program's MPI is not the family
+ *        this library was built for.
+ */
+void ob_foreign_check(int env_rank);
 
 /* ---------------------------------------------------------------- layer.c */
 
@@ -135,8 +145,13 @@ void ob_weight_cleanup(void);
 struct ob_writer;
 struct ob_trace_row;
 
-/** \brief Start streaming the trace on \p comm (the layer's own); rank 0 writes to \p out. */
-void ob_ts_start(MPI_Comm comm, int rank, int size, struct ob_writer *out);
+/**
+ * \brief Start streaming the trace on \p comm (the layer's own), a collective: rank 0 gathers
+ *        the ranks' host names, writes the CSV to \p out (NULL: none) and the timeline to
+ *        \p timeline (NULL: none; closed by ob_ts_finish()), time 0 at \p origin (wall clock).
+ */
+void ob_ts_start(MPI_Comm comm, int rank, int size, struct ob_writer *out, FILE *timeline,
+                 double origin);
 
 /** \brief One step's row of this rank (called under the layer's lock, like the two below). */
 void ob_ts_row(const struct ob_trace_row *row, double now);

@@ -26,11 +26,14 @@
  */
 #include "config.h"
 
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ob_error.h"
 #include "ob_layer.h"
 #include "ob_log.h"
+#include "ob_timeline.h"
 #include "ob_trace.h"
 #include "ob_writer.h"
 
@@ -50,7 +53,11 @@ static struct {
     int on;
     MPI_Comm comm;
     int rank, size;
-    ob_writer *out;              /* rank 0 */
+    ob_writer *out;              /* rank 0: the CSV, or NULL */
+    FILE *timeline;              /* rank 0: the timeline's file, or NULL */
+    ob_timeline_stream tl;
+    double tl_flushed;           /* when the timeline's file was last flushed (the layer's clock) */
+    char (*hosts)[OB_TRACE_HOST_MAX]; /* rank 0: every rank's host, or NULL */
     int warned;
     long long dropped;
     /* other ranks: the chunk being filled and those in flight */
@@ -68,12 +75,57 @@ static void ob_ts_check(int rc)
     }
 }
 
+static const char *ob_ts_host(int rank)
+{
+    return NULL != ob_ts.hosts && rank >= 0 && rank < ob_ts.size ? ob_ts.hosts[rank] : NULL;
+}
+
 static void ob_ts_write_row(const ob_trace_row *row, int rank)
 {
-    char line[OB_TRACE_ROW_MAX];
-    size_t n = ob_trace_format(line, row, rank);
+    if (NULL != ob_ts.out) {
+        char line[OB_TRACE_ROW_MAX];
+        size_t n = ob_trace_format(line, row, rank, ob_ts_host(rank));
 
-    ob_ts_check(ob_writer_append(ob_ts.out, line, n));
+        ob_ts_check(ob_writer_append(ob_ts.out, line, n));
+    }
+    if (NULL != ob_ts.timeline) {
+        ob_timeline_stream_add(&ob_ts.tl, rank, row);
+    }
+}
+
+/* Rank 0: the timeline reaches its file as often as the trace does. */
+static void ob_ts_timeline_flush_due(double now)
+{
+    if (NULL != ob_ts.timeline && now - ob_ts.tl_flushed >= OB_WRITER_FLUSH_SECONDS) {
+        ob_ts.tl_flushed = now;
+        if (0 != fflush(ob_ts.timeline)) {
+            ob_ts_check(ob_fail(OMNIBATCH_ERR_ARG, "timeline: write failed"));
+        }
+    }
+}
+
+/* Every rank's host name to rank 0 (a collective, at the start). */
+static void ob_ts_gather_hosts(void)
+{
+    char mine[OB_TRACE_HOST_MAX] = "";
+    int ok = 1;
+
+    if (0 != gethostname(mine, sizeof mine - 1)) {
+        mine[0] = '\0';
+    }
+    if (0 == ob_ts.rank) {
+        ob_ts.hosts = malloc((size_t) ob_ts.size * sizeof *ob_ts.hosts);
+        ok = NULL != ob_ts.hosts;
+    }
+    /* Rank 0 without memory receives nothing: the rows then have no host. */
+    PMPI_Bcast(&ok, 1, MPI_INT, 0, ob_ts.comm);
+    if (ok) {
+        PMPI_Gather(mine, (int) sizeof mine, MPI_CHAR, NULL != ob_ts.hosts ? ob_ts.hosts[0] : NULL,
+                    (int) sizeof mine, MPI_CHAR, 0, ob_ts.comm);
+    }
+    for (int r = 0; NULL != ob_ts.hosts && r < ob_ts.size; r++) {
+        ob_ts.hosts[r][OB_TRACE_HOST_MAX - 1] = '\0';
+    }
 }
 
 /* One message that arrived at rank 0: rows, or a rank's end. */
@@ -145,13 +197,25 @@ static void ob_ts_send(double now)
     ob_ts.cur = ob_ts_free_slot();
 }
 
-void ob_ts_start(MPI_Comm comm, int rank, int size, ob_writer *out)
+void ob_ts_start(MPI_Comm comm, int rank, int size, ob_writer *out, FILE *timeline,
+                 double origin)
 {
     memset(&ob_ts, 0, sizeof ob_ts);
     ob_ts.comm = comm;
     ob_ts.rank = rank;
     ob_ts.size = size;
-    ob_ts.out = out;
+    ob_ts.out = 0 == rank ? out : NULL;
+    ob_ts_gather_hosts();
+    if (0 == rank && NULL != timeline) {
+        const char **names = NULL != ob_ts.hosts ? malloc((size_t) size * sizeof *names) : NULL;
+
+        for (int r = 0; NULL != names && r < size; r++) {
+            names[r] = ob_ts.hosts[r];
+        }
+        ob_ts.timeline = timeline;
+        ob_ts_check(ob_timeline_stream_begin(&ob_ts.tl, timeline, size, names, origin));
+        free(names);
+    }
     for (int s = 0; s < OB_TS_SLOTS; s++) {
         ob_ts.slots[s].req = MPI_REQUEST_NULL;
     }
@@ -166,7 +230,10 @@ void ob_ts_tick(double now)
     }
     if (0 == ob_ts.rank) {
         ob_ts_drain();
-        ob_ts_check(ob_writer_flush_due(ob_ts.out, now));
+        if (NULL != ob_ts.out) {
+            ob_ts_check(ob_writer_flush_due(ob_ts.out, now));
+        }
+        ob_ts_timeline_flush_due(now);
     } else if (ob_ts.cur >= 0 && ob_ts.n > 0 && now - ob_ts.since >= OB_WRITER_FLUSH_SECONDS) {
         ob_ts_send(now);
     }
@@ -219,8 +286,19 @@ long long ob_ts_finish(double now)
             }
             ends += ob_ts_receive(&msg, &st);
         }
-        ob_ts_check(ob_writer_close(ob_ts.out, now));
-        ob_ts.dropped += ob_ts.out->lost;
+        if (NULL != ob_ts.out) {
+            ob_ts_check(ob_writer_close(ob_ts.out, now));
+            ob_ts.dropped += ob_ts.out->lost;
+        }
+        if (NULL != ob_ts.timeline) {
+            ob_ts_check(ob_timeline_stream_end(&ob_ts.tl));
+            if (0 != fclose(ob_ts.timeline)) {
+                ob_ts_check(ob_fail(OMNIBATCH_ERR_ARG, "timeline: write failed"));
+            }
+            ob_ts.timeline = NULL;
+        }
+        free(ob_ts.hosts);
+        ob_ts.hosts = NULL;
     } else {
         long long mine;
 

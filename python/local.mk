@@ -19,9 +19,9 @@ endif
 EXTRA_DIST += $(ob_python_sources) %reldir%/omnibatch/_build.py.in
 
 # The library's file name as libtool installs it (dlname of the .la).
-%reldir%/omnibatch/_build.py: %reldir%/omnibatch/_build.py.in libomnibatch.la Makefile
+%reldir%/omnibatch/_build.py: %reldir%/omnibatch/_build.py.in $(OB_LIB) Makefile
 	$(AM_V_GEN)$(MKDIR_P) $(@D) && \
-	dlname=`sed -n "s/^dlname='\(.*\)'$$/\1/p" libomnibatch.la` && \
+	dlname=`sed -n "s/^dlname='\(.*\)'$$/\1/p" $(OB_LIB)` && \
 	sed -e 's|@PACKAGE_VERSION[@]|$(PACKAGE_VERSION)|' \
 	    -e "s|@LIBRARY[@]|$(libdir)/$$dlname|" $(srcdir)/%reldir%/omnibatch/_build.py.in >$@-t && \
 	mv $@-t $@

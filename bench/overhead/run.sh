@@ -16,7 +16,7 @@
 #
 # Options:
 #   --builddir DIR   where the build is (default: $top_builddir or .)
-#   --lib PATH       the library to preload (default: DIR/.libs/libomnibatch.so)
+#   --lib PATH       the library to preload (default: DIR/.libs/libomnibatch.so, or libomnibatch-mpich.so in an MPICH build)
 #   --np N           ranks of the latency runs (default 2)
 #   --rounds R       plain/preload pairs (default 8: each order 4 times)
 #   --max-seconds S  start no new round after S seconds of latency runs, once
@@ -83,7 +83,7 @@ awk -v s="$scale" 'BEGIN { exit !(s + 0 > 0 && s == s + 0) }' \
 
 prog=$builddir/bench/overhead/overhead
 [ -x "$prog" ] || die "$prog not built (run make first, or give --builddir)"
-[ -n "$lib" ] || lib=$builddir/.libs/libomnibatch.so
+[ -n "$lib" ] || lib=$builddir/.libs/lib${OB_LIBNAME:-omnibatch}.so
 [ -f "$lib" ] || die "$lib not found (run make first, or give --lib)"
 case $lib in /*) ;; *) lib=$(cd "$(dirname "$lib")" && pwd)/$(basename "$lib") ;; esac
 min_bytes=${OMNIBATCH_MIN_BYTES:-1024}

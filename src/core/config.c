@@ -144,15 +144,21 @@ static const ob_var ob_vars[] = {
                  "`P*b_i/B`); auto: the API's option, divide-by-p in preload mode." },
     { .name = "OMNIBATCH_REPORT", .default_value = "text",
       .kind = OB_VAR_CHOICE, .offset = OB_OFF(report), .choices = ob_report_choices,
-      .meaning = "Format of the report rank 0 writes at MPI_Finalize." },
+      .meaning = "Format of the report rank 0 writes at MPI_Finalize, when some rank saw a "
+                 "training step or this (or OMNIBATCH_REPORT_FILE) is set." },
     { .name = "OMNIBATCH_REPORT_FILE", .kind = OB_VAR_PATH, .offset = OB_OFF(report_file),
       .meaning = "Where the report goes; unset: standard error. Opened at start-up: a path that "
                  "cannot be written stops the run there." },
     { .name = "OMNIBATCH_TRACE", .kind = OB_VAR_PATH, .offset = OB_OFF(trace_file),
       .meaning = "CSV file with one row per step and rank (step, rank, batch, compute_s, blocked_s, "
-                 "reduction_s, waiting_s), "
+                 "reduction_s, waiting_s, time_s: the step's end in seconds since the epoch, host), "
                  "written as the run goes (rows reach it within a few seconds); unset: no trace. "
                  "Opened at start-up; must be another file than OMNIBATCH_REPORT_FILE." },
+    { .name = "OMNIBATCH_TIMELINE", .kind = OB_VAR_PATH, .offset = OB_OFF(timeline_file),
+      .meaning = "Chrome trace-event JSON file (Perfetto, chrome://tracing): one track per rank with "
+                 "compute, waiting and reduction spans per step, the batch as an argument, and plan "
+                 "changes as instant events, written as the run goes; unset: no timeline. Opened at "
+                 "start-up; must differ from OMNIBATCH_TRACE and OMNIBATCH_REPORT_FILE." },
     { .name = "OMNIBATCH_PRIOR", .default_value = "equal",
       .kind = OB_VAR_CHOICE, .offset = OB_OFF(prior), .choices = ob_prior_choices,
       .meaning = "First plan, before anything is measured: equal shares, or in proportion to the "
@@ -301,6 +307,7 @@ void ob_config_defaults(ob_config *cfg)
     cfg->report = OB_REPORT_TEXT;
     cfg->report_file[0] = '\0';
     cfg->trace_file[0] = '\0';
+    cfg->timeline_file[0] = '\0';
     cfg->prior = OB_PRIOR_EQUAL;
     cfg->verify = 0;
     cfg->debug = 0;
@@ -570,6 +577,20 @@ static int ob_set_var(const ob_var *v, const char *value, ob_config *cfg)
     return OMNIBATCH_SUCCESS;
 }
 
+/* Two outputs set to the same file would overwrite each other. */
+static int ob_check_distinct_files(const char *name, const char *file, const char *other_name,
+                                   const char *other)
+{
+    char shown[4 * OB_SHOWN_VALUE_MAX + 8];
+
+    if ('\0' == file[0] || 0 != strcmp(file, other)) {
+        return OMNIBATCH_SUCCESS;
+    }
+    ob_show_value(file, shown, sizeof shown);
+    return ob_fail(OMNIBATCH_ERR_CONFIG, "%s='%s': expected a file other than %s", name, shown,
+                   other_name);
+}
+
 /* Rules between variables, checked once all are read. */
 static int ob_check_together(const ob_config *cfg)
 {
@@ -588,13 +609,13 @@ static int ob_check_together(const ob_config *cfg)
                        "OMNIBATCH_GLOBAL_BATCH='%ld': expected 0 (unknown) or at least "
                        "OMNIBATCH_MIN_BATCH=%ld", cfg->global_batch, cfg->min_batch);
     }
-    if ('\0' != cfg->trace_file[0] && 0 == strcmp(cfg->trace_file, cfg->report_file)) {
-        char shown[4 * OB_SHOWN_VALUE_MAX + 8];
-
-        ob_show_value(cfg->trace_file, shown, sizeof shown);
-        return ob_fail(OMNIBATCH_ERR_CONFIG,
-                       "OMNIBATCH_TRACE='%s': expected a file other than OMNIBATCH_REPORT_FILE",
-                       shown);
+    if (OMNIBATCH_SUCCESS != ob_check_distinct_files("OMNIBATCH_TRACE", cfg->trace_file,
+                                                     "OMNIBATCH_REPORT_FILE", cfg->report_file)
+        || OMNIBATCH_SUCCESS != ob_check_distinct_files("OMNIBATCH_TIMELINE", cfg->timeline_file,
+                                                        "OMNIBATCH_REPORT_FILE", cfg->report_file)
+        || OMNIBATCH_SUCCESS != ob_check_distinct_files("OMNIBATCH_TIMELINE", cfg->timeline_file,
+                                                        "OMNIBATCH_TRACE", cfg->trace_file)) {
+        return OMNIBATCH_ERR_CONFIG;
     }
     return OMNIBATCH_SUCCESS;
 }

@@ -12,7 +12,7 @@ libobcore_la_SOURCES = \
 	%reldir%/ob_planner.h %reldir%/planner.c \
 	%reldir%/ob_maths.h %reldir%/maths.c \
 	%reldir%/ob_controller.h %reldir%/controller.c \
-	%reldir%/ob_config.h %reldir%/config.c \
+	%reldir%/ob_config.h %reldir%/config.c %reldir%/config_roff.c \
 	%reldir%/ob_rng.h \
 	%reldir%/ob_shard.h %reldir%/shard.c \
 	%reldir%/ob_topology.h %reldir%/topology.c \
@@ -20,6 +20,7 @@ libobcore_la_SOURCES = \
 	%reldir%/ob_stepdetect.h %reldir%/stepdetect.c \
 	%reldir%/ob_trace.h %reldir%/trace.c \
 	%reldir%/ob_writer.h %reldir%/writer.c \
+	%reldir%/ob_timeline.h %reldir%/timeline.c \
 	%reldir%/ob_report.h %reldir%/report.c
 libobcore_la_CPPFLAGS = $(AM_CPPFLAGS) -DOB_BUILDING_OMNIBATCH
 libobcore_la_CFLAGS = $(AM_CFLAGS) $(VISIBILITY_CFLAGS) $(HWLOC_CFLAGS)

@@ -91,6 +91,7 @@ typedef struct ob_config {
     ob_report_format report;     /* OMNIBATCH_REPORT: off | text | json; default text */
     char report_file[PATH_MAX];  /* OMNIBATCH_REPORT_FILE, "" = stderr */
     char trace_file[PATH_MAX];   /* OMNIBATCH_TRACE, "" = none */
+    char timeline_file[PATH_MAX]; /* OMNIBATCH_TIMELINE, "" = none */
     ob_prior prior;              /* OMNIBATCH_PRIOR: equal | cores | gpus; default equal */
     int verify;                  /* OMNIBATCH_VERIFY, bool, default off: check every rank computed the same plan */
     int debug;                   /* OMNIBATCH_DEBUG, 0..3, default 0 */
@@ -157,6 +158,14 @@ const ob_config_doc *ob_config_doc_at(size_t i);
  *        in (0, 1]"), generated from its range; NULL for an unknown name.
  */
 const char *ob_config_allowed(const char *name);
+
+/**
+ * \brief The configuration table as roff, one .TP entry per variable (name, meaning,
+ *        allowed values, default), for the omnibatch(7) man page (src/core/config_roff.c).
+ * \param[out] buf   may be NULL (then \p size is ignored); always NUL-terminated if size > 0.
+ * \return the length the whole text needs, without the NUL (as snprintf()).
+ */
+size_t ob_config_roff(char *buf, size_t size);
 
 /**
  * \brief Write the configuration table as Markdown (header and one row per variable).

@@ -53,6 +53,7 @@ typedef struct ob_step_record {
     double compute;              /* seconds outside the step's gradient allreduces */
     double blocked;              /* seconds inside them (and in the waits that complete them) */
     long calls;                  /* gradient allreduces the step held */
+    double end;                  /* when the step's last gradient allreduce returned (caller's clock) */
 } ob_step_record;
 
 /** How the step boundary was found (for the report). */

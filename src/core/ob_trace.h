@@ -2,7 +2,10 @@
  * Copyright (c) 2026 The omnibatch authors.
  *
  * The step trace of preload mode (OMNIBATCH_TRACE=file.csv): one row per
- * detected step per rank, "step,rank,batch,compute_s,blocked_s,reduction_s,waiting_s".  The rows
+ * detected step per rank, "step,rank,batch,compute_s,blocked_s,reduction_s,waiting_s,time_s,host"
+ * (time_s: the step's end on the wall clock, so that the ranks of several
+ * hosts share one axis; host: the rank's).  Rank 0 also feeds the rows to
+ * the timeline (ob_timeline.h).  The rows
  * are streamed as the run goes (mpi_wrappers/tracestream.c sends them to
  * rank 0, which writes them through an ob_writer); this is the row and
  * its CSV spelling.  MPI-free.
@@ -14,9 +17,11 @@
 #include <stdint.h>
 
 /** The CSV's first line. */
-#define OB_TRACE_HEADER "step,rank,batch,compute_s,blocked_s,reduction_s,waiting_s\n"
-/** Longest CSV row: two 20-digit integers, a rank, four %.9g reals, separators. */
-#define OB_TRACE_ROW_MAX 160
+#define OB_TRACE_HEADER "step,rank,batch,compute_s,blocked_s,reduction_s,waiting_s,time_s,host\n"
+/** Longest host name in a row (the rest is cut). */
+#define OB_TRACE_HOST_MAX 64
+/** Longest CSV row: two 20-digit integers, a rank, four %.9g reals, a %.6f time, a host. */
+#define OB_TRACE_ROW_MAX (160 + 32 + OB_TRACE_HOST_MAX)
 
 /** One step of one rank; plain data, sent as bytes. */
 typedef struct ob_trace_row {
@@ -27,15 +32,16 @@ typedef struct ob_trace_row {
     double reduction_s;          /* the step model's reduction known when the step ended (the least
                                   * mean blocked time over the ranks at the API's last exchange);
                                   * < 0: unknown (no exchange yet, or no API context) */
+    double time_s;               /* wall clock at the step's end, seconds since the epoch; 0 = unknown */
 } ob_trace_row;
 
 /**
- * \brief The CSV row of \p row for rank \p rank, newline included (an unknown batch is an
- *        empty field).  The step model's columns: reduction_s, and waiting_s, the rest of the
+ * \brief The CSV row of \p row for rank \p rank on \p host, newline included (an unknown
+ *        batch or time, and a NULL host, are empty fields).  The step model's columns: reduction_s, and waiting_s, the rest of the
  *        row's blocked time (at least 0); both empty when the reduction is unknown.
  * \param[out] buf  at least OB_TRACE_ROW_MAX bytes.
  * \return the row's length in bytes.
  */
-size_t ob_trace_format(char *buf, const ob_trace_row *row, int rank);
+size_t ob_trace_format(char *buf, const ob_trace_row *row, int rank, const char *host);
 
 #endif /* OB_TRACE_H */

@@ -162,6 +162,7 @@ static void ob_sd_close(ob_stepdetect *d)
         rec.blocked = d->blocked;
         rec.compute = compute > 0.0 ? compute : 0.0;
         rec.calls = d->calls;
+        rec.end = d->last_end;
         d->on_step(d->ctx, &rec);
     }
     d->index++;

@@ -17,6 +17,11 @@ fail() {
     exit 1
 }
 
+# bench/gpu/run.sh carries and runs Open MPI (its mpirun flags, libomnibatch.so).
+if [ openmpi != "${OB_MPI_FAMILY:-openmpi}" ]; then
+    echo "gpu_run_dry: bench/gpu/run.sh runs Open MPI; this is a ${OB_MPI_FAMILY} build: skipped"
+    exit 77
+fi
 "$builddir/tests/bench/hetsgd_mkdata" "$tmp/data" 2048 256 || fail "generating the data set"
 MPIRUN=${MPIRUN:-mpirun} sh "$srcdir/bench/gpu/run.sh" measure --dry-run --builddir "$builddir" \
     --data "$tmp/data" --out "$tmp/run" >"$tmp/out" 2>&1 || fail "the dry run exited non-zero"

@@ -11,7 +11,7 @@ trap 'rm -rf "$work"' EXIT INT TERM
 cg=--no-callgrind
 # (not in a build with AddressSanitizer, which valgrind cannot run: run.sh skips the counts)
 if [ -n "${VALGRIND:-}" ] && command -v callgrind_annotate >/dev/null 2>&1 &&
-    ! ldd "$builddir/.libs/libomnibatch.so" 2>/dev/null | grep -q 'libasan'; then
+    ! ldd "$builddir/.libs/lib${OB_LIBNAME:-omnibatch}.so" 2>/dev/null | grep -q 'libasan'; then
     cg="--cg-calls 20"
 fi
 # shellcheck disable=SC2086

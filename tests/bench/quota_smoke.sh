@@ -4,6 +4,11 @@
 # the lines it prints and that its cgroups are gone afterwards.  No timing is
 # asserted.  Skipped (77) without a writable cgroup cpu controller.
 set -eu
+# The script passes Open MPI's mpirun flags (and its TCP and rsh setup).
+if [ openmpi != "${OB_MPI_FAMILY:-openmpi}" ]; then
+    echo "quota_smoke: the script runs Open MPI; this is a ${OB_MPI_FAMILY} build: skipped"
+    exit 77
+fi
 srcdir=${top_srcdir:-.}
 builddir=${top_builddir:-.}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/quota-smoke.XXXXXX")

@@ -39,6 +39,6 @@ echo "== not linked, 2 ranks, no library"
 check_line "lsq_train_dl: omnibatch absent, equal batches" 128
 
 echo "== not linked, 3 ranks, library preloaded"
-OB_PRELOAD="$(cd "$top_builddir" && pwd)/.libs/libomnibatch.so" \
+OB_PRELOAD="$(cd "$top_builddir" && pwd)/.libs/lib${OB_LIBNAME:-omnibatch}.so" \
     "$top_srcdir/tests/mpirun.sh" 3 "$top_builddir/examples/lsq_train_dl" 3 >"$out"
 check_line "lsq_train_dl: omnibatch [0-9.]* found" 128

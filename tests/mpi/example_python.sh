@@ -10,6 +10,22 @@ if ! "$py" -c 'import mpi4py, numpy' >/dev/null 2>&1; then
     echo "example_python: $py lacks mpi4py or numpy: skipped"
     exit 77
 fi
+# mpi4py is built for one MPI (Debian's for Open MPI): with a build of the
+# library for the other, the example cannot run at all.
+py_mpi=$("$py" -c 'import mpi4py
+mpi4py.rc.initialize = False
+mpi4py.rc.finalize = False
+from mpi4py import MPI
+print(MPI.Get_library_version().replace(chr(0), "").splitlines()[0])' 2>/dev/null) || py_mpi="unknown"
+case $py_mpi in
+*"Open MPI"*) py_family=openmpi ;;
+*MPICH* | *"Intel(R) MPI"* | *MVAPICH*) py_family=mpich ;;
+*) py_family=unknown ;;
+esac
+if [ "$py_family" != "${OB_MPI_FAMILY:-openmpi}" ]; then
+    echo "example_python: mpi4py uses $py_family ($py_mpi), this build ${OB_MPI_FAMILY:-openmpi}: skipped"
+    exit 77
+fi
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 script="$top_srcdir/examples/omnibatch_ctypes.py"
@@ -20,7 +36,7 @@ cat "$out"
 grep -q "omnibatch_ctypes: omnibatch absent, equal batches: loss .* plan 64 64$" "$out"
 
 echo "== 3 ranks, library preloaded"
-OB_PRELOAD="$(cd "$top_builddir" && pwd)/.libs/libomnibatch.so" \
+OB_PRELOAD="$(cd "$top_builddir" && pwd)/.libs/lib${OB_LIBNAME:-omnibatch}.so" \
     "$top_srcdir/tests/mpirun.sh" 3 "$py" "$script" >"$out"
 cat "$out"
 grep -q "omnibatch_ctypes: omnibatch found: loss" "$out"

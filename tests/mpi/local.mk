@@ -7,7 +7,7 @@ TESTS += %reldir%/check_exports.sh
 EXTRA_DIST += %reldir%/check_exports.sh %reldir%/exports.txt %reldir%/valgrind.supp
 
 OB_API_TEST_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-OB_API_TEST_LDADD = libomnibatch.la $(CHECK_LIBS) -lm
+OB_API_TEST_LDADD = $(OB_LIB) $(CHECK_LIBS) -lm
 
 check_PROGRAMS += \
 	%reldir%/mpi_api_plan \
@@ -49,9 +49,13 @@ TESTS += \
 	%reldir%/mpi_api_lifetime.sh \
 	%reldir%/mpi_api_plan.sh \
 	%reldir%/example_lsq.sh \
-	%reldir%/example_python.sh
+	%reldir%/example_python.sh \
+	%reldir%/install_prefix.sh \
+	%reldir%/omnibatchrun.sh
 
 EXTRA_DIST += \
+	%reldir%/install_prefix.sh \
+	%reldir%/omnibatchrun.sh \
 	%reldir%/mpi_api_run.sh \
 	%reldir%/mpi_api_args.sh \
 	%reldir%/mpi_api_env.sh \
@@ -76,6 +80,10 @@ check_PROGRAMS += %reldir%/mpi_passthrough %reldir%/mpi_straggler %reldir%/mpi_t
 %canon_reldir%_json_valid_SOURCES = %reldir%/json_valid.c
 %canon_reldir%_json_valid_CPPFLAGS = $(OB_TEST_CPPFLAGS)
 
+# Calls PMPI_Init itself: the layer is bypassed and says so (preload/bypass.sh).
+check_PROGRAMS += %reldir%/mpi_bypass
+%canon_reldir%_mpi_bypass_SOURCES = %reldir%/mpi_bypass.c
+
 # The scenario table and its runner.
 TESTS += %reldir%/preload_scenarios.sh
 EXTRA_DIST += %reldir%/preload_scenarios.sh \
@@ -84,23 +92,27 @@ EXTRA_DIST += %reldir%/preload_scenarios.sh \
 	%reldir%/preload/api_report.sh \
 	%reldir%/preload/badconfig.sh \
 	%reldir%/preload/disabled.sh \
+	%reldir%/preload/foreign.sh \
 	%reldir%/preload/fortran.sh \
 	%reldir%/preload/passthrough.sh \
 	%reldir%/preload/pcontrol.sh \
 	%reldir%/preload/report_file.sh \
 	%reldir%/preload/report_json.sh \
 	%reldir%/preload/report_text.sh \
+	%reldir%/preload/silent.sh \
 	%reldir%/preload/threads.sh \
+	%reldir%/preload/timeline.sh \
 	%reldir%/preload/weighted.sh \
 	%reldir%/preload/settings_agree.sh \
 	%reldir%/preload/bounds.sh \
 	%reldir%/preload/global_batch_api.sh \
 	%reldir%/preload/output_paths.sh \
 	%reldir%/preload/trace_kill.sh \
-	%reldir%/preload/fortran_f08.sh \
+	%reldir%/preload/bypass.sh \
 	%reldir%/preload/late_exchange.sh \
 	%reldir%/mpi_fortran.f90 \
-	%reldir%/mpi_fortran_f08.f90
+	%reldir%/mpi_fortran_f08.f90 \
+	%reldir%/mpi_foreign.c
 
 # Fortran: configure found mpifort (MPIFORT); built by hand since the
 # project has no Fortran compiler of its own.  Without it the Fortran
@@ -111,7 +123,11 @@ CLEANFILES += %reldir%/mpi_fortran
 %reldir%/mpi_fortran: $(srcdir)/%reldir%/mpi_fortran.f90
 	@$(MKDIR_P) $(@D)
 	$(AM_V_GEN)$(MPIFORT) -o $@ $(srcdir)/%reldir%/mpi_fortran.f90
+endif
+# The mpi_f08 program: Open MPI's f08 entry points are wrapped, MPICH's not.
 # Not every MPI installs the mpi_f08 module: without it the scenario skips.
+if HAVE_MPIFORT
+if OB_MPI_OPENMPI
 check_SCRIPTS += %reldir%/mpi_fortran_f08
 CLEANFILES += %reldir%/mpi_fortran_f08
 %reldir%/mpi_fortran_f08: $(srcdir)/%reldir%/mpi_fortran_f08.f90
@@ -119,12 +135,13 @@ CLEANFILES += %reldir%/mpi_fortran_f08
 	$(AM_V_GEN)$(MPIFORT) -o $@ $(srcdir)/%reldir%/mpi_fortran_f08.f90 2>/dev/null \
 	    || { echo "mpi_f08 module not found: the f08 scenario skips"; rm -f $@; }
 endif
+endif
 
 # The API on GPU memory (skips without a GPU): the test loads the CUDA
 # driver itself, the library only looks for it.
 check_PROGRAMS += %reldir%/mpi_gradient_gpu
 %canon_reldir%_mpi_gradient_gpu_SOURCES = %reldir%/mpi_gradient_gpu.c
 %canon_reldir%_mpi_gradient_gpu_CPPFLAGS = $(OB_TEST_CPPFLAGS)
-%canon_reldir%_mpi_gradient_gpu_LDADD = libomnibatch.la -lm
+%canon_reldir%_mpi_gradient_gpu_LDADD = $(OB_LIB) -lm
 TESTS += %reldir%/mpi_gradient_gpu.sh
 EXTRA_DIST += %reldir%/mpi_gradient_gpu.sh

@@ -32,8 +32,8 @@ static const char *const documented_names[] = {
     "OMNIBATCH_PERIOD", "OMNIBATCH_WARMUP", "OMNIBATCH_MIN_BATCH", "OMNIBATCH_MAX_BATCH",
     "OMNIBATCH_GRANULARITY", "OMNIBATCH_GLOBAL_BATCH", "OMNIBATCH_MIN_BYTES",
     "OMNIBATCH_CALLS_PER_STEP", "OMNIBATCH_WEIGHT", "OMNIBATCH_CONVENTION", "OMNIBATCH_REPORT",
-    "OMNIBATCH_REPORT_FILE", "OMNIBATCH_TRACE", "OMNIBATCH_PRIOR", "OMNIBATCH_VERIFY",
-    "OMNIBATCH_DEBUG", "OMNIBATCH_LIBRARY",
+    "OMNIBATCH_REPORT_FILE", "OMNIBATCH_TRACE", "OMNIBATCH_TIMELINE", "OMNIBATCH_PRIOR",
+    "OMNIBATCH_VERIFY", "OMNIBATCH_DEBUG", "OMNIBATCH_LIBRARY",
 };
 #define N_DOCUMENTED (sizeof documented_names / sizeof documented_names[0])
 
@@ -65,7 +65,8 @@ static int config_equal(const ob_config *a, const ob_config *b)
            && a->min_bytes == b->min_bytes && a->calls_per_step == b->calls_per_step
            && a->weight == b->weight && a->convention == b->convention && a->report == b->report
            && 0 == strcmp(a->report_file, b->report_file)
-           && 0 == strcmp(a->trace_file, b->trace_file) && a->prior == b->prior
+           && 0 == strcmp(a->trace_file, b->trace_file)
+           && 0 == strcmp(a->timeline_file, b->timeline_file) && a->prior == b->prior
            && a->verify == b->verify && a->debug == b->debug
            && 0 == strcmp(a->library, b->library);
 }
@@ -104,6 +105,7 @@ static void non_default_config(ob_config *cfg)
     snprintf(cfg->report_file, sizeof cfg->report_file, "report.json");
     snprintf(cfg->trace_file, sizeof cfg->trace_file, "trace.csv");
     snprintf(cfg->library, sizeof cfg->library, "/opt/lib/libomnibatch.so");
+    snprintf(cfg->timeline_file, sizeof cfg->timeline_file, "timeline.json");
     cfg->prior = OB_PRIOR_GPUS;
     cfg->verify = 1;
     cfg->debug = 2;
@@ -173,6 +175,7 @@ static const setting_case one_each[] = {
     { "OMNIBATCH_REPORT_FILE", "/tmp/omnibatch-report.txt", OFF(report_file), F_STR, 0,
       "/tmp/omnibatch-report.txt" },
     { "OMNIBATCH_TRACE", "trace.csv", OFF(trace_file), F_STR, 0, "trace.csv" },
+    { "OMNIBATCH_TIMELINE", "timeline.json", OFF(timeline_file), F_STR, 0, "timeline.json" },
     { "OMNIBATCH_PRIOR", "cores", OFF(prior), F_INT, OB_PRIOR_CORES, NULL },
     { "OMNIBATCH_VERIFY", "yes", OFF(verify), F_INT, 1, NULL },
     { "OMNIBATCH_DEBUG", "3", OFF(debug), F_INT, 3, NULL },
@@ -251,9 +254,11 @@ START_TEST(test_documented_defaults_are_the_defaults)
     ck_assert_str_eq(def.report_file, "");
     ck_assert_str_eq(def.trace_file, "");
     ck_assert_str_eq(def.library, "");
+    ck_assert_str_eq(def.timeline_file, "");
     cfg.report_file[0] = '\0';
     cfg.trace_file[0] = '\0';
     cfg.library[0] = '\0';
+    cfg.timeline_file[0] = '\0';
     ck_assert(config_equal(&cfg, &def));
     ck_assert_double_eq(def.gain, OB_DEFAULT_GAIN);
     ck_assert_double_eq(def.deadband, OB_DEFAULT_DEADBAND);
@@ -271,7 +276,8 @@ START_TEST(test_error_lines_quote_the_allowed_column)
         const ob_config_doc *d = ob_config_doc_at(i);
         const char *bad = 0 == strcmp(d->name, "OMNIBATCH_REPORT_FILE")
                           || 0 == strcmp(d->name, "OMNIBATCH_TRACE")
-                          || 0 == strcmp(d->name, "OMNIBATCH_LIBRARY") ? "" : "#";
+                          || 0 == strcmp(d->name, "OMNIBATCH_LIBRARY")
+                          || 0 == strcmp(d->name, "OMNIBATCH_TIMELINE") ? "" : "#";
         char line[512];
         ob_config cfg;
 
@@ -630,6 +636,7 @@ static const bad_case bad_values[] = {
     { "OMNIBATCH_PRIOR", "none", "OMNIBATCH_PRIOR='none': expected equal, cores or gpus" },
     { "OMNIBATCH_REPORT_FILE", "", "OMNIBATCH_REPORT_FILE='': " PATH_SAYS },
     { "OMNIBATCH_TRACE", "", "OMNIBATCH_TRACE='': " PATH_SAYS },
+    { "OMNIBATCH_TIMELINE", "", "OMNIBATCH_TIMELINE='': " PATH_SAYS },
     { "OMNIBATCH_DEBUG", "4", "OMNIBATCH_DEBUG='4': " COUNT_SAYS("[0, 3]") },
     { "OMNIBATCH_DEBUG", "-1", "OMNIBATCH_DEBUG='-1': " COUNT_SAYS("[0, 3]") },
     { "OMNIBATCH_DEBUG", "1.0", "OMNIBATCH_DEBUG='1.0': " COUNT_SAYS("[0, 3]") },
@@ -743,6 +750,34 @@ START_TEST(test_no_environment_and_bad_arguments)
 }
 END_TEST
 
+/* The man page's table (ob_config_roff): one entry per row, in roff. */
+START_TEST(test_roff_table)
+{
+    size_t need = ob_config_roff(NULL, 0);
+    char *roff = malloc(need + 1);
+    char small[16];
+
+    ck_assert_ptr_nonnull(roff);
+    ck_assert_uint_eq(ob_config_roff(roff, need + 1), need);
+    ck_assert_uint_eq(strlen(roff), need);
+    for (size_t i = 0; i < N_DOCUMENTED; i++) {
+        char entry[96];
+
+        snprintf(entry, sizeof entry, ".TP\n.B %s\n", documented_names[i]);
+        ck_assert_msg(NULL != strstr(roff, entry), "%s has no entry", documented_names[i]);
+    }
+    /* A minus sign is \-, a `code span` bold, a default bold too; no line
+     * of text starts with a dot. */
+    ck_assert_ptr_nonnull(strstr(roff, "auto, mean or divide\\-by\\-p"));
+    ck_assert_ptr_nonnull(strstr(roff, "scales by \\fBb_i/B\\fR"));
+    ck_assert_ptr_nonnull(strstr(roff, "Default: \\fB1.0\\fR."));
+    ck_assert_ptr_null(strchr(roff, '`'));
+    free(roff);
+    ck_assert_uint_eq(ob_config_roff(small, sizeof small), need);
+    ck_assert_uint_eq(strlen(small), sizeof small - 1);
+}
+END_TEST
+
 /* ---- rules between variables ----------------------------------------------------------- */
 
 START_TEST(test_rules_between_variables)
@@ -767,6 +802,12 @@ START_TEST(test_rules_between_variables)
         { { E("OMNIBATCH_TRACE=out.txt"), E("OMNIBATCH_REPORT_FILE=out.txt"), NULL },
           "OMNIBATCH_TRACE='out.txt': expected a file other than OMNIBATCH_REPORT_FILE" },
         { { E("OMNIBATCH_TRACE=out.csv"), E("OMNIBATCH_REPORT_FILE=out.txt"), NULL }, NULL },
+        { { E("OMNIBATCH_TIMELINE=out.txt"), E("OMNIBATCH_REPORT_FILE=out.txt"), NULL },
+          "OMNIBATCH_TIMELINE='out.txt': expected a file other than OMNIBATCH_REPORT_FILE" },
+        { { E("OMNIBATCH_TIMELINE=t.csv"), E("OMNIBATCH_TRACE=t.csv"), NULL },
+          "OMNIBATCH_TIMELINE='t.csv': expected a file other than OMNIBATCH_TRACE" },
+        { { E("OMNIBATCH_TIMELINE=t.json"), E("OMNIBATCH_TRACE=t.csv"),
+            E("OMNIBATCH_REPORT_FILE=r.txt"), NULL }, NULL },
     };
 
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -1202,6 +1243,7 @@ static Suite *make_config_suite(void)
     tcase_add_test(table, test_documented_defaults_are_the_defaults);
     tcase_add_test(table, test_error_lines_quote_the_allowed_column);
     tcase_add_test(table, test_markdown_table);
+    tcase_add_test(table, test_roff_table);
     tcase_add_test(table, test_readme_holds_the_table);
     suite_add_tcase(s, table);
 

@@ -53,21 +53,24 @@ START_TEST(test_row_spelling)
     char line[OB_TRACE_ROW_MAX];
     /* The step model's columns: the reduction known then, and the rest of
      * the blocked time (at least 0); empty when the reduction is unknown. */
-    ob_trace_row known = { 12, 64, 0.5, 0.25, 0.125 };
-    ob_trace_row unknown = { 3, -1, 1e-3, 2.5, -1.0 };
-    ob_trace_row waitless = { 4, 8, 1e-3, 0.1, 0.125 };
+    ob_trace_row known = { 12, 64, 0.5, 0.25, 0.125, 1764547200.5 };
+    ob_trace_row unknown = { 3, -1, 1e-3, 2.5, -1.0, 0.0 };
+    ob_trace_row waitless = { 4, 8, 1e-3, 0.1, 0.125, 0.0 };
     ob_trace_row huge = { INT64_MAX, INT64_MAX, -1.2345678901234e-300, -1.2345678901234e300,
-                          1.2345678901234e-300 };
+                          1.2345678901234e-300, 1e300 };
+    char long_host[2 * OB_TRACE_HOST_MAX];
 
-    ck_assert_uint_eq(ob_trace_format(line, &known, 7), strlen("12,7,64,0.5,0.25,0.125,0.125\n"));
-    ck_assert_str_eq(line, "12,7,64,0.5,0.25,0.125,0.125\n");
-    ob_trace_format(line, &unknown, 0);
-    ck_assert_str_eq(line, "3,0,,0.001,2.5,,\n");
-    ob_trace_format(line, &waitless, 1);
-    ck_assert_str_eq(line, "4,1,8,0.001,0.1,0.125,0\n");
-    ck_assert_uint_eq(ob_trace_format(line, &huge, 65535), strlen(line));
-    ck_assert_str_eq(line, "9223372036854775807,65535,9223372036854775807,-1.23456789e-300,-1.23456789e+300,"
-                     "1.23456789e-300,0\n");
+    ck_assert_uint_eq(ob_trace_format(line, &known, 7, "node-a"),
+                      strlen("12,7,64,0.5,0.25,0.125,0.125,1764547200.500000,node-a\n"));
+    ck_assert_str_eq(line, "12,7,64,0.5,0.25,0.125,0.125,1764547200.500000,node-a\n");
+    ob_trace_format(line, &unknown, 0, NULL);
+    ck_assert_str_eq(line, "3,0,,0.001,2.5,,,,\n");
+    ob_trace_format(line, &waitless, 1, "h");
+    ck_assert_str_eq(line, "4,1,8,0.001,0.1,0.125,0,,h\n");
+    memset(long_host, 'h', sizeof long_host - 1);
+    long_host[sizeof long_host - 1] = '\0';
+    ck_assert_uint_eq(ob_trace_format(line, &huge, 65535, long_host), strlen(line));
+    ck_assert_ptr_nonnull(strchr(line, '\n'));
 }
 END_TEST
 

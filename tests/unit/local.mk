@@ -3,9 +3,10 @@
 OB_UNIT_SUITES = %reldir%/check_error %reldir%/check_estimator %reldir%/check_planner \
 	%reldir%/check_controller %reldir%/check_config %reldir%/check_shard \
 	%reldir%/check_topology %reldir%/check_stepdetect %reldir%/check_trace \
-	%reldir%/check_report %reldir%/check_maths %reldir%/check_stepmodel
+	%reldir%/check_timeline %reldir%/check_report %reldir%/check_maths %reldir%/check_stepmodel
 check_PROGRAMS += $(OB_UNIT_SUITES)
-TESTS += $(OB_UNIT_SUITES)
+TESTS += $(OB_UNIT_SUITES) %reldir%/check_man.sh
+EXTRA_DIST += %reldir%/check_man.sh
 
 %canon_reldir%_check_error_SOURCES = %reldir%/check_error.c
 %canon_reldir%_check_error_CFLAGS = $(OB_CORE_TEST_CFLAGS)
@@ -28,6 +29,12 @@ TESTS += $(OB_UNIT_SUITES)
 	-DOB_TEST_README='"$(abs_top_srcdir)/README.md"'
 %canon_reldir%_check_config_CFLAGS = $(OB_CORE_TEST_CFLAGS)
 %canon_reldir%_check_config_LDADD = $(OB_CORE_TEST_LDADD)
+
+# The timeline suite checks its JSON with tests/ob_json_check.h.
+%canon_reldir%_check_timeline_SOURCES = %reldir%/check_timeline.c
+%canon_reldir%_check_timeline_CPPFLAGS = $(OB_TEST_CPPFLAGS)
+%canon_reldir%_check_timeline_CFLAGS = $(OB_CORE_TEST_CFLAGS)
+%canon_reldir%_check_timeline_LDADD = $(OB_CORE_TEST_LDADD)
 
 %canon_reldir%_check_shard_SOURCES = %reldir%/check_shard.c
 %canon_reldir%_check_shard_CFLAGS = $(OB_CORE_TEST_CFLAGS)

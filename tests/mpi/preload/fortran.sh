@@ -1,10 +1,12 @@
-# A Fortran program (mpif.h and the mpi module) under the preload: its
-# allreduces, blocking and non-blocking, reach the layer (4 per step, every
-# step in the trace) and its results stay right.
-[ -x "$tests/mpi_fortran" ] || skip "no Fortran MPI compiler (mpifort) was found by configure"
+# A Fortran program under the preload: its allreduces, blocking and
+# non-blocking, reach the layer (4 per step, every step in the trace) and
+# its results stay right.  program=mpi_fortran (mpif.h and the mpi module,
+# the default) or mpi_fortran_f08 (the mpi_f08 module, Open MPI builds).
+program=${program:-mpi_fortran}
+[ -x "$tests/$program" ] || skip "$program not built (needs mpifort; mpi_f08: an Open MPI build)"
 steps=24
 ob_run "$np" OMNIBATCH_TRACE="$work/trace.csv" OMNIBATCH_REPORT_FILE="$work/report.txt" -- \
-    "$tests/mpi_fortran" $steps || fail "the Fortran program failed"
+    "$tests/$program" $steps || fail "the Fortran program failed"
 grep -q "results right" "$work/out" || fail "wrong results under the preload"
 grep -q " 4 gradient allreduces per step (detected)$" "$work/report.txt" \
     || fail "the layer did not see the Fortran allreduces"

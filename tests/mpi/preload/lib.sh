@@ -6,7 +6,7 @@
 set -eu
 top_srcdir=${top_srcdir:-.}
 top_builddir=${top_builddir:-.}
-OB_PRELOAD=$(cd "$top_builddir" && pwd)/.libs/libomnibatch.so
+OB_PRELOAD=$(cd "$top_builddir" && pwd)/.libs/lib${OB_LIBNAME:-omnibatch}.so
 export OB_PRELOAD
 tests=$top_builddir/tests/mpi
 scenario=${scenario:-$0}
@@ -50,6 +50,16 @@ ob_run() {
     124 | 137) fail "timed out (a hang)" ;;
     esac
     return $ob_rc
+}
+
+# ob_part_env VAR=value: the option that sets VAR for one part of an MPMD
+# run (PROG : -np 1 PROG), as the launcher takes it: -x VAR=value for Open
+# MPI's mpirun, -env VAR value for MPICH's mpiexec.hydra.
+ob_part_env() {
+    case ${MPIRUN_FAMILY:-openmpi} in
+    hydra) echo "-env ${1%%=*} ${1#*=}" ;;
+    *) echo "-x $1" ;;
+    esac
 }
 
 # ob_trace_rows FILE RANK: data rows of one rank in a trace CSV.

@@ -1,5 +1,5 @@
 # Outputs that cannot be written are found at init, not after the run:
-# OMNIBATCH_TRACE or OMNIBATCH_REPORT_FILE in a missing directory, under a
+# OMNIBATCH_TRACE, OMNIBATCH_REPORT_FILE or OMNIBATCH_TIMELINE in a missing directory, under a
 # file, naming a directory or a file under /proc, or both naming one file
 # under two spellings, stop the run before its first step with one line.
 # A write that fails later (a full device) is one warning naming the path
@@ -23,7 +23,7 @@ expect_stop() {
     grep '^omnibatch:' "$work/err"
 }
 
-for var in OMNIBATCH_TRACE OMNIBATCH_REPORT_FILE; do
+for var in OMNIBATCH_TRACE OMNIBATCH_REPORT_FILE OMNIBATCH_TIMELINE; do
     expect_stop "$var='$work/missing/x.csv': cannot write there: No such file or directory" \
         "$var=$work/missing/x.csv"
     expect_stop "$var='$work/plain/x.csv': cannot write there: Not a directory" "$var=$work/plain/x.csv"

@@ -9,7 +9,8 @@ prog="$tests/mpi_straggler"
 # expect_stop PATTERN ENV0 ENV1: rank 0 gets ENV0, rank 1 ENV1.
 expect_stop() {
     pattern=$1
-    if ob_run 1 -- -x "$2" "$prog" 5 1 : -np 1 -x "$3" "$prog" 5 1; then
+    # shellcheck disable=SC2046
+    if ob_run 1 -- $(ob_part_env "$2") "$prog" 5 1 : -np 1 $(ob_part_env "$3") "$prog" 5 1; then
         fail "$2 / $3: the run succeeded"
     fi
     lines=$(grep -c '^omnibatch:' "$work/err" || true)
@@ -37,7 +38,8 @@ expect_stop "^omnibatch: \[rank 1\] OMNIBATCH_GAIN='abc': expected a number in \
     OMNIBATCH_GAIN=0.5 OMNIBATCH_GAIN=abc
 
 # What may differ does not stop the run: the debug level.
-ob_run 1 -- -x OMNIBATCH_DEBUG=0 "$prog" 5 1 : -np 1 -x OMNIBATCH_DEBUG=1 "$prog" 5 1 \
+# shellcheck disable=SC2046
+ob_run 1 -- $(ob_part_env OMNIBATCH_DEBUG=0) "$prog" 5 1 : -np 1 $(ob_part_env OMNIBATCH_DEBUG=1) "$prog" 5 1 \
     || fail "OMNIBATCH_DEBUG differing stopped the run"
 grep -q "results right" "$work/out" || fail "OMNIBATCH_DEBUG differing: wrong results"
 exit 0

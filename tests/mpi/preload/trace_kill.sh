@@ -42,11 +42,11 @@ killed_run() {
     before=$(($(wc -l <"$work/trace.csv") - 1))
     kill "-$1" "$victim"
     wait "$launcher" || true
-    head -n 1 "$work/trace.csv" | grep -qx "step,rank,batch,compute_s,blocked_s,reduction_s,waiting_s" || fail "$1: trace header"
+    head -n 1 "$work/trace.csv" | grep -qx "step,rank,batch,compute_s,blocked_s,reduction_s,waiting_s,time_s,host" || fail "$1: trace header"
     after=$(($(wc -l <"$work/trace.csv") - 1))
     [ "$after" -ge "$before" ] || fail "$1: the trace lost rows ($before before the kill, $after after)"
-    # Whole rows only: seven fields, the file ending in a newline.
-    broken=$(awk -F, 'NR > 1 && !(NF == 7 && $1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+$/ && $5 ~ /^[0-9.e+-]+$/) { n++ } END { print n + 0 }' "$work/trace.csv")
+    # Whole rows only: nine fields, the file ending in a newline.
+    broken=$(awk -F, 'NR > 1 && !(NF == 9 && $1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+$/ && $5 ~ /^[0-9.e+-]+$/) { n++ } END { print n + 0 }' "$work/trace.csv")
     [ "$broken" -eq 0 ] || fail "$1: $broken broken rows"
     [ "$(tail -c 1 "$work/trace.csv" | od -An -c | tr -d ' ')" = '\n' ] || fail "$1: the trace ends mid-row"
     echo "$1 to $2: $after rows kept ($before when it was sent), rank 0 $(rows_of 0), rank $((np - 1)) $(rows_of $((np - 1)))"
