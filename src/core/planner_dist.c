@@ -1072,6 +1072,111 @@ int ob_dist_plan_decide(ob_dist_comm *comm, const ob_planner_params *p, ob_dist_
 }
 
 /* ------------------------------------------------------------------ */
+/* The expected step time of a plan                                     */
+/*
+ * E[max_i t_i] with t_i normal around mu_i with deviation s_i (the model's
+ * error at the rank's batch), as the controller judges a plan, from sums:
+ * F(x) = P(max <= x) = prod_i Phi((x - mu_i) / s_i), so -log F(x) is a sum
+ * over the ranks, which travels in fixed point at OB_EMAX_POINTS levels x;
+ * E = L + integral from L to U of (1 - F), L = max_i (mu_i - 8 s_i) below
+ * which F vanishes and U = max_i (mu_i + 8 s_i) above which it is 1.  The
+ * levels crowd near M = max_i mu_i, where F rises (quartic spacing), so a
+ * few ranks with large errors widen the range without blurring the rise.
+ * Two collectives: the three maxima, then the sums.
+ */
+
+#define OB_EMAX_UP 96            /* levels from M to U */
+#define OB_EMAX_DOWN 31          /* levels from L to M */
+#define OB_EMAX_POINTS (OB_EMAX_UP + OB_EMAX_DOWN + 1)
+#define OB_EMAX_TAIL 8.0         /* deviations beyond which a rank's time is never seen */
+#define OB_EMAX_CAP 50.0         /* -log Phi is capped here: e^-50 is nothing */
+#define OB_EMAX_BITS 40          /* fixed point of -log Phi */
+
+typedef struct ob_emax {
+    double M, L, U;
+    int at;
+    int at_sum;
+    double value;
+} ob_emax;
+
+static void ob_emax_bounds_add(ob_emax *e, ob_msg *msg, double mu, double s)
+{
+    ob_max_into(&msg->maxs[e->at], mu);
+    ob_max_into(&msg->maxs[e->at + 1], mu - OB_EMAX_TAIL * s);
+    ob_max_into(&msg->maxs[e->at + 2], mu + OB_EMAX_TAIL * s);
+}
+
+static void ob_emax_bounds_read(ob_emax *e, const ob_msg *msg)
+{
+    e->M = msg->maxs[e->at];
+    e->L = msg->maxs[e->at + 1];
+    e->U = msg->maxs[e->at + 2];
+}
+
+/* The levels, the same on every rank (IEEE operations on the same maxima). */
+static double ob_emax_level(const ob_emax *e, int k)
+{
+    if (k < OB_EMAX_DOWN) {
+        double f = (double) (OB_EMAX_DOWN - k) / (double) OB_EMAX_DOWN;
+
+        return e->M - (e->M - e->L) * (f * f * f * f);
+    }
+    {
+        double f = (double) (k - OB_EMAX_DOWN) / (double) OB_EMAX_UP;
+
+        return e->M + (e->U - e->M) * (f * f * f * f);
+    }
+}
+
+/* -log Phi((x - mu) / s), capped, in fixed point (local: only this rank computes its own). */
+static int64_t ob_emax_term(double x, double mu, double s)
+{
+    double v;
+
+    if (!(s > 0.0)) {
+        v = x >= mu ? 0.0 : OB_EMAX_CAP;
+    } else {
+        double z = (x - mu) / s;
+
+        v = z >= 0.0 ? -log1p(-0.5 * erfc(z * M_SQRT1_2)) : -log(0.5 * erfc(-z * M_SQRT1_2));
+        v = v < OB_EMAX_CAP ? v : OB_EMAX_CAP;
+    }
+    return (int64_t) ldexp(v, OB_EMAX_BITS);
+}
+
+static void ob_emax_grid_add(const ob_emax *e, ob_msg *msg, double mu, double s)
+{
+    if (!(e->U > e->M)) {
+        return;
+    }
+    for (int k = 0; k < OB_EMAX_POINTS; k++) {
+        msg->sums[e->at_sum + k] += ob_emax_term(ob_emax_level(e, k), mu, s);
+    }
+}
+
+/* The integral, by trapezoids, from the reduced sums. */
+static void ob_emax_grid_read(ob_emax *e, const ob_msg *msg)
+{
+    double area = 0.0, x0 = 0.0, g0 = 0.0;
+
+    if (!(e->U > e->M)) {
+        e->value = e->M;
+        return;
+    }
+    for (int k = 0; k < OB_EMAX_POINTS; k++) {
+        double x = ob_emax_level(e, k);
+        double g = 1.0 - ob_exp_nonpositive(-ldexp((double) msg->sums[e->at_sum + k], -OB_EMAX_BITS));
+
+        if (k > 0) {
+            area += 0.5 * (g + g0) * (x - x0);
+        }
+        x0 = x;
+        g0 = g;
+    }
+    e->value = ob_emax_level(e, 0) + area;
+}
+
+/* ------------------------------------------------------------------ */
 /* The controller's decision, distributed                               */
 
 /* Not an error: some rank has no model yet (the warm-up), no decision. */
@@ -1091,7 +1196,8 @@ typedef struct ob_ctl_first {
     int warmup;
     int broken;                  /* the plan breaks the bounds: replan */
     double mean_error;
-    double expected;             /* largest expected time at the plan held */
+    ob_emax now;                 /* expected step time of the plan held: bounds here, sums next */
+    ob_msg *grid;                /* where the sums of the next collective go */
 } ob_ctl_first;
 
 static int ob_record_ok(const ob_rank_record *r)
@@ -1101,11 +1207,10 @@ static int ob_record_ok(const ob_rank_record *r)
            && r->mean_batch <= (double) OB_PLAN_MAX_BATCH && (long) r->lo == r->lo && (long) r->hi == r->hi;
 }
 
-/* A rank's expected time at batch b: its model's mean, hedged by the
- * spread of the largest of P errors like its own. */
-static double ob_expected_time(const ob_dist_state *st, const ob_rank_record *r, double b, double err)
+/* A rank's time at batch b: its model's mean and deviation. */
+static double ob_model_mean(const ob_rank_record *r, double b)
 {
-    return (r->alpha + r->beta * b) * (1.0 + st->spread * err);
+    return r->alpha + r->beta * b;
 }
 
 static void ob_ctl_first_add(void *ctx, ob_msg *msg)
@@ -1114,7 +1219,8 @@ static void ob_ctl_first_add(void *ctx, ob_msg *msg)
 
     ob_check_add(&f->chk, msg);
     f->at = ob_msg_sum_at(msg, OB_FIX_LIMBS + 3);
-    f->at_max = ob_msg_max_at(msg, 2);
+    f->at_max = ob_msg_max_at(msg, 1);
+    f->now.at = ob_msg_max_at(msg, 3);
     for (int i = 0; i < f->chk.blk.n; i++) {
         const ob_rank_record *r = &f->rec[i];
         long p = f->plan[i];
@@ -1126,7 +1232,11 @@ static void ob_ctl_first_add(void *ctx, ob_msg *msg)
         msg->sums[f->at + OB_FIX_LIMBS + 1] += p < r->lo || p > r->hi || p > f->chk.B;
         msg->sums[f->at + OB_FIX_LIMBS + 2] += p;
         ob_fix_add(&msg->sums[f->at], f->err[i]);
-        ob_max_into(&msg->maxs[f->at_max + 1], ob_expected_time(f->st, r, (double) p, f->err[i]));
+        {
+            double mu = ob_model_mean(r, (double) p);
+
+            ob_emax_bounds_add(&f->now, msg, mu, f->err[i] * mu);
+        }
     }
 }
 
@@ -1139,7 +1249,7 @@ static void ob_ctl_first_read(void *ctx, const ob_msg *msg)
     f->warmup = 0 != msg->sums[f->at + OB_FIX_LIMBS];
     f->broken = 0 != msg->sums[f->at + OB_FIX_LIMBS + 1] || f->chk.B != msg->sums[f->at + OB_FIX_LIMBS + 2];
     f->mean_error = ob_fix_double(ob_fix_value(&msg->sums[f->at])) / (double) f->st->nranks;
-    f->expected = msg->maxs[f->at_max + 1];
+    ob_emax_bounds_read(&f->now, msg);
 }
 
 static int ob_ctl_first_verdict(void *ctx)
@@ -1156,26 +1266,25 @@ static int ob_ctl_first_verdict(void *ctx)
     return ob_check_verdict((void *) &f->chk);
 }
 
-/* The last collective carries the candidate's expected step time. */
+/* The planner's last collective carries the candidate's bounds of the
+ * expected step time; one more its sums, if the candidate is worth it. */
 typedef struct ob_ctl_final {
-    const ob_dist_state *st;
     ob_dist_block blk;
     const ob_rank_record *rec;
     const long *next;
-    int at_max;
-    double expected;
+    ob_emax then;
 } ob_ctl_final;
 
 static void ob_ctl_final_add(void *ctx, ob_msg *msg)
 {
     ob_ctl_final *f = ctx;
 
-    f->at_max = ob_msg_max_at(msg, 1);
+    f->then.at = ob_msg_max_at(msg, 3);
     for (int i = 0; i < f->blk.n; i++) {
         double b = (double) f->next[i];
+        double mu = ob_model_mean(&f->rec[i], b);
 
-        ob_max_into(&msg->maxs[f->at_max],
-                    ob_expected_time(f->st, &f->rec[i], b, ob_controller_error_at(&f->rec[i], b)));
+        ob_emax_bounds_add(&f->then, msg, mu, ob_controller_error_at(&f->rec[i], b) * mu);
     }
 }
 
@@ -1183,7 +1292,47 @@ static void ob_ctl_final_read(void *ctx, const ob_msg *msg)
 {
     ob_ctl_final *f = ctx;
 
-    f->expected = msg->maxs[f->at_max];
+    ob_emax_bounds_read(&f->then, msg);
+}
+
+/* The plan held's sums ride on the planner's first collective. */
+static void ob_ctl_now_add(void *ctx, ob_msg *msg)
+{
+    ob_ctl_first *f = ctx;
+
+    f->now.at_sum = ob_msg_sum_at(msg, OB_EMAX_POINTS);
+    for (int i = 0; i < f->chk.blk.n; i++) {
+        double mu = ob_model_mean(&f->rec[i], (double) f->plan[i]);
+
+        ob_emax_grid_add(&f->now, msg, mu, f->err[i] * mu);
+    }
+}
+
+static void ob_ctl_now_read(void *ctx, const ob_msg *msg)
+{
+    ob_emax_grid_read(&((ob_ctl_first *) ctx)->now, msg);
+}
+
+/* The candidate's sums, in a collective of their own. */
+static int ob_ctl_then(ob_dist_comm *comm, ob_ctl_final *f)
+{
+    ob_msg msg;
+    int rc;
+
+    msg.nsum = 0;
+    msg.nmax = 0;
+    f->then.at_sum = ob_msg_sum_at(&msg, OB_EMAX_POINTS);
+    for (int i = 0; i < f->blk.n; i++) {
+        double b = (double) f->next[i];
+        double mu = ob_model_mean(&f->rec[i], b);
+
+        ob_emax_grid_add(&f->then, &msg, mu, ob_controller_error_at(&f->rec[i], b) * mu);
+    }
+    if (OMNIBATCH_SUCCESS != (rc = ob_msg_reduce(comm, &msg))) {
+        return rc;
+    }
+    ob_emax_grid_read(&f->then, &msg);
+    return OMNIBATCH_SUCCESS;
 }
 
 int ob_dist_init(ob_dist_state *st, long P, long B, const ob_planner_params *params)
@@ -1206,7 +1355,8 @@ int ob_dist_init(ob_dist_state *st, long P, long B, const ob_planner_params *par
 /* Scratch of one controller decision. */
 typedef struct ob_ctl_work {
     ob_rank_model *models;       /* n: hedged models with their bounds */
-    double *err;                 /* n */
+    double *err;                 /* n: at the targets */
+    double *err_plan;            /* n: at the plan held */
     ob_dwf *wf;                  /* n */
     long *next;                  /* n */
     long *off;                   /* n */
@@ -1214,7 +1364,7 @@ typedef struct ob_ctl_work {
 
 static int ob_ctl_work_alloc(ob_ctl_work *w, int n)
 {
-    size_t bytes = (size_t) n * (sizeof(ob_rank_model) + sizeof(ob_dwf) + sizeof(double) + 2 * sizeof(long));
+    size_t bytes = (size_t) n * (sizeof(ob_rank_model) + sizeof(ob_dwf) + 2 * sizeof(double) + 2 * sizeof(long));
     char *p = malloc(bytes);
 
     if (NULL == p) {
@@ -1223,7 +1373,8 @@ static int ob_ctl_work_alloc(ob_ctl_work *w, int n)
     w->models = (ob_rank_model *) (void *) p;
     w->wf = (ob_dwf *) (void *) (w->models + n);
     w->err = (double *) (void *) (w->wf + n);
-    w->next = (long *) (void *) (w->err + n);
+    w->err_plan = w->err + n;
+    w->next = (long *) (void *) (w->err_plan + n);
     w->off = w->next + n;
     return OMNIBATCH_SUCCESS;
 }
@@ -1268,9 +1419,9 @@ static int ob_ctl_prepare(ob_dist_state *st, ob_dist_comm *comm, ob_dist_block b
     int rc;
 
     for (int i = 0; i < blk.n; i++) {
-        w->err[i] = ob_record_ok(&rec[i]) ? ob_controller_error_at(&rec[i], (double) plan[i]) : 0.0;
+        w->err_plan[i] = ob_record_ok(&rec[i]) ? ob_controller_error_at(&rec[i], (double) plan[i]) : 0.0;
     }
-    ob_ctl_hedge(st, blk.n, rec, w->err, w->models);
+    ob_ctl_hedge(st, blk.n, rec, w->err_plan, w->models);
     memset(first, 0, sizeof *first);
     first->chk.blk = blk;
     first->chk.m = w->models;
@@ -1279,7 +1430,7 @@ static int ob_ctl_prepare(ob_dist_state *st, ob_dist_comm *comm, ob_dist_block b
     first->st = st;
     first->rec = rec;
     first->plan = plan;
-    first->err = w->err;
+    first->err = w->err_plan;
     ob_dwf_from_models(w->models, blk.n, st->global_batch, 1, w->wf);
     rc = ob_level_solve(comm, w->wf, blk.n, st->global_batch, st->hint_oracle, &extra, level);
     if (OMNIBATCH_SUCCESS != rc) {
@@ -1308,16 +1459,21 @@ static double ob_ctl_band(ob_dist_state *st, double error)
 
 /* The planner's step on the models hedged at the targets, and the verdict on it. */
 static int ob_ctl_decide(ob_dist_state *st, ob_dist_comm *comm, ob_dist_block blk, const ob_rank_record *rec,
-                         long *plan, long *offset, ob_ctl_work *w, const ob_ctl_first *first, ob_decision *d)
+                         long *plan, long *offset, ob_ctl_work *w, ob_ctl_first *first, ob_decision *d)
 {
     ob_planner_params p = st->params;
-    ob_ctl_final fin = { st, blk, rec, w->next, 0, 0.0 };
+    ob_ctl_final fin;
     ob_extra extra = { ob_ctl_final_add, ob_ctl_final_read, NULL, &fin };
+    ob_extra now_extra = { ob_ctl_now_add, ob_ctl_now_read, NULL, first };
     ob_decider dc;
     ob_decision inner;
     double band = ob_ctl_band(st, first->mean_error);
     int rc;
 
+    memset(&fin, 0, sizeof fin);
+    fin.blk = blk;
+    fin.rec = rec;
+    fin.next = w->next;
     p.deadband = 0.0;
     p.gain = first->broken ? 1.0 : p.gain;
     memset(&dc, 0, sizeof dc);
@@ -1333,9 +1489,12 @@ static int ob_ctl_decide(ob_dist_state *st, ob_dist_comm *comm, ob_dist_block bl
     if (OMNIBATCH_SUCCESS != (rc = ob_decider_alloc(&dc, blk.n))) {
         return rc;
     }
-    rc = ob_decider_run(&dc, &st->hint_plan, NULL, w->next, w->off, &inner);
+    rc = ob_decider_run(&dc, &st->hint_plan, &now_extra, w->next, w->off, &inner);
+    if (OMNIBATCH_SUCCESS == rc && inner.changed) {
+        rc = ob_ctl_then(comm, &fin);
+    }
     if (OMNIBATCH_SUCCESS == rc) {
-        double now = first->expected, then = inner.changed ? fin.expected : now;
+        double now = first->now.value, then = inner.changed ? fin.then.value : now;
 
         d->changed = first->broken || (inner.changed && now - then > band * now);
         d->t_current = now;
