@@ -32,7 +32,7 @@ static const char *const documented_names[] = {
     "OMNIBATCH_PERIOD", "OMNIBATCH_WARMUP", "OMNIBATCH_MIN_BATCH", "OMNIBATCH_MAX_BATCH",
     "OMNIBATCH_GRANULARITY", "OMNIBATCH_GLOBAL_BATCH", "OMNIBATCH_MIN_BYTES",
     "OMNIBATCH_CALLS_PER_STEP", "OMNIBATCH_WEIGHT", "OMNIBATCH_CONVENTION", "OMNIBATCH_REPORT",
-    "OMNIBATCH_REPORT_FILE", "OMNIBATCH_TRACE", "OMNIBATCH_PRIOR", "OMNIBATCH_VERIFY",
+    "OMNIBATCH_REPORT_FILE", "OMNIBATCH_TRACE", "OMNIBATCH_PRIOR", "OMNIBATCH_PLANNER", "OMNIBATCH_VERIFY",
     "OMNIBATCH_DEBUG", "OMNIBATCH_LIBRARY",
 };
 #define N_DOCUMENTED (sizeof documented_names / sizeof documented_names[0])
@@ -65,7 +65,7 @@ static int config_equal(const ob_config *a, const ob_config *b)
            && a->min_bytes == b->min_bytes && a->calls_per_step == b->calls_per_step
            && a->weight == b->weight && a->convention == b->convention && a->report == b->report
            && 0 == strcmp(a->report_file, b->report_file)
-           && 0 == strcmp(a->trace_file, b->trace_file) && a->prior == b->prior
+           && 0 == strcmp(a->trace_file, b->trace_file) && a->prior == b->prior && a->planner == b->planner
            && a->verify == b->verify && a->debug == b->debug
            && 0 == strcmp(a->library, b->library);
 }
@@ -105,6 +105,7 @@ static void non_default_config(ob_config *cfg)
     snprintf(cfg->trace_file, sizeof cfg->trace_file, "trace.csv");
     snprintf(cfg->library, sizeof cfg->library, "/opt/lib/libomnibatch.so");
     cfg->prior = OB_PRIOR_GPUS;
+    cfg->planner = OB_PLANNER_CENTRAL;
     cfg->verify = 1;
     cfg->debug = 2;
 }
@@ -174,6 +175,7 @@ static const setting_case one_each[] = {
       "/tmp/omnibatch-report.txt" },
     { "OMNIBATCH_TRACE", "trace.csv", OFF(trace_file), F_STR, 0, "trace.csv" },
     { "OMNIBATCH_PRIOR", "cores", OFF(prior), F_INT, OB_PRIOR_CORES, NULL },
+    { "OMNIBATCH_PLANNER", "distributed", OFF(planner), F_INT, OB_PLANNER_DISTRIBUTED, NULL },
     { "OMNIBATCH_VERIFY", "yes", OFF(verify), F_INT, 1, NULL },
     { "OMNIBATCH_DEBUG", "3", OFF(debug), F_INT, 3, NULL },
     { "OMNIBATCH_LIBRARY", "/opt/lib/libomnibatch.so", OFF(library), F_STR, 0, "/opt/lib/libomnibatch.so" },
@@ -378,6 +380,7 @@ static double field_of(const ob_config *cfg, const char *name)
         { "OMNIBATCH_CALLS_PER_STEP", OFF(calls_per_step), F_LONG },
         { "OMNIBATCH_WEIGHT", OFF(weight), F_INT }, { "OMNIBATCH_CONVENTION", OFF(convention), F_INT },
         { "OMNIBATCH_REPORT", OFF(report), F_INT }, { "OMNIBATCH_PRIOR", OFF(prior), F_INT },
+        { "OMNIBATCH_PLANNER", OFF(planner), F_INT },
         { "OMNIBATCH_VERIFY", OFF(verify), F_INT }, { "OMNIBATCH_DEBUG", OFF(debug), F_INT },
     };
     for (size_t i = 0; i < sizeof map / sizeof map[0]; i++) {
@@ -458,6 +461,9 @@ static const good_case good_values[] = {
     { "OMNIBATCH_PRIOR", "cores", OB_PRIOR_CORES },
     { "OMNIBATCH_PRIOR", "gpus", OB_PRIOR_GPUS },
     { "OMNIBATCH_PRIOR", "GPUs", OB_PRIOR_GPUS },
+    { "OMNIBATCH_PLANNER", "auto", OB_PLANNER_AUTO },
+    { "OMNIBATCH_PLANNER", "central", OB_PLANNER_CENTRAL },
+    { "OMNIBATCH_PLANNER", "Distributed", OB_PLANNER_DISTRIBUTED },
     { "OMNIBATCH_DEBUG", "0", 0 },
     { "OMNIBATCH_DEBUG", "1", 1 },
     { "OMNIBATCH_DEBUG", "3", 3 },
@@ -628,6 +634,7 @@ static const bad_case bad_values[] = {
     { "OMNIBATCH_REPORT", "", "OMNIBATCH_REPORT='': expected off, text or json" },
     { "OMNIBATCH_PRIOR", "gpu", "OMNIBATCH_PRIOR='gpu': expected equal, cores or gpus" },
     { "OMNIBATCH_PRIOR", "none", "OMNIBATCH_PRIOR='none': expected equal, cores or gpus" },
+    { "OMNIBATCH_PLANNER", "root", "OMNIBATCH_PLANNER='root': expected auto, central or distributed" },
     { "OMNIBATCH_REPORT_FILE", "", "OMNIBATCH_REPORT_FILE='': " PATH_SAYS },
     { "OMNIBATCH_TRACE", "", "OMNIBATCH_TRACE='': " PATH_SAYS },
     { "OMNIBATCH_DEBUG", "4", "OMNIBATCH_DEBUG='4': " COUNT_SAYS("[0, 3]") },
