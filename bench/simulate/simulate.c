@@ -422,7 +422,6 @@ static int ob_sim_decide_central(const ob_sim_opts *o, ob_controller *ctl, const
 
     cost->compute = ob_sim_now() - t0;
     cost->collectives = 1;
-    if (getenv("DBG")) fprintf(stderr, "DBG cen now %.6g cand %.6g opt %.6g changed %d refining %d err %.4g\n", d->t_current, d->t_candidate, d->t_optimum, d->changed, ctl->refining, ctl->refine_error);
     cost->bytes = (long) ((size_t) ctl->nranks * sizeof *rec);
     cost->latency = ob_sim_dist_cost(1, cost->bytes, ctl->nranks, o->latency, o->bandwidth) + cost->compute;
     return rc;
@@ -449,7 +448,7 @@ static int ob_sim_decide_distributed(const ob_sim_opts *o, ob_sim_decider *dz, o
     dz->plan_before0 = b0;
     ob_sim_dist_reset(&dz->sd, 0);
     comm = ob_sim_dist_comm(&dz->sd);
-    rc = ob_dist_update(&dz->st, &comm, (ob_dist_block) { P, 0 }, rec, dz->plan, dz->offset, d);
+    rc = ob_dist_update(&dz->st, &comm, (ob_dist_block) { P, 0 }, rec, dz->plan, dz->offset, d, NULL);
     if (OMNIBATCH_SUCCESS != rc) {
         return rc;
     }
@@ -461,7 +460,7 @@ static int ob_sim_decide_distributed(const ob_sim_opts *o, ob_sim_decider *dz, o
         ob_sim_dist_reset(&dz->sd, 1);
         replay = ob_sim_dist_comm(&dz->sd);
         t0 = ob_sim_now();
-        rc = ob_dist_update(&again, &replay, (ob_dist_block) { 1, 0 }, rec, &b0, &o0, &d0);
+        rc = ob_dist_update(&again, &replay, (ob_dist_block) { 1, 0 }, rec, &b0, &o0, &d0, NULL);
         t0 = ob_sim_now() - t0;
         cost->compute = t0 < cost->compute ? t0 : cost->compute;
         if (OMNIBATCH_SUCCESS != rc) {
@@ -476,7 +475,6 @@ static int ob_sim_decide_distributed(const ob_sim_opts *o, ob_sim_decider *dz, o
                        "together");
     }
     cost->collectives = comm.collectives;
-    if (getenv("DBG")) fprintf(stderr, "DBG coll %ld now %.6g cand %.6g opt %.6g changed %d refining %d err %.4g\n", comm.collectives, d->t_current, d->t_candidate, d->t_optimum, d->changed, dz->st.refining, dz->st.refine_error);
     cost->bytes = comm.bytes;
     cost->latency = ob_sim_dist_cost(comm.collectives, comm.bytes, P, o->latency, o->bandwidth) + cost->compute;
     return d->changed ? ob_controller_set_plan(ctl, dz->plan) : OMNIBATCH_SUCCESS;

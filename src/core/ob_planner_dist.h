@@ -20,8 +20,9 @@
  *     the central planner does (typically 1 round, 2-3 at a jump);
  *   - the integer plan (largest remainder by step time, as ob_plan_decide):
  *     the floors' sum gives the granules still to hand out; a histogram of
- *     the keys t_i(floor + 1 granule) (exponential bins around the level,
- *     then OB_DIST_BINS uniform bins with each bin's least and largest key)
+ *     the keys t_i(floor + 1 granule) (even bins in a window around the
+ *     level and exponential ones beyond, then OB_DIST_BINS even bins in the
+ *     bin found, each bin with its least and largest key)
  *     finds the threshold key exactly, and an exclusive scan orders the
  *     ranks tied on it by index and gives every rank its data offset;
  *   - the dead-band: the largest expected step time over the ranks at the
@@ -50,7 +51,7 @@
 /** Levels evaluated per round of the water-level search. */
 #define OB_DIST_CANDIDATES 48
 /** Uniform bins per round of the threshold search after the first (exponential) one. */
-#define OB_DIST_BINS 128
+#define OB_DIST_BINS 256
 /** Rounds of either search before it gives up (never reached: each round narrows by >= 24x). */
 #define OB_DIST_MAX_ROUNDS 24
 
@@ -108,8 +109,16 @@ typedef struct ob_dist_state {
     long decisions;
     long changes;
     ob_decision last;
+    ob_decision inner;           /* the planner's step of the last decision (ob_plan_decide's view) */
     uint64_t digest;             /* of every global value of the last decision */
 } ob_dist_state;
+
+/** What the planner's step saw on one rank: OMNIBATCH_VERIFY gathers it to compare with the central planner. */
+typedef struct ob_dist_trace {
+    ob_rank_model model;         /* the hedged model and the trust region's bounds it planned on */
+    long current;                /* the batch held */
+    long candidate;              /* the planner's candidate (the batch held when it found none) */
+} ob_dist_trace;
 
 /** \brief Start a distributed run (parameters checked as by ob_controller_init()). */
 int ob_dist_init(ob_dist_state *st, long P, long B, const ob_planner_params *params);
@@ -119,9 +128,13 @@ int ob_dist_init(ob_dist_state *st, long P, long B, const ob_planner_params *par
  *        batches \p plan (updated in place), and every rank's data offset into \p offset.
  *        The same decision as the controller's (hedge, trust region, refining band) except
  *        that a plan's expected step time is the largest over the ranks of each one's expected
- *        time, mu_i * (1 + spread * error_i), instead of Clark's fold over all of them.
+ *        time is E[max_i t_i] integrated from sums over the ranks instead of Clark's fold over
+ *        all of them (within 0.3% of it).  \p offset is written for the plan returned.
+ * \param[out] trace  blk.n entries (may be NULL): what the planner's step saw.
+ * \return OMNIBATCH_SUCCESS (also in the warm-up, when a rank has no model yet: no decision,
+ *         d->changed = 0 and its times 0), or the error every process meets alike.
  */
 int ob_dist_update(ob_dist_state *st, ob_dist_comm *comm, ob_dist_block blk, const ob_rank_record *rec,
-                   long *plan, long *offset, ob_decision *d);
+                   long *plan, long *offset, ob_decision *d, ob_dist_trace *trace);
 
 #endif /* OB_PLANNER_DIST_H */

@@ -20,12 +20,18 @@ __extension__ typedef unsigned __int128 ob_u128;
 /* Fixed point of the sums of reals: x * 2^OB_FIX_BITS, x in [0, 2^50]. */
 #define OB_FIX_BITS 46
 #define OB_FIX_LIMBS 3
+/* Slopes sum_i 1 / b_i, 1 / b_i <= 1 / OB_PLAN_MIN_BETA < 2^40, at 2^-56. */
+#define OB_SLOPE_BITS 56
 /* Payload of one collective, at most. */
-#define OB_MSG_SUMS 320
-#define OB_MSG_MAXS 320
-/* The first threshold round: one bin per power of two of the distance in
- * key order from the level, each side, and the level itself. */
-#define OB_DIST_EXP_BINS 129
+#define OB_MSG_SUMS 768
+#define OB_MSG_MAXS 1536
+/* The first threshold round: OB_DIST_FINE_BINS even bins (in the order of
+ * the doubles) over the level +- OB_DIST_WINDOW, where the threshold of a
+ * step near the optimum lies, and beyond each side one bin per power of two
+ * of the distance from the window. */
+#define OB_DIST_FINE_BINS 512
+#define OB_DIST_WINDOW 0.0625
+#define OB_DIST_SIDE_BINS 64
 /* Relative steps of the first round's ladder around a hint: 2^-1 .. 2^-OB_DIST_LADDER. */
 #define OB_DIST_LADDER 22
 /* Without a hint the first round's levels are 2^e s for e from OB_DIST_COLD_LOW, every other. */
@@ -82,9 +88,9 @@ static void ob_max_into(double *slot, double v)
     *slot = v > *slot ? v : *slot;
 }
 
-/* x in [0, 2^50] into three 32-bit limbs of floor(x * 2^46): exact bit
+/* x * 2^bits in [0, 2^96) into three 32-bit limbs of its floor: exact bit
  * extraction, so the sum over any number of ranks (< 2^31) is exact. */
-static void ob_fix_add(int64_t *limbs, double x)
+static void ob_fix_add_scaled(int64_t *limbs, double x, int bits)
 {
     double high;
     double rest;
@@ -92,14 +98,20 @@ static void ob_fix_add(int64_t *limbs, double x)
 
     /* A model the check of the same collective rejects may give anything. */
     x = x >= 0.0 ? x : 0.0;
-    x = x <= (double) OB_PLAN_MAX_BATCH ? x : (double) OB_PLAN_MAX_BATCH;
-    high = floor(ldexp(x, OB_FIX_BITS - 64));
-    rest = x - ldexp(high, 64 - OB_FIX_BITS);
-    low = (uint64_t) ldexp(rest, OB_FIX_BITS);
+    x = x < ldexp(1.0, 96 - bits) ? x : ldexp(1.0, 96 - bits) - ldexp(1.0, 43 - bits);
+    high = floor(ldexp(x, bits - 64));
+    rest = x - ldexp(high, 64 - bits);
+    low = (uint64_t) ldexp(rest, bits);
 
     limbs[0] += (int64_t) (low & 0xffffffffu);
     limbs[1] += (int64_t) (low >> 32);
     limbs[2] += (int64_t) high;
+}
+
+/* Samples (or any x in [0, 2^50]) at 2^-46. */
+static void ob_fix_add(int64_t *limbs, double x)
+{
+    ob_fix_add_scaled(limbs, x, OB_FIX_BITS);
 }
 
 static ob_u128 ob_fix_value(const int64_t *limbs)
@@ -182,7 +194,9 @@ typedef struct ob_level {
     int ncand;
     int at_f;                    /* payload offsets of this round */
     int at_count;
+    int at_slope;
     int at_max;
+    int at_kink;
     double lo, hi;               /* bracket: f(lo) < total <= f(hi) */
     ob_u128 f_lo, f_hi;
     int done;
@@ -271,52 +285,111 @@ static void ob_level_init(ob_level *s, long total, double hint)
     ob_level_first(s, hint);
 }
 
-/* This block's share of the round: sum_i x_i at every level, breakpoints
- * strictly between neighbouring levels, and (first round) the sums of the
- * bounds and the extreme breakpoints. */
+/* This block's share of the round: at every level, sum_i x_i and the
+ * slopes of the sum just right and just left of it (sum of 1 / b of the
+ * ranks active there); between neighbouring levels, the number of
+ * breakpoints strictly inside and the least and largest of them; in the
+ * first round also the sums of the bounds and the extreme breakpoints. */
+static void ob_level_rank(ob_level *s, const ob_dwf *r, ob_msg *msg)
+{
+    int K = s->ncand;
+    double bp[2] = { r->a + r->b * r->lo, r->a + r->b * r->hi };
+    double inv = 1.0 / r->b;
+
+    for (int k = 0; k < K; k++) {
+        double c = s->cand[k];
+
+        ob_fix_add(&msg->sums[s->at_f + OB_FIX_LIMBS * k], ob_dwf_x(r, c));
+        if (bp[0] <= c && c < bp[1]) {
+            ob_fix_add_scaled(&msg->sums[s->at_slope + 2 * OB_FIX_LIMBS * k], inv, OB_SLOPE_BITS);
+        }
+        if (bp[0] < c && c <= bp[1]) {
+            ob_fix_add_scaled(&msg->sums[s->at_slope + 2 * OB_FIX_LIMBS * k + OB_FIX_LIMBS], inv, OB_SLOPE_BITS);
+        }
+    }
+    ob_fix_add(&msg->sums[s->at_f + OB_FIX_LIMBS * K], r->lo);
+    ob_fix_add(&msg->sums[s->at_f + OB_FIX_LIMBS * (K + 1)], r->hi);
+    ob_max_into(&msg->maxs[s->at_max], -bp[0]);
+    ob_max_into(&msg->maxs[s->at_max + 1], bp[1]);
+    for (int e = 0; e < 2; e++) {
+        /* The interval (cand[lo], cand[lo + 1]) that holds bp strictly. */
+        int lo = 0, hi = K - 1;
+
+        if (K < 2 || !(bp[e] > s->cand[0] && bp[e] < s->cand[K - 1])) {
+            continue;
+        }
+        while (hi - lo > 1) {
+            int mid = (lo + hi) / 2;
+
+            if (s->cand[mid] < bp[e]) {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        if (bp[e] < s->cand[hi]) {
+            msg->sums[s->at_count + lo]++;
+            ob_max_into(&msg->maxs[s->at_kink + 2 * lo], -bp[e]);
+            ob_max_into(&msg->maxs[s->at_kink + 2 * lo + 1], bp[e]);
+        }
+    }
+}
+
 static void ob_level_contribute(ob_level *s, const ob_dwf *r, int n, ob_msg *msg)
 {
     int K = s->ncand;
 
     s->at_f = ob_msg_sum_at(msg, OB_FIX_LIMBS * (K + 2));
+    s->at_slope = ob_msg_sum_at(msg, 2 * OB_FIX_LIMBS * K);
     s->at_count = ob_msg_sum_at(msg, K > 1 ? K - 1 : 1);
     s->at_max = ob_msg_max_at(msg, 2);
+    s->at_kink = ob_msg_max_at(msg, K > 1 ? 2 * (K - 1) : 2);
     for (int i = 0; i < n; i++) {
-        double bp[2] = { r[i].a + r[i].b * r[i].lo, r[i].a + r[i].b * r[i].hi };
+        ob_level_rank(s, &r[i], msg);
+    }
+}
 
-        for (int k = 0; k < K; k++) {
-            ob_fix_add(&msg->sums[s->at_f + OB_FIX_LIMBS * k], ob_dwf_x(&r[i], s->cand[k]));
-        }
-        ob_fix_add(&msg->sums[s->at_f + OB_FIX_LIMBS * K], r[i].lo);
-        ob_fix_add(&msg->sums[s->at_f + OB_FIX_LIMBS * (K + 1)], r[i].hi);
-        ob_max_into(&msg->maxs[s->at_max], -bp[0]);
-        ob_max_into(&msg->maxs[s->at_max + 1], bp[1]);
-        for (int e = 0; e < 2; e++) {
-            /* The interval (cand[j], cand[j + 1]) that holds bp strictly. */
-            int lo = 0, hi = K - 1;
+/* The slope just right (side 0) or just left (side 1) of level k. */
+static double ob_level_slope(const ob_level *s, const ob_msg *msg, int k, int side)
+{
+    const int64_t *limbs = &msg->sums[s->at_slope + 2 * OB_FIX_LIMBS * k + OB_FIX_LIMBS * side];
 
-            if (K < 2 || !(bp[e] > s->cand[0] && bp[e] < s->cand[K - 1])) {
-                continue;
-            }
-            while (hi - lo > 1) {
-                int mid = (lo + hi) / 2;
+    return ldexp((double) ob_fix_value(limbs), -OB_SLOPE_BITS);
+}
 
-                if (s->cand[mid] < bp[e]) {
-                    lo = mid;
-                } else {
-                    hi = mid;
-                }
-            }
-            if (bp[e] < s->cand[hi]) {
-                msg->sums[s->at_count + lo]++;
-            }
-        }
+static void ob_level_finish(ob_level *s, double level)
+{
+    s->level = level < s->lo ? s->lo : (level > s->hi ? s->hi : level);
+    s->done = 1;
+}
+
+/* The bracket is two levels of this round, j - 1 and j, with breakpoints
+ * inside: the sum is linear from the left end to the least of them and
+ * from the largest to the right end, with the slopes at the ends.  If it
+ * crosses the total on one of those stretches, solve there (exact, as on a
+ * segment without breakpoints); else narrow to the breakpoints. */
+static void ob_level_kinks(ob_level *s, const ob_msg *msg, int j)
+{
+    double kmin = -msg->maxs[s->at_kink + 2 * (j - 1)], kmax = msg->maxs[s->at_kink + 2 * (j - 1) + 1];
+    double right = ob_level_slope(s, msg, j - 1, 0), left = ob_level_slope(s, msg, j, 1);
+    double need = ob_fix_double(s->total - s->f_lo);
+    double spare = ob_fix_double(s->f_hi - s->total);
+
+    if (right > 0.0 && s->lo + need / right <= kmin) {
+        ob_level_finish(s, s->lo + need / right);
+    } else if (left > 0.0 && s->hi - spare / left >= kmax) {
+        ob_level_finish(s, s->hi - spare / left);
+    } else if (kmin > s->lo && kmax < s->hi) {
+        /* Between the breakpoints: their sums are not known yet, only bounds on them. */
+        s->lo = kmin;
+        s->hi = kmax;
     }
 }
 
 /* The reduced round: the new bracket, and the level when it is linear on
  * it (no breakpoint inside: interpolate exactly, as the central planner
- * does on its segment) or only two adjacent doubles wide. */
+ * does on its segment), linear where it crosses, or only two adjacent
+ * doubles wide. */
 static void ob_level_absorb(ob_level *s, const ob_msg *msg)
 {
     int K = s->ncand;
@@ -324,7 +397,7 @@ static void ob_level_absorb(ob_level *s, const ob_msg *msg)
     ob_u128 f_min = ob_fix_value(&msg->sums[s->at_f + OB_FIX_LIMBS * K]);
     ob_u128 f_max = ob_fix_value(&msg->sums[s->at_f + OB_FIX_LIMBS * (K + 1)]);
     int j = 0;
-    int exact = 0;
+    int both;
 
     if (0 == s->round) {
         if (f_min >= s->total) {
@@ -351,15 +424,20 @@ static void ob_level_absorb(ob_level *s, const ob_msg *msg)
         s->f_hi = ob_fix_value(&msg->sums[s->at_f + OB_FIX_LIMBS * j]);
     }
     /* Breakpoints inside are known only between two levels of this round. */
-    exact = j > 0 && j < K && s->lo == s->cand[j - 1] && s->hi == s->cand[j]
-            && 0 == msg->sums[s->at_count + j - 1];
-    if (exact || s->round >= OB_DIST_MAX_ROUNDS) {
+    both = j > 0 && j < K && s->lo == s->cand[j - 1] && s->hi == s->cand[j];
+    if ((both && 0 == msg->sums[s->at_count + j - 1]) || s->round >= OB_DIST_MAX_ROUNDS) {
         double f = (double) (s->total - s->f_lo) / (double) (s->f_hi - s->f_lo);
-        double level = s->lo + (s->hi - s->lo) * f;
 
-        s->level = level < s->lo ? s->lo : (level > s->hi ? s->hi : level);
-        s->done = 1;
-    } else if (ob_dkey(s->hi) - ob_dkey(s->lo) <= 1) {
+        ob_level_finish(s, s->lo + (s->hi - s->lo) * f);
+        return;
+    }
+    if (both) {
+        ob_level_kinks(s, msg, j);
+    }
+    if (s->done) {
+        return;
+    }
+    if (ob_dkey(s->hi) - ob_dkey(s->lo) <= 1) {
         s->level = s->hi;
         s->done = 1;
     } else {
@@ -572,8 +650,7 @@ typedef struct ob_select {
     long long deficit;           /* granules to hand out (< 0: to take back) */
     long long want;              /* |deficit| */
     long long below;             /* ranks known to come before the range searched */
-    uint64_t klo, khi;           /* key range searched (uniform rounds) */
-    uint64_t center;             /* first round: key of the level */
+    uint64_t klo, khi;           /* key range searched: the window (first round), then a bin */
     int round;
     int at_count, at_max, nbins;
     int done;
@@ -583,20 +660,24 @@ typedef struct ob_select {
     long long ties;              /* ranks on tie_key */
 } ob_select;
 
-/* The bin of key q in this round. */
+/* Bits of the distance d >= 1: 1 .. 64. */
+static int ob_bits(uint64_t d)
+{
+    return 64 - __builtin_clzll(d);
+}
+
+/* The bin of key q in this round, in the order of the keys. */
 static int ob_select_bin(const ob_select *s, uint64_t q)
 {
     if (0 == s->round) {
-        uint64_t dist;
-        int e;
-
-        if (q == s->center) {
-            return OB_DIST_EXP_BINS / 2;
+        if (q < s->klo) {
+            return OB_DIST_SIDE_BINS - ob_bits(s->klo - q);
         }
-        dist = q > s->center ? q - s->center : s->center - q;
-        e = 64 - __builtin_clzll(dist);          /* 1 .. 64 */
-        e = e > OB_DIST_EXP_BINS / 2 ? OB_DIST_EXP_BINS / 2 : e;
-        return q > s->center ? OB_DIST_EXP_BINS / 2 + e : OB_DIST_EXP_BINS / 2 - e;
+        if (q > s->khi) {
+            return OB_DIST_SIDE_BINS + OB_DIST_FINE_BINS + ob_bits(q - s->khi) - 1;
+        }
+        return OB_DIST_SIDE_BINS
+               + (int) ((ob_u128) (q - s->klo) * OB_DIST_FINE_BINS / ((ob_u128) (s->khi - s->klo) + 1));
     }
     if (q < s->klo || q > s->khi) {
         return -1;
@@ -604,9 +685,18 @@ static int ob_select_bin(const ob_select *s, uint64_t q)
     return (int) ((ob_u128) (q - s->klo) * (ob_u128) s->nbins / ((ob_u128) (s->khi - s->klo) + 1));
 }
 
+/* The first round's window around the score of the level. */
+static void ob_select_window(ob_select *s, double score)
+{
+    double a = score * (1.0 - OB_DIST_WINDOW), b = score * (1.0 + OB_DIST_WINDOW);
+
+    s->klo = ob_dkey(a < b ? a : b);
+    s->khi = ob_dkey(a < b ? b : a);
+}
+
 static void ob_select_prepare(ob_select *s, ob_msg *msg)
 {
-    s->nbins = 0 == s->round ? OB_DIST_EXP_BINS : OB_DIST_BINS;
+    s->nbins = 0 == s->round ? 2 * OB_DIST_SIDE_BINS + OB_DIST_FINE_BINS : OB_DIST_BINS;
     s->at_count = ob_msg_sum_at(msg, s->nbins);
     s->at_max = ob_msg_max_at(msg, 2 * s->nbins);
 }
@@ -824,7 +914,7 @@ static int ob_decider_first_round(ob_decider *dc, ob_round_block *rb, ob_msg *ms
      * exceed the targets, which sum to Q) is assumed and checked below. */
     dc->sel.deficit = 1;
     dc->sel.round = 0;
-    dc->sel.center = ob_dkey(dc->level_plan);
+    ob_select_window(&dc->sel, dc->level_plan);
     ob_round_histogram(rb, &dc->sel, msg);
     if (OMNIBATCH_SUCCESS != (rc = ob_msg_reduce(dc->comm, msg))) {
         return rc;
@@ -873,7 +963,7 @@ static int ob_decider_select(ob_decider *dc, ob_round_block *rb, ob_msg *msg)
     s->below_key = 0;
     if (deficit < 0) {
         s->round = 0;
-        s->center = ob_dkey(-dc->level_plan);
+        ob_select_window(s, -dc->level_plan);
         msg->nsum = 0;
         msg->nmax = 0;
         ob_round_histogram(rb, s, msg);
@@ -1459,7 +1549,8 @@ static double ob_ctl_band(ob_dist_state *st, double error)
 
 /* The planner's step on the models hedged at the targets, and the verdict on it. */
 static int ob_ctl_decide(ob_dist_state *st, ob_dist_comm *comm, ob_dist_block blk, const ob_rank_record *rec,
-                         long *plan, long *offset, ob_ctl_work *w, ob_ctl_first *first, ob_decision *d)
+                         long *plan, long *offset, ob_ctl_work *w, ob_ctl_first *first, ob_decision *d,
+                         ob_dist_trace *trace)
 {
     ob_planner_params p = st->params;
     ob_ctl_final fin;
@@ -1501,6 +1592,12 @@ static int ob_ctl_decide(ob_dist_state *st, ob_dist_comm *comm, ob_dist_block bl
         d->t_candidate = then;
         d->t_next = d->changed ? then : now;
         d->t_optimum = inner.t_optimum;
+        st->inner = inner;
+        for (int i = 0; NULL != trace && i < blk.n; i++) {
+            trace[i].model = w->models[i];
+            trace[i].current = plan[i];
+            trace[i].candidate = w->next[i];
+        }
         if (d->changed) {
             memcpy(plan, w->next, (size_t) blk.n * sizeof *plan);
         }
@@ -1517,7 +1614,7 @@ static int ob_ctl_decide(ob_dist_state *st, ob_dist_comm *comm, ob_dist_block bl
 }
 
 int ob_dist_update(ob_dist_state *st, ob_dist_comm *comm, ob_dist_block blk, const ob_rank_record *rec,
-                   long *plan, long *offset, ob_decision *d)
+                   long *plan, long *offset, ob_decision *d, ob_dist_trace *trace)
 {
     ob_ctl_work w;
     ob_ctl_first first;
@@ -1539,7 +1636,7 @@ int ob_dist_update(ob_dist_state *st, ob_dist_comm *comm, ob_dist_block blk, con
     rc = ob_ctl_prepare(st, comm, blk, rec, plan, &w, &first, &level);
     if (OMNIBATCH_SUCCESS == rc) {
         st->hint_oracle = level;
-        rc = ob_ctl_decide(st, comm, blk, rec, plan, offset, &w, &first, &dec);
+        rc = ob_ctl_decide(st, comm, blk, rec, plan, offset, &w, &first, &dec, trace);
     }
     free(w.models);
     if (OB_DIST_WARMUP == rc) {

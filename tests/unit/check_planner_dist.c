@@ -416,7 +416,7 @@ START_TEST(test_distributed_controller_run_keeps_invariants_and_settles)
             rec[i].hi = B;
             rec[i].rel_error = 0.01;
         }
-        ck_assert_int_eq(ob_dist_update(&st, &c, (ob_dist_block) { P, 0 }, rec, plan, offset, &d),
+        ck_assert_int_eq(ob_dist_update(&st, &c, (ob_dist_block) { P, 0 }, rec, plan, offset, &d, NULL),
                          OMNIBATCH_SUCCESS);
         assert_plan(&pr, plan, offset);
         t_plan = ob_plan_step_time(truth, P, plan);
@@ -431,7 +431,7 @@ START_TEST(test_distributed_controller_run_keeps_invariants_and_settles)
         ob_decision d;
 
         memcpy(before, plan, sizeof before);
-        ck_assert_int_eq(ob_dist_update(&st, &c, (ob_dist_block) { P, 0 }, rec, plan, offset, &d),
+        ck_assert_int_eq(ob_dist_update(&st, &c, (ob_dist_block) { P, 0 }, rec, plan, offset, &d, NULL),
                          OMNIBATCH_SUCCESS);
         ck_assert_int_eq(0, memcmp(before, plan, sizeof before));
         ck_assert_int_eq(d.changed, 0);
