@@ -100,6 +100,7 @@ typedef struct ob_sim_opts {
     double forget;
     const char *summary;
     int planner_on[2];           /* by ob_sim_planner */
+    int planner_auto;            /* the library's choice by P instead (OMNIBATCH_PLANNER=auto) */
     double latency;              /* seconds per hop of a collective */
     double bandwidth;            /* bytes per second */
 } ob_sim_opts;
@@ -149,7 +150,8 @@ static void ob_sim_usage(FILE *f)
 {
     fputs("usage: simulate [options]\n"
           "  --ranks LIST        simulated rank counts (default 4,16,256,4096,65536)\n"
-          "  --planner P         central, distributed or both (default both, side by side)\n"
+          "  --planner P         central, distributed, both (default: side by side) or auto (the\n"
+          "                      library's choice: distributed from 256 ranks on)\n"
           "  --latency S         emulated seconds per hop of a collective (default 2e-6)\n"
           "  --bandwidth B       emulated bytes per second of a collective (default 1e10)\n"
           "  --scenarios LIST    of uniform,bimodal,hl2,hl4,hl8,slow10,vanish (default all)\n"
@@ -317,10 +319,12 @@ static void ob_sim_parse_args(int argc, char **argv, ob_sim_opts *o)
         } else if (0 == strcmp(a, "--forget")) {
             o->forget = ob_sim_parse_double(a, v, 0.5, 1.0);
         } else if (0 == strcmp(a, "--planner")) {
-            o->planner_on[OB_SIM_CENTRAL] = 0 == strcmp(v, "central") || 0 == strcmp(v, "both");
-            o->planner_on[OB_SIM_DISTRIBUTED] = 0 == strcmp(v, "distributed") || 0 == strcmp(v, "both");
+            o->planner_auto = 0 == strcmp(v, "auto");
+            o->planner_on[OB_SIM_CENTRAL] = 0 == strcmp(v, "central") || 0 == strcmp(v, "both") || o->planner_auto;
+            o->planner_on[OB_SIM_DISTRIBUTED] = 0 == strcmp(v, "distributed") || 0 == strcmp(v, "both")
+                                                || o->planner_auto;
             if (!o->planner_on[OB_SIM_CENTRAL] && !o->planner_on[OB_SIM_DISTRIBUTED]) {
-                ob_sim_die(a, v, "central, distributed or both");
+                ob_sim_die(a, v, "central, distributed, both or auto");
             }
         } else if (0 == strcmp(a, "--latency")) {
             o->latency = ob_sim_parse_double(a, v, 0.0, 1.0);
@@ -875,7 +879,8 @@ int main(int argc, char **argv)
         }
         for (int j = 0; j < o.nranks; j++) {
             for (int pl = OB_SIM_CENTRAL; pl <= OB_SIM_DISTRIBUTED; pl++) {
-                if (!o.planner_on[pl]) {
+                if (!o.planner_on[pl]
+                    || (o.planner_auto && (OB_SIM_DISTRIBUTED == pl) != (o.ranks[j] >= OB_PLANNER_AUTO_RANKS))) {
                     continue;
                 }
                 const int rc = ob_sim_run(&o, &ob_sim_scenarios[k], o.ranks[j], (ob_sim_planner) pl, &results[n]);

@@ -794,22 +794,44 @@ static void ob_round_histogram(const ob_round_block *rb, ob_select *s, ob_msg *m
     }
 }
 
+/* Where rank i stands against the threshold: below it (moves for certain)
+ * or on it (moves if early enough among the ties). */
+static void ob_round_class(const ob_round_block *rb, const ob_select *s, int i, int *below, int *tie)
+{
+    int eligible = 0 != s->deficit && ob_round_eligible(rb, s, i);
+    uint64_t q = eligible ? ob_dkey(ob_round_score(rb, s, i)) : 0;
+
+    *below = eligible && q < s->below_key;
+    *tie = eligible && s->need_tie > 0 && q == s->tie_key;
+}
+
+/* Of the ties before a rank, how many move: the first need_tie in index
+ * order when adding, the last need_tie when removing (the central
+ * planner's reverse pass). */
+static long long ob_round_ties_moved(const ob_select *s, long long before)
+{
+    long long skipped = s->ties - s->need_tie;
+
+    if (s->deficit >= 0) {
+        return before < s->need_tie ? before : s->need_tie;
+    }
+    return before > skipped ? before - skipped : 0;
+}
+
 /* The granules each rank takes, and the offsets, from one scan. */
 static int ob_round_scan(ob_dist_comm *comm, const ob_round_block *rb, const ob_select *s, long *next,
                          long *offset)
 {
     int64_t v[4] = { 0, 0, 0, 0 };
     int64_t pre[4];
-    int n = rb->blk.n;
-    int rc;
+    long sign = s->deficit >= 0 ? 1 : -1;
+    int below, tie, rc;
 
-    for (int i = 0; i < n; i++) {
-        int eligible = 0 != s->deficit && ob_round_eligible(rb, s, i);
-        uint64_t q = eligible ? ob_dkey(ob_round_score(rb, s, i)) : 0;
-
+    for (int i = 0; i < rb->blk.n; i++) {
+        ob_round_class(rb, s, i, &below, &tie);
         v[0] += rb->k[i];
-        v[1] += eligible && q < s->below_key;
-        v[2] += eligible && s->need_tie > 0 && q == s->tie_key;
+        v[1] += below;
+        v[2] += tie;
         v[3] += rb->current[i];
     }
     memcpy(pre, v, sizeof pre);
@@ -818,23 +840,16 @@ static int ob_round_scan(ob_dist_comm *comm, const ob_round_block *rb, const ob_
     if (OMNIBATCH_SUCCESS != (rc = comm->exscan(comm->ctx, pre, 4))) {
         return rc;
     }
-    for (int i = 0; i < n; i++) {
-        int eligible = 0 != s->deficit && ob_round_eligible(rb, s, i);
-        uint64_t q = eligible ? ob_dkey(ob_round_score(rb, s, i)) : 0;
-        int tie = eligible && s->need_tie > 0 && q == s->tie_key;
-        /* Ties before this rank, and how many of them move. */
-        long long tie_before = pre[2];
-        long long tie_moved = s->deficit >= 0 ? (tie_before < s->need_tie ? tie_before : s->need_tie)
-                                              : (tie_before > s->ties - s->need_tie ? tie_before - (s->ties - s->need_tie) : 0);
-        int moves = (eligible && q < s->below_key)
-                    || (tie && (s->deficit >= 0 ? tie_before < s->need_tie : tie_before >= s->ties - s->need_tie));
-        long long moved_before = pre[1] + tie_moved;
-        long sign = s->deficit >= 0 ? 1 : -1;
+    for (int i = 0; i < rb->blk.n; i++) {
+        long long moved_before = pre[1] + ob_round_ties_moved(s, pre[2]);
+        int moves;
 
+        ob_round_class(rb, s, i, &below, &tie);
+        moves = below || (tie && ob_round_ties_moved(s, pre[2] + 1) > ob_round_ties_moved(s, pre[2]));
         offset[i] = (long) ((pre[0] + sign * moved_before) * rb->g);
         next[i] = (rb->k[i] + sign * moves) * rb->g;
         pre[0] += rb->k[i];
-        pre[1] += eligible && q < s->below_key;
+        pre[1] += below;
         pre[2] += tie;
         rb->cur_offset[i] = (long) pre[3];
         pre[3] += rb->current[i];

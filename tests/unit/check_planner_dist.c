@@ -261,6 +261,61 @@ START_TEST(test_decision_matches_central_on_random_sets)
 }
 END_TEST
 
+/* Many ranks: the threshold search needs its later rounds, the level its kinks. */
+START_TEST(test_decision_matches_central_at_many_ranks)
+{
+    const int P = 20000;
+    uint64_t s = 83;
+    ob_rank_model *m = malloc((size_t) P * sizeof *m);
+    long *cur = malloc((size_t) P * sizeof *cur);
+    long *next_c = malloc((size_t) P * sizeof *next_c);
+    long *next_d = malloc((size_t) P * sizeof *next_d);
+    long *off = malloc((size_t) P * sizeof *off);
+
+    ck_assert_ptr_nonnull(m);
+    ck_assert_ptr_nonnull(cur);
+    ck_assert_ptr_nonnull(next_c);
+    ck_assert_ptr_nonnull(next_d);
+    ck_assert_ptr_nonnull(off);
+    for (int t = 0; t < 6; t++) {
+        const long g = 0 == t % 3 ? 4 : 1;
+        const long B = 64L * P;
+        ob_planner_params p = { 0 == t % 2 ? 1.0 : 0.6, 0.0, g };
+        ob_dist_comm c = one_comm();
+        ob_decision dc, dd;
+        double hint = 0.0;
+        long sum = 0;
+
+        for (int i = 0; i < P; i++) {
+            /* Groups of identical ranks (exact ties) among spread ones, a few capped. */
+            double speed = 0 == i % 4 ? 1.0 : 0.2 + 3.0 * rng_uniform(&s);
+
+            m[i].alpha = 0.01 / speed;
+            m[i].beta = 0.001 / speed;
+            m[i].lo = g;
+            m[i].hi = 0 == i % 7 ? 80 : B;
+        }
+        ck_assert_int_eq(ob_plan_equal(m, P, B, g, cur), OMNIBATCH_SUCCESS);
+        ck_assert_int_eq(ob_plan_decide(&p, m, P, B, cur, next_c, &dc), OMNIBATCH_SUCCESS);
+        ck_assert_int_eq(ob_dist_plan_decide(&c, &p, (ob_dist_block) { P, 0 }, m, P, B, cur, next_d, off, &hint,
+                                             &dd), OMNIBATCH_SUCCESS);
+        ck_assert_double_le(fabs(dd.t_optimum - dc.t_optimum), 1e-9 * dc.t_optimum);
+        ck_assert_double_le(fabs(dd.t_candidate - dc.t_candidate), 1e-9 * dc.t_candidate);
+        ck_assert_int_eq(0, memcmp(next_c, next_d, (size_t) P * sizeof *next_c));
+        for (int i = 0; i < P; i++) {
+            ck_assert_int_eq(off[i], sum);
+            sum += next_d[i];
+        }
+        ck_assert_int_eq(sum, B);
+    }
+    free(m);
+    free(cur);
+    free(next_c);
+    free(next_d);
+    free(off);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ */
 /* Split over processes                                                 */
 
@@ -449,6 +504,7 @@ static Suite *make_planner_dist_suite(void)
     tcase_set_timeout(agree, 120);
     tcase_add_test(agree, test_level_matches_central_on_random_sets);
     tcase_add_test(agree, test_decision_matches_central_on_random_sets);
+    tcase_add_test(agree, test_decision_matches_central_at_many_ranks);
     tcase_add_test(agree, test_split_over_processes_gives_the_same_plan_bit_for_bit);
     tcase_add_test(agree, test_refusals_name_the_fault);
     tcase_add_test(ctl, test_distributed_controller_run_keeps_invariants_and_settles);
