@@ -109,6 +109,7 @@ typedef struct ob_sim_result {
     const ob_sim_scenario *sc;
     ob_sim_planner planner;
     double coll_mean;            /* collectives per decision */
+    long coll_max;
     double bytes_mean;           /* bytes per rank per decision */
     double lat_mean_s;           /* emulated decision latency: collectives + one rank's compute */
     double lat_max_s;
@@ -587,6 +588,7 @@ static int ob_sim_run(const ob_sim_opts *o, const ob_sim_scenario *sc, int P, ob
     double lat_sum = 0.0;
     double lat_max = 0.0;
     long coll_sum = 0;
+    long coll_max = 0;
     long bytes_sum = 0;
     for (long k = 0; k < steps; k++) {
         if (k == change) {
@@ -658,6 +660,7 @@ static int ob_sim_run(const ob_sim_opts *o, const ob_sim_scenario *sc, int P, ob
             lat_sum += cost.latency;
             lat_max = cost.latency > lat_max ? cost.latency : lat_max;
             coll_sum += cost.collectives;
+            coll_max = cost.collectives > coll_max ? cost.collectives : coll_max;
             bytes_sum += cost.bytes;
             decisions++;
             dec_ratio[decisions] = ob_sim_step_time(truth, P, ctl.plan) / phase.integer;
@@ -707,6 +710,7 @@ static int ob_sim_run(const ob_sim_opts *o, const ob_sim_scenario *sc, int P, ob
     res->dec_max_s = dec_max;
     res->planner = planner;
     res->coll_mean = decisions > 0 ? (double) coll_sum / (double) decisions : 0.0;
+    res->coll_max = coll_max;
     res->bytes_mean = decisions > 0 ? (double) bytes_sum / (double) decisions : 0.0;
     res->lat_mean_s = decisions > 0 ? lat_sum / (double) decisions : 0.0;
     res->lat_max_s = lat_max;
@@ -777,13 +781,15 @@ static void ob_sim_print_header(const ob_sim_opts *o)
     printf("  planner: cen = today's design (one allgather of every record, every rank solves all), dist =\n"
            "  the distributed decision (ob_planner_dist.h) over emulated collectives, each costing %g s x\n"
            "  ceil(log2 P) plus its bytes at %g B/s; cmp = one rank's compute per decision (dist: rank 0 run\n"
-           "  alone against the collectives' results); coll = collectives and KB = bytes per rank per decision;\n"
+           "  alone against the collectives' results); coll = collectives per decision (mean, cmax = most),\n"
+           "  KB = bytes per rank per decision;\n"
            "  lat = emulated decision latency (collectives + cmp).\n", o->latency, o->bandwidth);
-    printf("\n%-8s %6s %4s %5s %8s %8s %5s %8s %8s %6s %5s %4s %7s %6s %7s %7s %9s %9s %7s %7s\n", "scenario",
-           "P", "plan", "steps", "cmp-mean", "cmp-max", "coll", "KB", "lat-mean", "settle", "conv", "chg", "steady",
-           "floor", "static", "recover", "OL-steady", "OL-sum-B", "OL-rec", "wall-s");
-    printf("%-8s %6s %4s %5s %8s %8s %5s %8s %8s %6s %5s %4s %7s %6s %7s %7s %9s %9s %7s %7s\n", "", "", "", "",
-           "ms", "ms", "/dec", "/rank", "ms", "dec", "dec", "", "/orc", "", "/orc", "steps", "/orc", "", "steps", "");
+    printf("\n%-8s %6s %4s %5s %8s %8s %5s %4s %8s %8s %6s %5s %4s %7s %6s %7s %7s %9s %9s %7s %7s\n",
+           "scenario", "P", "plan", "steps", "cmp-mean", "cmp-max", "coll", "cmax", "KB", "lat-mean", "settle", "conv",
+           "chg", "steady", "floor", "static", "recover", "OL-steady", "OL-sum-B", "OL-rec", "wall-s");
+    printf("%-8s %6s %4s %5s %8s %8s %5s %4s %8s %8s %6s %5s %4s %7s %6s %7s %7s %9s %9s %7s %7s\n", "", "", "",
+           "", "ms", "ms", "/dec", "", "/rank", "ms", "dec", "dec", "", "/orc", "", "/orc", "steps", "/orc", "", "steps",
+           "");
     fflush(stdout);
 }
 
@@ -795,9 +801,9 @@ static void ob_sim_print_row(const ob_sim_result *r)
     char b4[32];
     char excess[32];
     snprintf(excess, sizeof excess, "+%.1f%%", 100.0 * (double) r->ol_excess_max / (double) r->B);
-    printf("%-8s %6d %4s %5ld %8.3f %8.3f %5.1f %8.2f %8.3f %6s %5s %4ld %7.3f %6.3f %7.3f %7s %9.3f %9s %7s %7.2f\n",
-           r->sc->name, r->P, OB_SIM_CENTRAL == r->planner ? "cen" : "dist", r->steps, 1e3 * r->dec_mean_s,
-           1e3 * r->dec_max_s, r->coll_mean, r->bytes_mean / 1024.0, 1e3 * r->lat_mean_s,
+    printf("%-8s %6d %4s %5ld %8.3f %8.3f %5.1f %4ld %8.2f %8.3f %6s %5s %4ld %7.3f %6.3f %7.3f %7s %9.3f %9s %7s "
+           "%7.2f\n", r->sc->name, r->P, OB_SIM_CENTRAL == r->planner ? "cen" : "dist", r->steps, 1e3 * r->dec_mean_s,
+           1e3 * r->dec_max_s, r->coll_mean, r->coll_max, r->bytes_mean / 1024.0, 1e3 * r->lat_mean_s,
            ob_sim_count_text(r->settle, b1, sizeof b1),
            ob_sim_count_text(r->converge, b2, sizeof b2), r->changes, r->steady, r->floor, r->statik,
            ob_sim_count_text(r->recover, b3, sizeof b3), r->ol_steady, excess,
@@ -834,9 +840,9 @@ static int ob_sim_write_summary(const ob_sim_opts *o, const ob_sim_result *r, in
             snprintf(rec, sizeof rec, "%ld", r[k].recover);
             snprintf(olrec, sizeof olrec, "%ld", r[k].ol_recover);
         }
-        fprintf(f, "    {\"planner\": \"%s\", \"collectives_mean\": %.3f, \"bytes_per_rank_mean\": %.1f, "
-                   "\"latency_ms_mean\": %.6f, \"latency_ms_max\": %.6f, ",
-                OB_SIM_CENTRAL == r[k].planner ? "central" : "distributed", r[k].coll_mean, r[k].bytes_mean,
+        fprintf(f, "    {\"planner\": \"%s\", \"collectives_mean\": %.3f, \"collectives_max\": %ld, "
+                   "\"bytes_per_rank_mean\": %.1f, \"latency_ms_mean\": %.6f, \"latency_ms_max\": %.6f, ",
+                OB_SIM_CENTRAL == r[k].planner ? "central" : "distributed", r[k].coll_mean, r[k].coll_max, r[k].bytes_mean,
                 1e3 * r[k].lat_mean_s, 1e3 * r[k].lat_max_s);
         fprintf(f, "\"scenario\": \"%s\", \"ranks\": %d, \"global_batch\": %ld, \"steps\": %ld, "
                    "\"change_step\": %ld, \"decisions\": %ld, \"plan_changes\": %ld, "

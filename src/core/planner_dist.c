@@ -1196,6 +1196,10 @@ int ob_dist_plan_decide(ob_dist_comm *comm, const ob_planner_params *p, ob_dist_
 #define OB_EMAX_TAIL 8.0         /* deviations beyond which a rank's time is never seen */
 #define OB_EMAX_CAP 50.0         /* -log Phi is capped here: e^-50 is nothing */
 #define OB_EMAX_BITS 40          /* fixed point of -log Phi */
+/* Beyond these z, -log Phi(z) is below 2^-OB_EMAX_BITS (0 in fixed point) or above OB_EMAX_CAP:
+ * no need to evaluate it, the sum is the same to the bit. */
+#define OB_EMAX_Z_NONE 8.5
+#define OB_EMAX_Z_ALL (-10.5)
 
 typedef struct ob_emax {
     double M, L, U;
@@ -1243,6 +1247,12 @@ static int64_t ob_emax_term(double x, double mu, double s)
     } else {
         double z = (x - mu) / s;
 
+        if (z >= OB_EMAX_Z_NONE) {
+            return 0;
+        }
+        if (z <= OB_EMAX_Z_ALL) {
+            return (int64_t) ldexp(OB_EMAX_CAP, OB_EMAX_BITS);
+        }
         v = z >= 0.0 ? -log1p(-0.5 * erfc(z * M_SQRT1_2)) : -log(0.5 * erfc(-z * M_SQRT1_2));
         v = v < OB_EMAX_CAP ? v : OB_EMAX_CAP;
     }
