@@ -10,23 +10,29 @@
  * implements them with PMPI on its private communicator; the simulator and
  * the tests emulate them).
  *
- * What each collective carries:
- *   - the water level T: every round evaluates OB_DIST_CANDIDATES levels at
- *     once (around the previous decision's level, then inside the bracket
- *     found, uniformly in the order of the doubles and clustered around the
- *     linear interpolation), each with sum_i x_i(level) and the number of
- *     breakpoints between neighbouring levels; once the bracket holds no
- *     breakpoint the sum is exactly linear on it and T is interpolated, as
- *     the central planner does (typically 1 round, 2-3 at a jump);
+ * What the collectives carry (7-8 of them in a steady decision):
+ *   - the water level T, twice (the optimum of the models hedged at the
+ *     plan held, then of those hedged at its targets within the trust
+ *     region): every round evaluates OB_DIST_CANDIDATES levels at once
+ *     (around the last decision's level, then inside the bracket found,
+ *     evenly in the order of the doubles and clustered around the linear
+ *     interpolation), each with sum_i x_i(level), the slopes of the sum on
+ *     both sides, and between neighbours the number and extremes of the
+ *     breakpoints; where the sum is linear on the stretch it crosses the
+ *     total, T is solved there exactly, as the central planner does on its
+ *     segment (one round once the plan is steady, 2-4 in the first
+ *     decisions);
  *   - the integer plan (largest remainder by step time, as ob_plan_decide):
  *     the floors' sum gives the granules still to hand out; a histogram of
  *     the keys t_i(floor + 1 granule) (even bins in a window around the
  *     level and exponential ones beyond, then OB_DIST_BINS even bins in the
- *     bin found, each bin with its least and largest key)
- *     finds the threshold key exactly, and an exclusive scan orders the
- *     ranks tied on it by index and gives every rank its data offset;
- *   - the dead-band: the largest expected step time over the ranks at the
- *     plan held and at the candidate (one maximum each).
+ *     bin found, each bin with its least and largest key) finds the
+ *     threshold key exactly in 2-3 rounds, and one exclusive scan orders
+ *     the ranks tied on it by index and gives every rank its data offset;
+ *   - the dead-band: the expected step time E[max_i t_i] of the plan held
+ *     and of the candidate, each from three maxima and the sums of
+ *     -log Phi at fixed levels (the first rides on other collectives, the
+ *     second takes one of its own when there is a candidate).
  *
  * Identical on every rank, bit for bit: every collective reduces int64 by
  * SUM (exact, so the order of the reduction does not matter) and doubles by

@@ -23,14 +23,17 @@ __extension__ typedef unsigned __int128 ob_u128;
 /* Slopes sum_i 1 / b_i, 1 / b_i <= 1 / OB_PLAN_MIN_BETA < 2^40, at 2^-56. */
 #define OB_SLOPE_BITS 56
 /* Payload of one collective, at most. */
-#define OB_MSG_SUMS 768
-#define OB_MSG_MAXS 1536
+#define OB_MSG_SUMS 1280
+#define OB_MSG_MAXS 2560
 /* The first threshold round: OB_DIST_FINE_BINS even bins (in the order of
- * the doubles) over the level +- OB_DIST_WINDOW, where the threshold of a
- * step near the optimum lies, and beyond each side one bin per power of two
- * of the distance from the window. */
-#define OB_DIST_FINE_BINS 512
-#define OB_DIST_WINDOW 0.0625
+ * the doubles) from OB_DIST_WINDOW_BELOW below the level to
+ * OB_DIST_WINDOW_ABOVE above it, where the keys t_i(floor + 1 granule) of a
+ * step near the optimum lie (the level plus up to one granule's time), and
+ * beyond each side one bin per power of two of the distance from the
+ * window. */
+#define OB_DIST_FINE_BINS 1024
+#define OB_DIST_WINDOW_BELOW 0.015625
+#define OB_DIST_WINDOW_ABOVE 0.0625
 #define OB_DIST_SIDE_BINS 64
 /* Relative steps of the first round's ladder around a hint: 2^-1 .. 2^-OB_DIST_LADDER. */
 #define OB_DIST_LADDER 22
@@ -685,11 +688,16 @@ static int ob_select_bin(const ob_select *s, uint64_t q)
     return (int) ((ob_u128) (q - s->klo) * (ob_u128) s->nbins / ((ob_u128) (s->khi - s->klo) + 1));
 }
 
-/* The first round's window around the score of the level. */
+/* The first round's window around the score of the level (negative when
+ * removing: the window is mirrored with it). */
 static void ob_select_window(ob_select *s, double score)
 {
-    double a = score * (1.0 - OB_DIST_WINDOW), b = score * (1.0 + OB_DIST_WINDOW);
+    double a = score - fabs(score) * OB_DIST_WINDOW_BELOW, b = score + fabs(score) * OB_DIST_WINDOW_ABOVE;
 
+    if (score < 0.0) {
+        a = score - fabs(score) * OB_DIST_WINDOW_ABOVE;
+        b = score + fabs(score) * OB_DIST_WINDOW_BELOW;
+    }
     s->klo = ob_dkey(a < b ? a : b);
     s->khi = ob_dkey(a < b ? b : a);
 }
@@ -1660,6 +1668,10 @@ int ob_dist_update(ob_dist_state *st, ob_dist_comm *comm, ob_dist_block blk, con
     }
     rc = ob_ctl_prepare(st, comm, blk, rec, plan, &w, &first, &level);
     if (OMNIBATCH_SUCCESS == rc) {
+        /* The planner's level moves with this one: the trust region and the
+         * second hedge kept it at the last decision's ratio to it. */
+        st->hint_plan = st->hint_oracle > 0.0 && st->hint_plan > 0.0 ? level * (st->hint_plan / st->hint_oracle)
+                                                                      : level;
         st->hint_oracle = level;
         rc = ob_ctl_decide(st, comm, blk, rec, plan, offset, &w, &first, &dec, trace);
     }
