@@ -269,7 +269,10 @@ int ob_api_dist_exchange(struct omnibatch_context *c, const ob_rank_record *mine
     if (!c->opt.adaptive) {
         return OMNIBATCH_SUCCESS;
     }
-    if (OMNIBATCH_SUCCESS != (rc = ob_api_dist_decide(c, mine, &d, &failed)) || failed) {
+    rc = ob_api_dist_decide(c, mine, &d, &failed);
+    /* The step model's reduction, as the central exchange keeps it (ob_active.h). */
+    c->reduction = c->dist.reduction;
+    if (OMNIBATCH_SUCCESS != rc || failed) {
         return rc;
     }
     if (d.t_optimum > 0.0) {

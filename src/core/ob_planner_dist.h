@@ -112,6 +112,7 @@ typedef struct ob_dist_state {
     int refining;
     double hint_oracle;          /* water levels of the last decision, where the next searches */
     double hint_plan;
+    double reduction;            /* the step model's reduction at the last exchange (ob_controller_reduction) */
     long decisions;
     long changes;
     ob_decision last;
@@ -132,7 +133,8 @@ int ob_dist_init(ob_dist_state *st, long P, long B, const ob_planner_params *par
 /**
  * \brief ob_controller_update() for the block: its records (bounds given in them) and
  *        batches \p plan (updated in place), and every rank's data offset into \p offset.
- *        The same decision as the controller's (hedge, trust region, refining band) except
+ *        The same decision as the controller's (hedge, trust region, refining band, a change
+ *        judged on the whole step with the least mean blocked time as its reduction) except
  *        that a plan's expected step time is the largest over the ranks of each one's expected
  *        time is E[max_i t_i] integrated from sums over the ranks instead of Clark's fold over
  *        all of them (within 0.3% of it).  \p offset is written for the plan returned.

@@ -1310,7 +1310,7 @@ static void ob_emax_grid_read(ob_emax *e, const ob_msg *msg)
  * of the plan held, besides the planner's checks. */
 typedef struct ob_ctl_first {
     ob_check chk;
-    const ob_dist_state *st;
+    ob_dist_state *st;           /* its reduction is set from the records */
     const ob_rank_record *rec;
     const long *plan;
     const double *err;           /* at the plan held */
@@ -1326,7 +1326,8 @@ typedef struct ob_ctl_first {
 static int ob_record_ok(const ob_rank_record *r)
 {
     return r->samples >= 0 && r->rel_error >= 0.0 && r->rel_error <= 1e6 && r->level_error >= 0.0
-           && r->level_error <= 1e6 && r->share_error >= 0.0 && r->share_error <= 1e6 && r->mean_batch >= 0.0
+           && r->level_error <= 1e6 && r->share_error >= 0.0 && r->share_error <= 1e6
+           && r->blocked_mean >= 0.0 && r->blocked_mean <= OB_CTL_MAX_BLOCKED && r->mean_batch >= 0.0
            && r->mean_batch <= (double) OB_PLAN_MAX_BATCH && (long) r->lo == r->lo && (long) r->hi == r->hi;
 }
 
@@ -1342,7 +1343,7 @@ static void ob_ctl_first_add(void *ctx, ob_msg *msg)
 
     ob_check_add(&f->chk, msg);
     f->at = ob_msg_sum_at(msg, OB_FIX_LIMBS + 3);
-    f->at_max = ob_msg_max_at(msg, 1);
+    f->at_max = ob_msg_max_at(msg, 2);
     f->now.at = ob_msg_max_at(msg, 3);
     for (int i = 0; i < f->chk.blk.n; i++) {
         const ob_rank_record *r = &f->rec[i];
@@ -1351,6 +1352,7 @@ static void ob_ctl_first_add(void *ctx, ob_msg *msg)
         if (!ob_record_ok(r)) {
             ob_max_into(&msg->maxs[f->at_max], -(double) (f->chk.blk.first + i));
         }
+        ob_max_into(&msg->maxs[f->at_max + 1], -r->blocked_mean);
         msg->sums[f->at + OB_FIX_LIMBS] += 0 == r->samples;
         msg->sums[f->at + OB_FIX_LIMBS + 1] += p < r->lo || p > r->hi || p > f->chk.B;
         msg->sums[f->at + OB_FIX_LIMBS + 2] += p;
@@ -1369,6 +1371,8 @@ static void ob_ctl_first_read(void *ctx, const ob_msg *msg)
 
     ob_check_read(&f->chk, msg);
     f->bad_record = isfinite(msg->maxs[f->at_max]) ? (long) -msg->maxs[f->at_max] : -1;
+    /* The least mean blocked time: what the reduction costs every rank (ob_controller_reduction()). */
+    f->st->reduction = -msg->maxs[f->at_max + 1] > 0.0 ? -msg->maxs[f->at_max + 1] : 0.0;
     f->warmup = 0 != msg->sums[f->at + OB_FIX_LIMBS];
     f->broken = 0 != msg->sums[f->at + OB_FIX_LIMBS + 1] || f->chk.B != msg->sums[f->at + OB_FIX_LIMBS + 2];
     f->mean_error = ob_fix_double(ob_fix_value(&msg->sums[f->at])) / (double) f->st->nranks;
@@ -1620,7 +1624,7 @@ static int ob_ctl_decide(ob_dist_state *st, ob_dist_comm *comm, ob_dist_block bl
     if (OMNIBATCH_SUCCESS == rc) {
         double now = first->now.value, then = inner.changed ? fin.then.value : now;
 
-        d->changed = first->broken || (inner.changed && now - then > band * now);
+        d->changed = first->broken || (inner.changed && now - then > band * (now + st->reduction));
         d->t_current = now;
         d->t_candidate = then;
         d->t_next = d->changed ? then : now;

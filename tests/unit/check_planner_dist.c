@@ -495,6 +495,47 @@ START_TEST(test_distributed_controller_run_keeps_invariants_and_settles)
 }
 END_TEST
 
+/* The whole step: a change that saves compute worth less than the band of
+ * compute plus reduction (the least mean blocked time) is not made, as the
+ * central controller judges it; without the reduction the same one is. */
+static int first_change(double blocked)
+{
+    enum { P = 8 };
+    const long B = 64 * P;
+    ob_planner_params p = { 1.0, 0.02, 1 };
+    ob_dist_state st;
+    ob_rank_record rec[P];
+    long plan[P], offset[P];
+    ob_dist_comm c = one_comm();
+    ob_decision d;
+
+    ck_assert_int_eq(ob_dist_init(&st, P, B, &p), OMNIBATCH_SUCCESS);
+    for (int i = 0; i < P; i++) {
+        memset(&rec[i], 0, sizeof rec[i]);
+        /* One rank 10% slower: balancing saves about 5% of the compute. */
+        rec[i].alpha = 0.0;
+        rec[i].beta = 0 == i ? 0.0011 : 0.001;
+        rec[i].samples = 50;
+        rec[i].lo = 1;
+        rec[i].hi = B;
+        rec[i].rel_error = 0.001;
+        rec[i].blocked_mean = blocked + 0.01 * i;
+        plan[i] = B / P;
+    }
+    ck_assert_int_eq(ob_dist_update(&st, &c, (ob_dist_block) { P, 0 }, rec, plan, offset, &d, NULL),
+                     OMNIBATCH_SUCCESS);
+    ck_assert_double_eq_tol(st.reduction, blocked, 1e-12);
+    return d.changed;
+}
+
+START_TEST(test_change_is_judged_on_the_whole_step)
+{
+    ck_assert_int_eq(first_change(0.0), 1);
+    /* 64 ms of compute, 5% of it saved: not worth it in a step of 64 ms + 1 s of reduction. */
+    ck_assert_int_eq(first_change(1.0), 0);
+}
+END_TEST
+
 static Suite *make_planner_dist_suite(void)
 {
     Suite *s = suite_create("planner_dist");
@@ -508,6 +549,7 @@ static Suite *make_planner_dist_suite(void)
     tcase_add_test(agree, test_split_over_processes_gives_the_same_plan_bit_for_bit);
     tcase_add_test(agree, test_refusals_name_the_fault);
     tcase_add_test(ctl, test_distributed_controller_run_keeps_invariants_and_settles);
+    tcase_add_test(ctl, test_change_is_judged_on_the_whole_step);
     suite_add_tcase(s, agree);
     suite_add_tcase(s, ctl);
     return s;
