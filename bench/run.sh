@@ -321,7 +321,7 @@ if [ yes = "$simulate" ]; then
     t0=$(date +%s)
     rc=0
     # shellcheck disable=SC2086
-    set -- "$builddir/bench/simulate/simulate" $sim_args --summary "$out/simulate.json"
+    set -- "$builddir/bench/simulate/simulate" $sim_args --planner auto --summary "$out/simulate.json"
     "$@" >"$out/simulate.log" 2>&1 || rc=$?
     [ 0 -eq "$rc" ] || fail_run "simulate" "$rc" "$out/simulate.log" "$@"
     echo "bench: simulate: $(($(date +%s) - t0)) s"

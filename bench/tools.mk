@@ -19,7 +19,8 @@ noinst_PROGRAMS += %reldir%/simulate/simulate
 	%reldir%/simulate/sim_speeds.h %reldir%/simulate/sim_speeds.c \
 	%reldir%/simulate/sim_omnilearn.h %reldir%/simulate/sim_omnilearn.c \
 	%reldir%/simulate/sim_oracle.h %reldir%/simulate/sim_oracle.c \
-	%reldir%/simulate/sim_metrics.h %reldir%/simulate/sim_metrics.c
+	%reldir%/simulate/sim_metrics.h %reldir%/simulate/sim_metrics.c \
+	%reldir%/simulate/sim_dist.h %reldir%/simulate/sim_dist.c
 %canon_reldir%_simulate_simulate_LDADD = libobcore.la $(HWLOC_LIBS) -lm
 
 # netbound: a network-bound run on one host through the API (microseconds of

@@ -26,6 +26,8 @@
 #include "ob_error.h"
 #include "ob_estimator.h"
 #include "ob_planner.h"
+#include "ob_planner_dist.h"
+#include "sim_dist.h"
 #include "sim_metrics.h"
 #include "sim_omnilearn.h"
 #include "sim_oracle.h"
@@ -36,6 +38,16 @@
 #define OB_SIM_CONVERGED 1.03
 #define OB_SIM_RECOVERED 1.05
 #define OB_SIM_MAX_RANKS 16
+/* Emulated network: per hop of a collective, and per byte. */
+#define OB_SIM_DEFAULT_LATENCY 2e-6
+#define OB_SIM_DEFAULT_BANDWIDTH 10e9
+/* One rank's share of a decision is timed as the least of this many runs. */
+#define OB_SIM_REPLAYS 3
+
+typedef enum ob_sim_planner {
+    OB_SIM_CENTRAL,              /* today: allgather every record, every rank solves all */
+    OB_SIM_DISTRIBUTED           /* ob_dist_update over emulated collectives */
+} ob_sim_planner;
 
 typedef enum ob_sim_kind {
     OB_SIM_KIND_UNIFORM,
@@ -87,10 +99,20 @@ typedef struct ob_sim_opts {
     double deadband;
     double forget;
     const char *summary;
+    int planner_on[2];           /* by ob_sim_planner */
+    int planner_auto;            /* the library's choice by P instead (OMNIBATCH_PLANNER=auto) */
+    double latency;              /* seconds per hop of a collective */
+    double bandwidth;            /* bytes per second */
 } ob_sim_opts;
 
 typedef struct ob_sim_result {
     const ob_sim_scenario *sc;
+    ob_sim_planner planner;
+    double coll_mean;            /* collectives per decision */
+    long coll_max;
+    double bytes_mean;           /* bytes per rank per decision */
+    double lat_mean_s;           /* emulated decision latency: collectives + one rank's compute */
+    double lat_max_s;
     int P;
     long B;
     long steps;
@@ -129,6 +151,10 @@ static void ob_sim_usage(FILE *f)
 {
     fputs("usage: simulate [options]\n"
           "  --ranks LIST        simulated rank counts (default 4,16,256,4096,65536)\n"
+          "  --planner P         central, distributed, both (default: side by side) or auto (the\n"
+          "                      library's choice: distributed from 256 ranks on)\n"
+          "  --latency S         emulated seconds per hop of a collective (default 2e-6)\n"
+          "  --bandwidth B       emulated bytes per second of a collective (default 1e10)\n"
           "  --scenarios LIST    of uniform,bimodal,hl2,hl4,hl8,slow10,vanish (default all)\n"
           "  --steps N           steps per run (default 240)\n"
           "  --big-steps N       steps per run above 4096 ranks, to save time (default 240)\n"
@@ -200,6 +226,10 @@ static void ob_sim_parse_args(int argc, char **argv, ob_sim_opts *o)
     o->gain = OB_DEFAULT_GAIN;
     o->deadband = OB_DEFAULT_DEADBAND;
     o->forget = OB_DEFAULT_FORGET;
+    o->planner_on[OB_SIM_CENTRAL] = 1;
+    o->planner_on[OB_SIM_DISTRIBUTED] = 1;
+    o->latency = OB_SIM_DEFAULT_LATENCY;
+    o->bandwidth = OB_SIM_DEFAULT_BANDWIDTH;
 
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -289,6 +319,18 @@ static void ob_sim_parse_args(int argc, char **argv, ob_sim_opts *o)
             o->deadband = ob_sim_parse_double(a, v, 0.0, 0.5);
         } else if (0 == strcmp(a, "--forget")) {
             o->forget = ob_sim_parse_double(a, v, 0.5, 1.0);
+        } else if (0 == strcmp(a, "--planner")) {
+            o->planner_auto = 0 == strcmp(v, "auto");
+            o->planner_on[OB_SIM_CENTRAL] = 0 == strcmp(v, "central") || 0 == strcmp(v, "both") || o->planner_auto;
+            o->planner_on[OB_SIM_DISTRIBUTED] = 0 == strcmp(v, "distributed") || 0 == strcmp(v, "both")
+                                                || o->planner_auto;
+            if (!o->planner_on[OB_SIM_CENTRAL] && !o->planner_on[OB_SIM_DISTRIBUTED]) {
+                ob_sim_die(a, v, "central, distributed, both or auto");
+            }
+        } else if (0 == strcmp(a, "--latency")) {
+            o->latency = ob_sim_parse_double(a, v, 0.0, 1.0);
+        } else if (0 == strcmp(a, "--bandwidth")) {
+            o->bandwidth = ob_sim_parse_double(a, v, 1e3, 1e15);
         } else if (0 == strcmp(a, "--summary")) {
             o->summary = v;
         } else {
@@ -358,7 +400,93 @@ static void ob_sim_records(const ob_controller *ctl, const ob_estimator *est, co
     }
 }
 
-static int ob_sim_run(const ob_sim_opts *o, const ob_sim_scenario *sc, int P, ob_sim_result *res)
+/* The decision of one policy, and what it cost. */
+typedef struct ob_sim_decider {
+    ob_sim_planner planner;
+    ob_dist_state st;            /* distributed: the controller's state, the same on every rank */
+    ob_sim_dist sd;
+    long *plan;                  /* distributed: every rank's batch (each rank holds its own) */
+    long *offset;
+    long plan_before0;           /* rank 0's batch before the decision, for its replays */
+    long coll_max;
+} ob_sim_decider;
+
+typedef struct ob_sim_cost {
+    double compute;              /* seconds of one rank's compute */
+    long collectives;
+    long bytes;                  /* per rank */
+    double latency;              /* emulated seconds of the whole decision */
+} ob_sim_cost;
+
+/* Today's design: one allgather of every record, then every rank solves all. */
+static int ob_sim_decide_central(const ob_sim_opts *o, ob_controller *ctl, const ob_rank_record *rec,
+                                 ob_decision *d, ob_sim_cost *cost)
+{
+    const double t0 = ob_sim_now();
+    const int rc = ob_controller_update(ctl, rec, d);
+
+    cost->compute = ob_sim_now() - t0;
+    cost->collectives = 1;
+    cost->bytes = (long) ((size_t) ctl->nranks * sizeof *rec);
+    cost->latency = ob_sim_dist_cost(1, cost->bytes, ctl->nranks, o->latency, o->bandwidth) + cost->compute;
+    return rc;
+}
+
+/* The distributed decision: every rank in one block over the emulated
+ * collectives, then rank 0 alone against their logged results, timed (its
+ * share of the work is what one rank computes), and checked to reach the
+ * same state and batch. */
+static int ob_sim_decide_distributed(const ob_sim_opts *o, ob_sim_decider *dz, ob_controller *ctl,
+                                     const ob_rank_record *rec, ob_decision *d, ob_sim_cost *cost)
+{
+    const int P = ctl->nranks;
+    ob_dist_state before = dz->st;
+    ob_dist_state again = before;
+    long b0 = dz->plan[0];
+    long o0 = 0;
+    ob_decision d0;
+    ob_dist_comm comm;
+    ob_dist_comm replay;
+    double t0;
+    int rc;
+
+    dz->plan_before0 = b0;
+    ob_sim_dist_reset(&dz->sd, 0);
+    comm = ob_sim_dist_comm(&dz->sd);
+    rc = ob_dist_update(&dz->st, &comm, (ob_dist_block) { P, 0 }, rec, dz->plan, dz->offset, d, NULL);
+    if (OMNIBATCH_SUCCESS != rc) {
+        return rc;
+    }
+    /* The least of a few runs: the machine's own interruptions are not the decision's. */
+    cost->compute = HUGE_VAL;
+    for (int k = 0; k < OB_SIM_REPLAYS; k++) {
+        again = before;
+        b0 = dz->plan_before0;
+        ob_sim_dist_reset(&dz->sd, 1);
+        replay = ob_sim_dist_comm(&dz->sd);
+        t0 = ob_sim_now();
+        rc = ob_dist_update(&again, &replay, (ob_dist_block) { 1, 0 }, rec, &b0, &o0, &d0, NULL);
+        t0 = ob_sim_now() - t0;
+        cost->compute = t0 < cost->compute ? t0 : cost->compute;
+        if (OMNIBATCH_SUCCESS != rc) {
+            break;
+        }
+    }
+    if (OMNIBATCH_SUCCESS != rc) {
+        return rc;
+    }
+    if (b0 != dz->plan[0] || 0 != o0 || again.digest != dz->st.digest || dz->sd.pos != dz->sd.n) {
+        return ob_fail(OMNIBATCH_ERR_STATE, "simulate: rank 0 alone reached another decision than all ranks "
+                       "together");
+    }
+    cost->collectives = comm.collectives;
+    cost->bytes = comm.bytes;
+    cost->latency = ob_sim_dist_cost(comm.collectives, comm.bytes, P, o->latency, o->bandwidth) + cost->compute;
+    return d->changed ? ob_controller_set_plan(ctl, dz->plan) : OMNIBATCH_SUCCESS;
+}
+
+static int ob_sim_run(const ob_sim_opts *o, const ob_sim_scenario *sc, int P, ob_sim_planner planner,
+                      ob_sim_result *res)
 {
     const double wall0 = ob_sim_now();
     const long B = o->batch_per_rank * (long) P;
@@ -426,9 +554,22 @@ static int ob_sim_run(const ob_sim_opts *o, const ob_sim_scenario *sc, int P, ob
 
     ob_controller ctl;
     const ob_planner_params params = { o->gain, o->deadband, 1 };
+    ob_sim_decider dz;
+    memset(&dz, 0, sizeof dz);
+    dz.planner = planner;
     rc = ob_controller_init(&ctl, P, B, &params, NULL, NULL, NULL);
     if (OMNIBATCH_SUCCESS != rc) {
         goto out;
+    }
+    if (OB_SIM_DISTRIBUTED == planner) {
+        dz.plan = malloc((size_t) P * sizeof *dz.plan);
+        dz.offset = malloc((size_t) P * sizeof *dz.offset);
+        rc = NULL == dz.plan || NULL == dz.offset ? ob_fail(OMNIBATCH_ERR_NOMEM, "simulate: P=%d", P)
+                                                  : ob_dist_init(&dz.st, P, B, &params);
+        if (OMNIBATCH_SUCCESS != rc) {
+            goto out_ctl;
+        }
+        memcpy(dz.plan, ctl.plan, (size_t) P * sizeof *dz.plan);
     }
     for (int i = 0; i < P; i++) {
         ob_estimator_init(&est[i], o->forget);
@@ -444,6 +585,11 @@ static int ob_sim_run(const ob_sim_opts *o, const ob_sim_scenario *sc, int P, ob
     long ol_excess_max = 0;
     double dec_sum = 0.0;
     double dec_max = 0.0;
+    double lat_sum = 0.0;
+    double lat_max = 0.0;
+    long coll_sum = 0;
+    long coll_max = 0;
+    long bytes_sum = 0;
     for (long k = 0; k < steps; k++) {
         if (k == change) {
             const int n = OB_SIM_EVENT_SLOW10 == sc->event ? ob_sim_count_of(0.1, P) : 1;
@@ -502,16 +648,20 @@ static int ob_sim_run(const ob_sim_opts *o, const ob_sim_scenario *sc, int P, ob
             memset(acc, 0, (size_t) P * sizeof *acc);
             since_exchange = 0;
             ob_decision d;
-            const double t0 = ob_sim_now();
-            rc = ob_controller_update(&ctl, rec, &d);
-            const double dt = ob_sim_now() - t0;
+            ob_sim_cost cost = { 0.0, 0, 0, 0.0 };
+            rc = OB_SIM_CENTRAL == planner ? ob_sim_decide_central(o, &ctl, rec, &d, &cost)
+                                           : ob_sim_decide_distributed(o, &dz, &ctl, rec, &d, &cost);
             if (OMNIBATCH_SUCCESS != rc) {
-                fprintf(stderr, "simulate: %s P=%d step %ld: ob_controller_update: %s\n", sc->name, P, k,
-                        ob_last_error());
+                fprintf(stderr, "simulate: %s P=%d step %ld: decision: %s\n", sc->name, P, k, ob_last_error());
                 goto out_ctl;
             }
-            dec_sum += dt;
-            dec_max = dt > dec_max ? dt : dec_max;
+            dec_sum += cost.compute;
+            dec_max = cost.compute > dec_max ? cost.compute : dec_max;
+            lat_sum += cost.latency;
+            lat_max = cost.latency > lat_max ? cost.latency : lat_max;
+            coll_sum += cost.collectives;
+            coll_max = cost.collectives > coll_max ? cost.collectives : coll_max;
+            bytes_sum += cost.bytes;
             decisions++;
             dec_ratio[decisions] = ob_sim_step_time(truth, P, ctl.plan) / phase.integer;
             dec_changed[decisions] = d.changed;
@@ -558,10 +708,19 @@ static int ob_sim_run(const ob_sim_opts *o, const ob_sim_scenario *sc, int P, ob
     res->changes = changes;
     res->dec_mean_s = decisions > 0 ? dec_sum / (double) decisions : 0.0;
     res->dec_max_s = dec_max;
+    res->planner = planner;
+    res->coll_mean = decisions > 0 ? (double) coll_sum / (double) decisions : 0.0;
+    res->coll_max = coll_max;
+    res->bytes_mean = decisions > 0 ? (double) bytes_sum / (double) decisions : 0.0;
+    res->lat_mean_s = decisions > 0 ? lat_sum / (double) decisions : 0.0;
+    res->lat_max_s = lat_max;
     res->ol_excess_max = ol_excess_max;
 
 out_ctl:
     ob_controller_free(&ctl);
+    ob_sim_dist_free(&dz.sd);
+    free(dz.plan);
+    free(dz.offset);
 out:
     free(speed);
     free(truth);
@@ -619,11 +778,18 @@ static void ob_sim_print_header(const ob_sim_opts *o)
             printf("  %-8s %s\n", ob_sim_scenarios[k].name, ob_sim_scenarios[k].what);
         }
     }
-    printf("\n%-8s %6s %5s %9s %9s %6s %5s %4s %7s %6s %7s %7s %9s %9s %7s %7s\n", "scenario", "P", "steps",
-           "dec-mean", "dec-max", "settle", "conv", "chg", "steady", "floor", "static", "recover", "OL-steady",
-           "OL-sum-B", "OL-rec", "wall-s");
-    printf("%-8s %6s %5s %9s %9s %6s %5s %4s %7s %6s %7s %7s %9s %9s %7s %7s\n", "", "", "", "ms", "ms", "dec",
-           "dec", "", "/orc", "", "/orc", "steps", "/orc", "", "steps", "");
+    printf("  planner: cen = today's design (one allgather of every record, every rank solves all), dist =\n"
+           "  the distributed decision (ob_planner_dist.h) over emulated collectives, each costing %g s x\n"
+           "  ceil(log2 P) plus its bytes at %g B/s; cmp = one rank's compute per decision (dist: rank 0 run\n"
+           "  alone against the collectives' results); coll = collectives per decision (mean, cmax = most),\n"
+           "  KB = bytes per rank per decision;\n"
+           "  lat = emulated decision latency (collectives + cmp).\n", o->latency, o->bandwidth);
+    printf("\n%-8s %6s %4s %5s %8s %8s %5s %4s %8s %8s %6s %5s %4s %7s %6s %7s %7s %9s %9s %7s %7s\n",
+           "scenario", "P", "plan", "steps", "cmp-mean", "cmp-max", "coll", "cmax", "KB", "lat-mean", "settle", "conv",
+           "chg", "steady", "floor", "static", "recover", "OL-steady", "OL-sum-B", "OL-rec", "wall-s");
+    printf("%-8s %6s %4s %5s %8s %8s %5s %4s %8s %8s %6s %5s %4s %7s %6s %7s %7s %9s %9s %7s %7s\n", "", "", "",
+           "", "ms", "ms", "/dec", "", "/rank", "ms", "dec", "dec", "", "/orc", "", "/orc", "steps", "/orc", "", "steps",
+           "");
     fflush(stdout);
 }
 
@@ -635,8 +801,10 @@ static void ob_sim_print_row(const ob_sim_result *r)
     char b4[32];
     char excess[32];
     snprintf(excess, sizeof excess, "+%.1f%%", 100.0 * (double) r->ol_excess_max / (double) r->B);
-    printf("%-8s %6d %5ld %9.3f %9.3f %6s %5s %4ld %7.3f %6.3f %7.3f %7s %9.3f %9s %7s %7.2f\n", r->sc->name, r->P,
-           r->steps, 1e3 * r->dec_mean_s, 1e3 * r->dec_max_s, ob_sim_count_text(r->settle, b1, sizeof b1),
+    printf("%-8s %6d %4s %5ld %8.3f %8.3f %5.1f %4ld %8.2f %8.3f %6s %5s %4ld %7.3f %6.3f %7.3f %7s %9.3f %9s %7s "
+           "%7.2f\n", r->sc->name, r->P, OB_SIM_CENTRAL == r->planner ? "cen" : "dist", r->steps, 1e3 * r->dec_mean_s,
+           1e3 * r->dec_max_s, r->coll_mean, r->coll_max, r->bytes_mean / 1024.0, 1e3 * r->lat_mean_s,
+           ob_sim_count_text(r->settle, b1, sizeof b1),
            ob_sim_count_text(r->converge, b2, sizeof b2), r->changes, r->steady, r->floor, r->statik,
            ob_sim_count_text(r->recover, b3, sizeof b3), r->ol_steady, excess,
            ob_sim_count_text(r->ol_recover, b4, sizeof b4), r->wall_s);
@@ -672,7 +840,11 @@ static int ob_sim_write_summary(const ob_sim_opts *o, const ob_sim_result *r, in
             snprintf(rec, sizeof rec, "%ld", r[k].recover);
             snprintf(olrec, sizeof olrec, "%ld", r[k].ol_recover);
         }
-        fprintf(f, "    {\"scenario\": \"%s\", \"ranks\": %d, \"global_batch\": %ld, \"steps\": %ld, "
+        fprintf(f, "    {\"planner\": \"%s\", \"collectives_mean\": %.3f, \"collectives_max\": %ld, "
+                   "\"bytes_per_rank_mean\": %.1f, \"latency_ms_mean\": %.6f, \"latency_ms_max\": %.6f, ",
+                OB_SIM_CENTRAL == r[k].planner ? "central" : "distributed", r[k].coll_mean, r[k].coll_max, r[k].bytes_mean,
+                1e3 * r[k].lat_mean_s, 1e3 * r[k].lat_max_s);
+        fprintf(f, "\"scenario\": \"%s\", \"ranks\": %d, \"global_batch\": %ld, \"steps\": %ld, "
                    "\"change_step\": %ld, \"decisions\": %ld, \"plan_changes\": %ld, "
                    "\"decision_ms_mean\": %.6f, \"decision_ms_max\": %.6f, \"settle_decisions\": %ld, "
                    "\"converge_decisions\": %ld, \"steady_over_oracle\": %.6f, \"floor_over_oracle\": %.6f, "
@@ -697,7 +869,7 @@ int main(int argc, char **argv)
     ob_sim_opts o;
     ob_sim_parse_args(argc, argv, &o);
 
-    const int most = OB_SIM_NSCENARIOS * o.nranks;
+    const int most = 2 * OB_SIM_NSCENARIOS * o.nranks;
     ob_sim_result *results = calloc((size_t) most, sizeof *results);
     if (NULL == results) {
         fprintf(stderr, "simulate: out of memory\n");
@@ -712,15 +884,21 @@ int main(int argc, char **argv)
             continue;
         }
         for (int j = 0; j < o.nranks; j++) {
-            const int rc = ob_sim_run(&o, &ob_sim_scenarios[k], o.ranks[j], &results[n]);
-            if (OMNIBATCH_SUCCESS != rc) {
-                fprintf(stderr, "simulate: %s at P=%d failed: %s (%s)\n", ob_sim_scenarios[k].name,
-                        o.ranks[j], omnibatch_strerror(rc), ob_last_error());
-                status = 1;
-                continue;
+            for (int pl = OB_SIM_CENTRAL; pl <= OB_SIM_DISTRIBUTED; pl++) {
+                if (!o.planner_on[pl]
+                    || (o.planner_auto && (OB_SIM_DISTRIBUTED == pl) != (o.ranks[j] >= OB_PLANNER_AUTO_RANKS))) {
+                    continue;
+                }
+                const int rc = ob_sim_run(&o, &ob_sim_scenarios[k], o.ranks[j], (ob_sim_planner) pl, &results[n]);
+                if (OMNIBATCH_SUCCESS != rc) {
+                    fprintf(stderr, "simulate: %s at P=%d failed: %s (%s)\n", ob_sim_scenarios[k].name,
+                            o.ranks[j], omnibatch_strerror(rc), ob_last_error());
+                    status = 1;
+                    continue;
+                }
+                ob_sim_print_row(&results[n]);
+                n++;
             }
-            ob_sim_print_row(&results[n]);
-            n++;
         }
     }
     const double total = ob_sim_now() - t0;

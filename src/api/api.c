@@ -584,8 +584,9 @@ OMNIBATCH_EXPORT int omnibatch_get_stats(omnibatch_t ctx, omnibatch_stats *stats
                        "omnibatch_stats", fn);
     }
     *stats = ctx->stats;
-    stats->decisions = ctx->ctl.decisions;
-    stats->changes = ctx->ctl.changes;
+    /* One of the two deciders ran (api_dist.c): the other counted nothing. */
+    stats->decisions = ctx->ctl.decisions + ctx->dist.decisions;
+    stats->changes = ctx->ctl.changes + ctx->dist.changes;
     ob_estimator_model(&ctx->est, &stats->alpha, &stats->beta);
     return OMNIBATCH_SUCCESS;
 }

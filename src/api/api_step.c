@@ -111,6 +111,9 @@ static int ob_exchange(struct omnibatch_context *c)
     /* The step model's reduction (ob_controller.h): the controller judges a
      * change on the whole step, compute and reduction. */
     mine.blocked_mean = c->compute_n > 0 ? c->blocked_sum / (double) c->compute_n : 0.0;
+    if (ob_api_dist_on(c)) {
+        return ob_api_dist_exchange(c, &mine);
+    }
     mpi_rc = PMPI_Allgather(&mine, (int) sizeof mine, MPI_BYTE, c->records, (int) sizeof mine,
                             MPI_BYTE, c->comm);
     if (MPI_SUCCESS != mpi_rc) {

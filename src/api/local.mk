@@ -7,5 +7,6 @@ libomnibatch_la_SOURCES += \
 	%reldir%/api_errors.c \
 	%reldir%/api.c \
 	%reldir%/api_step.c \
+	%reldir%/api_dist.c \
 	%reldir%/api_gradient.c \
 	%reldir%/api_registry.c

@@ -18,6 +18,7 @@
 #include "omnibatch.h"
 #include "ob_controller.h"
 #include "ob_estimator.h"
+#include "ob_planner_dist.h"
 
 struct omnibatch_context {
     MPI_Comm comm;               /* private duplicate: every message of the library goes here */
@@ -62,6 +63,10 @@ struct omnibatch_context {
 
     omnibatch_stats stats;
 
+    /* The distributed decision (api_dist.c): 0 not chosen yet, 1 on, -1 off (central). */
+    int dist_chosen;
+    ob_dist_state dist;
+
     /* Reused for scaling a separate send buffer: the user's is never written. */
     void *scratch;
     size_t scratch_bytes;
@@ -99,5 +104,19 @@ int ob_api_check_context(const char *fn, const struct omnibatch_context *ctx);
 
 /** \brief Close the running step: feed its compute time to the estimator (after warmup). */
 void ob_api_step_close(struct omnibatch_context *c);
+
+/* api_dist.c */
+
+/** \brief Whether this context decides distributed (OMNIBATCH_PLANNER, chosen at the first exchange). */
+int ob_api_dist_on(struct omnibatch_context *c);
+
+/**
+ * \brief One exchange with the distributed decision from this rank's record \p mine (instead of
+ *        the allgather of every record): the decision, the plan refreshed when it changed, and
+ *        under OMNIBATCH_VERIFY the checks against the other ranks and the central planner.
+ * \return OMNIBATCH_SUCCESS (a decision that fails leaves the plan as it is, with a warning),
+ *         or OMNIBATCH_ERR_DISAGREE / OMNIBATCH_ERR_MPI.
+ */
+int ob_api_dist_exchange(struct omnibatch_context *c, const ob_rank_record *mine);
 
 #endif /* OB_API_H */

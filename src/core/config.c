@@ -75,6 +75,11 @@ static const ob_choice ob_convention_choices[] = {
     { "divide-by-p", OB_CONVENTION_DIVIDE_BY_P }, { NULL, 0 }
 };
 
+static const ob_choice ob_planner_choices[] = {
+    { "auto", OB_PLANNER_AUTO }, { "central", OB_PLANNER_CENTRAL }, { "distributed", OB_PLANNER_DISTRIBUTED },
+    { NULL, 0 }
+};
+
 static const ob_choice ob_prior_choices[] = {
     { "equal", OB_PRIOR_EQUAL }, { "cores", OB_PRIOR_CORES }, { "gpus", OB_PRIOR_GPUS }, { NULL, 0 }
 };
@@ -164,6 +169,13 @@ static const ob_var ob_vars[] = {
       .meaning = "First plan, before anything is measured: equal shares, or in proportion to the "
                  "cores (hwloc) or GPUs of each rank (its own: those CUDA_VISIBLE_DEVICES lists, else "
                  "those near its cores)." },
+    { .name = "OMNIBATCH_PLANNER", .default_value = "auto",
+      .kind = OB_VAR_CHOICE, .offset = OB_OFF(planner), .choices = ob_planner_choices,
+      .meaning = "Who decides the plan. central: every rank gathers every rank's record and solves the "
+                 "whole plan (O(P) per rank); distributed: each rank keeps its own, and a few small "
+                 "collectives give every rank the same plan (O(1) per rank); auto: distributed from "
+                 OB_STR(OB_PLANNER_AUTO_RANKS) " ranks on (central when the granularity does not divide "
+                 "the global batch)." },
     { .name = "OMNIBATCH_VERIFY", .default_value = "off", .kind = OB_VAR_BOOL, .offset = OB_OFF(verify),
       .meaning = "Check at every exchange that all ranks computed the same plan." },
     { .name = "OMNIBATCH_DEBUG", .default_value = "0",
@@ -286,6 +298,7 @@ _Static_assert(OB_NVARS <= OB_CONFIG_MAX_VARS, "the agreement at MPI_Init carrie
 _Static_assert(sizeof(ob_convention) == sizeof(int), "ob_convention stored as int");
 _Static_assert(sizeof(ob_report_format) == sizeof(int), "ob_report_format stored as int");
 _Static_assert(sizeof(ob_prior) == sizeof(int), "ob_prior stored as int");
+_Static_assert(sizeof(ob_planner_kind) == sizeof(int), "ob_planner_kind stored as int");
 
 void ob_config_defaults(ob_config *cfg)
 {
@@ -309,6 +322,7 @@ void ob_config_defaults(ob_config *cfg)
     cfg->trace_file[0] = '\0';
     cfg->timeline_file[0] = '\0';
     cfg->prior = OB_PRIOR_EQUAL;
+    cfg->planner = OB_PLANNER_AUTO;
     cfg->verify = 0;
     cfg->debug = 0;
     cfg->library[0] = '\0';

@@ -42,7 +42,7 @@ static void ob_controller_rehash(ob_controller *ctl)
  * OB_CTL_MAX_ERROR: from the record's error terms when it has them (the
  * split's uncertainty grows with the distance from the batches the rank
  * ran), else its rel_error at any batch. */
-static double ob_controller_error_at(const ob_rank_record *rec, double b)
+double ob_controller_error_at(const ob_rank_record *rec, double b)
 {
     double err = rec->rel_error;
 

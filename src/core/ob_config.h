@@ -73,6 +73,16 @@ typedef enum ob_prior {
     OB_PRIOR_GPUS = 2            /* proportional to GPUs, falling back to cores where none */
 } ob_prior;
 
+/** Who decides the plan (OMNIBATCH_PLANNER). */
+typedef enum ob_planner_kind {
+    OB_PLANNER_AUTO = 0,         /* distributed from OB_PLANNER_AUTO_RANKS ranks on, central below */
+    OB_PLANNER_CENTRAL = 1,      /* every rank gathers every record and solves the whole plan */
+    OB_PLANNER_DISTRIBUTED = 2   /* each rank keeps its own record; a few small collectives */
+} ob_planner_kind;
+
+/** OMNIBATCH_PLANNER=auto: the distributed decision from this many ranks on. */
+#define OB_PLANNER_AUTO_RANKS 256
+
 typedef struct ob_config {
     int enable;                  /* OMNIBATCH_ENABLE, bool, default on: off = pure passthrough, fixed equal plan */
     double gain;                 /* OMNIBATCH_GAIN, Kp in (0, 1] */
@@ -93,6 +103,7 @@ typedef struct ob_config {
     char trace_file[PATH_MAX];   /* OMNIBATCH_TRACE, "" = none */
     char timeline_file[PATH_MAX]; /* OMNIBATCH_TIMELINE, "" = none */
     ob_prior prior;              /* OMNIBATCH_PRIOR: equal | cores | gpus; default equal */
+    ob_planner_kind planner;     /* OMNIBATCH_PLANNER: auto | central | distributed; default auto */
     int verify;                  /* OMNIBATCH_VERIFY, bool, default off: check every rank computed the same plan */
     int debug;                   /* OMNIBATCH_DEBUG, 0..3, default 0 */
     char library[PATH_MAX];      /* OMNIBATCH_LIBRARY, "" = unset: read by the Python package */

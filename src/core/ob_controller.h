@@ -202,6 +202,12 @@ int ob_controller_verify(const ob_controller *ctl, const ob_rank_record *records
  */
 double ob_controller_reduction(const ob_rank_record *records, int P);
 
+/**
+ * \brief Relative error of rank's model at batch \p b, capped at OB_CTL_MAX_ERROR (from the
+ *        record's error terms when it has them, else its rel_error).
+ */
+double ob_controller_error_at(const ob_rank_record *rec, double b);
+
 /** \brief Free what ob_controller_init() allocated. */
 void ob_controller_free(ob_controller *ctl);
 

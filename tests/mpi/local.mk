@@ -11,6 +11,7 @@ OB_API_TEST_LDADD = $(OB_LIB) $(CHECK_LIBS) -lm
 
 check_PROGRAMS += \
 	%reldir%/mpi_api_plan \
+	%reldir%/mpi_api_dist \
 	%reldir%/mpi_api_gradient \
 	%reldir%/mpi_api_args \
 	%reldir%/mpi_api_env \
@@ -20,6 +21,10 @@ check_PROGRAMS += \
 %canon_reldir%_mpi_api_plan_SOURCES = %reldir%/mpi_api_plan.c %reldir%/mpi_api_common.h
 %canon_reldir%_mpi_api_plan_CFLAGS = $(OB_API_TEST_CFLAGS)
 %canon_reldir%_mpi_api_plan_LDADD = $(OB_API_TEST_LDADD)
+
+%canon_reldir%_mpi_api_dist_SOURCES = %reldir%/mpi_api_dist.c %reldir%/mpi_api_common.h
+%canon_reldir%_mpi_api_dist_CFLAGS = $(OB_API_TEST_CFLAGS)
+%canon_reldir%_mpi_api_dist_LDADD = $(OB_API_TEST_LDADD)
 
 %canon_reldir%_mpi_api_gradient_SOURCES = %reldir%/mpi_api_gradient.c %reldir%/mpi_api_common.h
 %canon_reldir%_mpi_api_gradient_CFLAGS = $(OB_API_TEST_CFLAGS)
@@ -48,6 +53,7 @@ TESTS += \
 	%reldir%/mpi_api_gradient.sh \
 	%reldir%/mpi_api_lifetime.sh \
 	%reldir%/mpi_api_plan.sh \
+	%reldir%/mpi_api_dist.sh \
 	%reldir%/example_lsq.sh \
 	%reldir%/example_python.sh \
 	%reldir%/install_prefix.sh \
@@ -62,6 +68,7 @@ EXTRA_DIST += \
 	%reldir%/mpi_api_gradient.sh \
 	%reldir%/mpi_api_lifetime.sh \
 	%reldir%/mpi_api_plan.sh \
+	%reldir%/mpi_api_dist.sh \
 	%reldir%/example_lsq.sh \
 	%reldir%/example_python.sh
 

@@ -33,7 +33,7 @@ static const char *const documented_names[] = {
     "OMNIBATCH_GRANULARITY", "OMNIBATCH_GLOBAL_BATCH", "OMNIBATCH_MIN_BYTES",
     "OMNIBATCH_CALLS_PER_STEP", "OMNIBATCH_WEIGHT", "OMNIBATCH_CONVENTION", "OMNIBATCH_REPORT",
     "OMNIBATCH_REPORT_FILE", "OMNIBATCH_TRACE", "OMNIBATCH_TIMELINE", "OMNIBATCH_PRIOR",
-    "OMNIBATCH_VERIFY", "OMNIBATCH_DEBUG", "OMNIBATCH_LIBRARY",
+    "OMNIBATCH_PLANNER", "OMNIBATCH_VERIFY", "OMNIBATCH_DEBUG", "OMNIBATCH_LIBRARY",
 };
 #define N_DOCUMENTED (sizeof documented_names / sizeof documented_names[0])
 
@@ -67,6 +67,7 @@ static int config_equal(const ob_config *a, const ob_config *b)
            && 0 == strcmp(a->report_file, b->report_file)
            && 0 == strcmp(a->trace_file, b->trace_file)
            && 0 == strcmp(a->timeline_file, b->timeline_file) && a->prior == b->prior
+           && a->planner == b->planner
            && a->verify == b->verify && a->debug == b->debug
            && 0 == strcmp(a->library, b->library);
 }
@@ -107,6 +108,7 @@ static void non_default_config(ob_config *cfg)
     snprintf(cfg->library, sizeof cfg->library, "/opt/lib/libomnibatch.so");
     snprintf(cfg->timeline_file, sizeof cfg->timeline_file, "timeline.json");
     cfg->prior = OB_PRIOR_GPUS;
+    cfg->planner = OB_PLANNER_CENTRAL;
     cfg->verify = 1;
     cfg->debug = 2;
 }
@@ -177,6 +179,7 @@ static const setting_case one_each[] = {
     { "OMNIBATCH_TRACE", "trace.csv", OFF(trace_file), F_STR, 0, "trace.csv" },
     { "OMNIBATCH_TIMELINE", "timeline.json", OFF(timeline_file), F_STR, 0, "timeline.json" },
     { "OMNIBATCH_PRIOR", "cores", OFF(prior), F_INT, OB_PRIOR_CORES, NULL },
+    { "OMNIBATCH_PLANNER", "distributed", OFF(planner), F_INT, OB_PLANNER_DISTRIBUTED, NULL },
     { "OMNIBATCH_VERIFY", "yes", OFF(verify), F_INT, 1, NULL },
     { "OMNIBATCH_DEBUG", "3", OFF(debug), F_INT, 3, NULL },
     { "OMNIBATCH_LIBRARY", "/opt/lib/libomnibatch.so", OFF(library), F_STR, 0, "/opt/lib/libomnibatch.so" },
@@ -384,6 +387,7 @@ static double field_of(const ob_config *cfg, const char *name)
         { "OMNIBATCH_CALLS_PER_STEP", OFF(calls_per_step), F_LONG },
         { "OMNIBATCH_WEIGHT", OFF(weight), F_INT }, { "OMNIBATCH_CONVENTION", OFF(convention), F_INT },
         { "OMNIBATCH_REPORT", OFF(report), F_INT }, { "OMNIBATCH_PRIOR", OFF(prior), F_INT },
+        { "OMNIBATCH_PLANNER", OFF(planner), F_INT },
         { "OMNIBATCH_VERIFY", OFF(verify), F_INT }, { "OMNIBATCH_DEBUG", OFF(debug), F_INT },
     };
     for (size_t i = 0; i < sizeof map / sizeof map[0]; i++) {
@@ -464,6 +468,9 @@ static const good_case good_values[] = {
     { "OMNIBATCH_PRIOR", "cores", OB_PRIOR_CORES },
     { "OMNIBATCH_PRIOR", "gpus", OB_PRIOR_GPUS },
     { "OMNIBATCH_PRIOR", "GPUs", OB_PRIOR_GPUS },
+    { "OMNIBATCH_PLANNER", "auto", OB_PLANNER_AUTO },
+    { "OMNIBATCH_PLANNER", "central", OB_PLANNER_CENTRAL },
+    { "OMNIBATCH_PLANNER", "Distributed", OB_PLANNER_DISTRIBUTED },
     { "OMNIBATCH_DEBUG", "0", 0 },
     { "OMNIBATCH_DEBUG", "1", 1 },
     { "OMNIBATCH_DEBUG", "3", 3 },
@@ -634,6 +641,7 @@ static const bad_case bad_values[] = {
     { "OMNIBATCH_REPORT", "", "OMNIBATCH_REPORT='': expected off, text or json" },
     { "OMNIBATCH_PRIOR", "gpu", "OMNIBATCH_PRIOR='gpu': expected equal, cores or gpus" },
     { "OMNIBATCH_PRIOR", "none", "OMNIBATCH_PRIOR='none': expected equal, cores or gpus" },
+    { "OMNIBATCH_PLANNER", "root", "OMNIBATCH_PLANNER='root': expected auto, central or distributed" },
     { "OMNIBATCH_REPORT_FILE", "", "OMNIBATCH_REPORT_FILE='': " PATH_SAYS },
     { "OMNIBATCH_TRACE", "", "OMNIBATCH_TRACE='': " PATH_SAYS },
     { "OMNIBATCH_TIMELINE", "", "OMNIBATCH_TIMELINE='': " PATH_SAYS },

@@ -1,6 +1,7 @@
 # tests/unit/: one Check suite per module of the MPI-free core (src/core/).
 
 OB_UNIT_SUITES = %reldir%/check_error %reldir%/check_estimator %reldir%/check_planner \
+	%reldir%/check_planner_dist \
 	%reldir%/check_controller %reldir%/check_config %reldir%/check_shard \
 	%reldir%/check_topology %reldir%/check_stepdetect %reldir%/check_trace \
 	%reldir%/check_timeline %reldir%/check_report %reldir%/check_maths %reldir%/check_stepmodel
@@ -19,6 +20,10 @@ EXTRA_DIST += %reldir%/check_man.sh
 %canon_reldir%_check_planner_SOURCES = %reldir%/check_planner.c
 %canon_reldir%_check_planner_CFLAGS = $(OB_CORE_TEST_CFLAGS)
 %canon_reldir%_check_planner_LDADD = $(OB_CORE_TEST_LDADD)
+
+%canon_reldir%_check_planner_dist_SOURCES = %reldir%/check_planner_dist.c
+%canon_reldir%_check_planner_dist_CFLAGS = $(OB_CORE_TEST_CFLAGS) -pthread
+%canon_reldir%_check_planner_dist_LDADD = $(OB_CORE_TEST_LDADD) -lpthread
 
 %canon_reldir%_check_controller_SOURCES = %reldir%/check_controller.c
 %canon_reldir%_check_controller_CFLAGS = $(OB_CORE_TEST_CFLAGS)

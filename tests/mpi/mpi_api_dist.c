@@ -1,0 +1,143 @@
+/*
+ * Copyright (c) 2026 The omnibatch authors.
+ *
+ * The API with the distributed decision (run by mpi_api_dist.sh with
+ * OMNIBATCH_PLANNER=distributed and OMNIBATCH_VERIFY=on, so that every
+ * exchange also checks that all ranks reached the same decision and plan and
+ * that the central planner finds the same optimum and integer step time):
+ * ranks of three speeds sleep their per-sample time; every step's plan must
+ * be the same on every rank, sum to B, keep the bounds and the granularity,
+ * and hand out the slice at the sum of the batches before; the slow ranks
+ * must end with less.  OB_DIST_STEPS sets the steps (few at 64 ranks).
+ */
+#include "config.h"
+
+#include <check.h>
+#include <mpi.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "mpi_api_common.h"
+
+#define GRANULE 2
+#define MAXP 64
+
+static void sleep_ns(long ns)
+{
+    struct timespec ts;
+
+    ts.tv_sec = ns / 1000000000L;
+    ts.tv_nsec = ns % 1000000000L;
+    while (0 != nanosleep(&ts, &ts)) {
+    }
+}
+
+/* Every third rank is twice as slow as the others. */
+static long per_sample_ns(int rank)
+{
+    return 0 == rank % 3 ? 600000L : 300000L;
+}
+
+static long steps_to_run(void)
+{
+    const char *s = getenv("OB_DIST_STEPS");
+
+    return NULL != s ? atol(s) : 24;
+}
+
+/* The plan: the same bits on every rank, a plan of B within the bounds. */
+static void check_plan(omnibatch_t ctx, const omnibatch_step *s, long B, long hi)
+{
+    const int P = mpi_size();
+    long plan[MAXP];
+    long sum = 0, before = 0;
+    uint64_t h = UINT64_C(0xcbf29ce484222325), mine[2], most[2];
+
+    OB_CK_OK(omnibatch_get_plan(ctx, plan, P));
+    for (int i = 0; i < P; i++) {
+        ck_assert_int_ge(plan[i], GRANULE);
+        ck_assert_int_le(plan[i], hi);
+        ck_assert_int_eq(plan[i] % GRANULE, 0);
+        before += i < mpi_rank() ? plan[i] : 0;
+        sum += plan[i];
+        h = (h ^ (uint64_t) plan[i]) * UINT64_C(0x100000001b3);
+    }
+    ck_assert_int_eq(sum, B);
+    if (s->total == B) {
+        ck_assert_int_eq(s->count, plan[mpi_rank()]);
+        ck_assert_int_eq(s->start % B, before);
+    }
+    mine[0] = h;
+    mine[1] = ~h;
+    MPI_Allreduce(mine, most, 2, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
+    ck_assert_msg(most[0] == mine[0] && most[1] == mine[1], "rank %d holds another plan", mpi_rank());
+}
+
+START_TEST(test_distributed_decision_agrees_everywhere)
+{
+    const int P = mpi_size();
+    const long B = 16L * P;
+    const long hi = 40;
+    const long steps = steps_to_run();
+    omnibatch_options opt;
+    omnibatch_t ctx = NULL;
+    omnibatch_step s;
+    omnibatch_stats st;
+    long plan[MAXP];
+    double slow = 0.0, fast = 0.0;
+    int nslow = 0;
+    double grad[4] = { 1.0, 1.0, 1.0, 1.0 };
+
+    ck_assert_int_le(P, MAXP);
+    OB_CK_OK(omnibatch_options_init(&opt));
+    ck_assert_int_eq(opt.verify, 1);
+    opt.adaptive = 1;
+    opt.period = 1;
+    opt.warmup = 1;
+    opt.min_batch = GRANULE;
+    opt.max_batch = hi;
+    opt.granularity = GRANULE;
+    OB_CK_OK(omnibatch_create(MPI_COMM_WORLD, B, 50 * B + 6, &opt, &ctx));
+    for (long t = 0; t < steps; t++) {
+        OB_CK_OK(omnibatch_next_step(ctx, &s));
+        check_plan(ctx, &s, B, hi);
+        sleep_ns(s.count * per_sample_ns(mpi_rank()));
+        OB_CK_OK(omnibatch_allreduce_gradient(ctx, MPI_IN_PLACE, grad, 4, MPI_DOUBLE));
+    }
+    OB_CK_OK(omnibatch_get_stats(ctx, &st));
+    ck_assert_int_eq(st.exchanges, steps - 1);
+    ck_assert_int_gt(st.decisions, 0);
+    ck_assert_int_gt(st.changes, 0);
+    OB_CK_OK(omnibatch_get_plan(ctx, plan, P));
+    for (int i = 0; i < P; i++) {
+        if (0 == i % 3) {
+            slow += (double) plan[i];
+            nslow++;
+        } else {
+            fast += (double) plan[i];
+        }
+    }
+    if (nslow < P) {
+        ck_assert_double_lt(slow / nslow, fast / (P - nslow));
+    }
+    OB_CK_OK(omnibatch_destroy(&ctx));
+}
+END_TEST
+
+int main(int argc, char **argv)
+{
+    Suite *s;
+    TCase *tc;
+    int status;
+
+    MPI_Init(&argc, &argv);
+    s = suite_create("api_dist");
+    tc = tcase_create("distributed");
+    tcase_set_timeout(tc, 100);
+    tcase_add_test(tc, test_distributed_decision_agrees_everywhere);
+    suite_add_tcase(s, tc);
+    status = mpi_run_suite(s);
+    MPI_Finalize();
+    return status;
+}
