@@ -322,7 +322,7 @@ static double ob_est_envelope_distance(const ob_estimator *est, double b, double
 
 static double ob_est_median_ratio(const ob_estimator *est)
 {
-    double r[OB_EST_CONFIRM];
+    double r[OB_EST_HELD_MAX];
     int n = est->nheld;
 
     for (int k = 0; k < n; k++) {
@@ -385,7 +385,7 @@ static int ob_est_cusum(ob_estimator *est, double batch, double seconds, double 
                         double *shift, long *run)
 {
     double err, sd, r, z;
-    double clip = est->cusum_limit / OB_EST_CONFIRM + OB_EST_CUSUM_SLACK;
+    double clip = est->cusum_limit / OB_EST_CUSUM_TERMS + OB_EST_CUSUM_SLACK;
 
     if (est->n < OB_EST_MIN_FIT || dof < OB_EST_CUSUM_MIN_DOF) {
         return 0;
@@ -443,7 +443,7 @@ ob_sample_verdict ob_estimator_add(ob_estimator *est, double batch, double secon
     }
     noise = ob_est_detect_noise(est, &dof);
     alarm = ob_est_cusum(est, batch, seconds, noise, dof, &shift, &run);
-    evidence = (double) (run > OB_EST_CONFIRM ? run : OB_EST_CONFIRM);
+    evidence = (double) (run > OB_EST_CUSUM_TERMS ? run : OB_EST_CUSUM_TERMS);
     tol = OB_EST_TOL_SIGMAS * ob_est_noise(est);
     if (est->dw >= OB_EST_DIFF_MIN && OB_EST_TOL_SIGMAS * noise < tol) {
         tol = OB_EST_TOL_SIGMAS * noise;
@@ -471,8 +471,8 @@ ob_sample_verdict ob_estimator_add(ob_estimator *est, double batch, double secon
     est->nheld++;
     est->held_side = side;
     est->outliers++;
-    if (est->nheld == OB_EST_CONFIRM) {
-        ob_est_relearn(est, ob_est_median_ratio(est), (double) OB_EST_CONFIRM);
+    if (est->nheld == (side > 0 && dof >= OB_EST_CONFIRM_MIN_DOF ? OB_EST_CONFIRM : OB_EST_CONFIRM_FASTER)) {
+        ob_est_relearn(est, ob_est_median_ratio(est), (double) est->nheld);
         return OB_SAMPLE_CHANGE;
     }
     if (alarm) {
