@@ -82,7 +82,11 @@ typedef enum omnibatch_prior {
  * fails with OMNIBATCH_ERR_ARG naming the first that differs.
  */
 typedef struct omnibatch_options {
-    long min_batch;                 /**< least local batch of this rank, >= 1 (OMNIBATCH_MIN_BATCH, 1) */
+    long min_batch;                 /**< least local batch of this rank, >= 0 (OMNIBATCH_MIN_BATCH, 1).
+                                         0: the rank may be parked (local batch 0) while it is far
+                                         slower than the others; it still calls every collective,
+                                         its gradient weighs 0, and it is probed with a small batch
+                                         every OB_CTL_PROBE_DECISIONS decisions it stays parked */
     long max_batch;                 /**< largest local batch of this rank (memory limit), >= min_batch,
                                          or 0 = the global batch (OMNIBATCH_MAX_BATCH, 0) */
     long granularity;               /**< local batches are multiples of this (8 suits GPUs), in
@@ -102,6 +106,11 @@ typedef struct omnibatch_options {
                                          (OMNIBATCH_VERIFY, 0) */
     uint64_t seed;                  /**< seed of the per-epoch permutation, the same on every rank
                                          (OMNIBATCH_DEFAULT_SEED) */
+    int react;                      /**< 1: a rank whose model saw a lasting change of speed, or a
+                                         plan that moved at the last decision, brings the next
+                                         exchange forward to the next step (one one-integer
+                                         allreduce per step between exchanges); 0: exchanges every
+                                         \p period steps only (OMNIBATCH_REACT, 1) */
 } omnibatch_options;
 
 /**
@@ -284,6 +293,12 @@ typedef struct omnibatch_stats {
                                          decision) */
     double optimum_step_s;          /**< last decision: the best expected step time the measured
                                          models allow (their oracle; 0 before the first decision) */
+    long parked_steps;              /**< steps this rank was given no sample although the step had
+                                         some (parked: OMNIBATCH_MIN_BATCH=0) */
+    long early_exchanges;           /**< exchanges brought forward by \p react (counted in
+                                         \p exchanges too) */
+    double react_total_s;           /**< seconds spent in \p react's one-integer allreduce, all
+                                         steps together (its cost against the step) */
 } omnibatch_stats;
 
 /** \brief This rank's view of the run so far (local). */

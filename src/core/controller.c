@@ -73,7 +73,8 @@ static double ob_controller_expected_step(const ob_rank_record *records, int P, 
     ob_normal_max max = { 0.0, 0.0 };
 
     for (int i = 0; i < P; i++) {
-        double mu = records[i].alpha + records[i].beta * (double) plan[i];
+        /* A parked rank (batch 0) does not compute. */
+        double mu = 0 == plan[i] ? 0.0 : records[i].alpha + records[i].beta * (double) plan[i];
         double s2 = error[i] * mu * error[i] * mu;
 
         if (0 == i) {
@@ -124,6 +125,7 @@ void ob_controller_free(ob_controller *ctl)
     free(ctl->next);
     free(ctl->target);
     free(ctl->error);
+    free(ctl->parked);
     memset(ctl, 0, sizeof *ctl);
 }
 
@@ -148,8 +150,9 @@ int ob_controller_init(ob_controller *ctl, int P, long B, const ob_planner_param
     ctl->next = calloc((size_t) P, sizeof *ctl->next);
     ctl->target = calloc((size_t) P, sizeof *ctl->target);
     ctl->error = calloc((size_t) P, sizeof *ctl->error);
+    ctl->parked = calloc((size_t) P, sizeof *ctl->parked);
     if (NULL == ctl->plan || NULL == ctl->bounds || NULL == ctl->models || NULL == ctl->next || NULL == ctl->target
-        || NULL == ctl->error) {
+        || NULL == ctl->error || NULL == ctl->parked) {
         ob_controller_free(ctl);
         return ob_fail(OMNIBATCH_ERR_NOMEM, "controller: no memory for %d ranks", P);
     }
@@ -386,6 +389,49 @@ static int ob_controller_decide(ob_controller *ctl, const ob_rank_record *record
     return OMNIBATCH_SUCCESS;
 }
 
+/* ------------------------------------------------------------------ */
+/* Parked ranks (OMNIBATCH_MIN_BATCH=0)                                 */
+/*
+ * A rank planned 0 samples runs none, so its model learns nothing: were it
+ * to recover it would stay parked.  After OB_CTL_PROBE_DECISIONS decisions
+ * parked in a row it is given OB_CTL_PROBE_GRANULES granules for the next
+ * step, taken from the rank with the largest batch (the first on ties, so
+ * every rank makes the same plan); its step then measures its speed (a
+ * probe, ob_estimator_add_probe()) and the next decision acts on it.  A
+ * probe costs at most one short step of the parked rank.
+ */
+static void ob_controller_probe(ob_controller *ctl)
+{
+    long g = ctl->params.granularity > 0 ? ctl->params.granularity : 1;
+    long probe = OB_CTL_PROBE_GRANULES * g;
+    int moved = 0;
+
+    for (int i = 0; i < ctl->nranks; i++) {
+        int donor = -1;
+
+        ctl->parked[i] = 0 == ctl->plan[i] ? ctl->parked[i] + 1 : 0;
+        if (ctl->parked[i] < OB_CTL_PROBE_DECISIONS || probe > ctl->bounds[i].hi) {
+            continue;
+        }
+        for (int j = 0; j < ctl->nranks; j++) {
+            if (ctl->plan[j] - probe >= ctl->bounds[j].lo && (donor < 0 || ctl->plan[j] > ctl->plan[donor])) {
+                donor = j;
+            }
+        }
+        if (donor < 0) {
+            continue;
+        }
+        ctl->plan[donor] -= probe;
+        ctl->plan[i] += probe;
+        ctl->parked[i] = 0;
+        ctl->probes++;
+        moved = 1;
+    }
+    if (moved) {
+        ob_controller_rehash(ctl);
+    }
+}
+
 int ob_controller_update(ob_controller *ctl, const ob_rank_record *records, ob_decision *d)
 {
     int P = ctl->nranks;
@@ -419,6 +465,7 @@ int ob_controller_update(ob_controller *ctl, const ob_rank_record *records, ob_d
         ctl->bounds[i].lo = ctl->models[i].lo;
         ctl->bounds[i].hi = ctl->models[i].hi;
     }
+    ob_controller_probe(ctl);
     ctl->decisions++;
     ctl->changes += dec.changed;
     ctl->last = dec;
@@ -438,6 +485,14 @@ int ob_controller_set_plan(ob_controller *ctl, const long *plan)
         ob_controller_rehash(ctl);
     }
     return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Decision timing (OMNIBATCH_REACT)                                    */
+
+int ob_controller_follow_up_due(const ob_controller *ctl)
+{
+    return ctl->follow_up;
 }
 
 uint64_t ob_controller_plan_hash(const ob_controller *ctl)

@@ -426,6 +426,20 @@ static int ob_est_cusum(ob_estimator *est, double batch, double seconds, double 
     return 0;
 }
 
+ob_sample_verdict ob_estimator_add_probe(ob_estimator *est, double batch, double seconds)
+{
+    ob_sample_verdict v;
+
+    /* Whatever was held before the rank was parked is stale. */
+    est->nheld = 0;
+    v = ob_estimator_add(est, batch, seconds);
+    if (OB_SAMPLE_OUTLIER == v && est->nheld > 0) {
+        ob_est_relearn(est, ob_est_median_ratio(est), 1.0);
+        return OB_SAMPLE_CHANGE;
+    }
+    return v;
+}
+
 ob_sample_verdict ob_estimator_add(ob_estimator *est, double batch, double seconds)
 {
     double tol, e, shift = 0.0, evidence, noise, dof;

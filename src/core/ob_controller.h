@@ -92,6 +92,10 @@
 #define OB_CTL_MAX_GROWTH 2.0
 /** ... or by this fraction of the mean share B / P, if that is more (a rank back from a tiny batch). */
 #define OB_CTL_GROWTH_SHARE 0.5
+/** A rank parked (batch 0, OMNIBATCH_MIN_BATCH=0) this many decisions in a row is probed... */
+#define OB_CTL_PROBE_DECISIONS 2
+/** ... with this many granules (taken from the largest batch), so that it shows its speed again. */
+#define OB_CTL_PROBE_GRANULES 1
 /** Largest relative error of a model taken into account (a record's rel_error is capped here). */
 #define OB_CTL_MAX_ERROR 1.0
 /** Largest mean blocked time a record may carry, in seconds (larger is a broken clock). */
@@ -125,6 +129,8 @@ typedef struct ob_controller {
     double *target;              /* nranks entries of scratch */
     double *error;               /* nranks entries: each model's relative error at the plan held */
     uint64_t plan_hash;          /* ob_controller_plan_hash(), kept with the plan */
+    long *parked;                /* nranks entries: decisions in a row each rank held batch 0 */
+    long probes;                 /* probes handed to parked ranks */
     double spread;               /* expected largest of nranks standard normal deviates */
     double refine_error;         /* mean relative error of the models at the last change of plan or refinement */
     int follow_up;               /* the last decision changed the plan: the next one refines */
@@ -201,6 +207,13 @@ int ob_controller_verify(const ob_controller *ctl, const ob_rank_record *records
  *        measure it.
  */
 double ob_controller_reduction(const ob_rank_record *records, int P);
+
+/**
+ * \brief 1 when the last decision moved the plan, so that the next one refines it
+ *        (OMNIBATCH_REACT brings that decision forward to the next step); the same on
+ *        every rank holding the same controller.
+ */
+int ob_controller_follow_up_due(const ob_controller *ctl);
 
 /** \brief Free what ob_controller_init() allocated. */
 void ob_controller_free(ob_controller *ctl);

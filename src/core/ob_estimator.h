@@ -221,6 +221,15 @@ void ob_estimator_set_ranks(ob_estimator *est, int nranks);
 ob_sample_verdict ob_estimator_add(ob_estimator *est, double batch, double seconds);
 
 /**
+ * \brief Fold the step of a rank back from being parked (batch 0, so no samples for a while):
+ *        a probe.  The probe is the only news of the rank's speed, so when it is an outlier the
+ *        model is re-learnt from it at once instead of after OB_EST_CONFIRM of them (a rank
+ *        that recovered gets its work back at the next decision, not three probes later).
+ * \return as ob_estimator_add(); OB_SAMPLE_CHANGE when the probe re-learnt the model.
+ */
+ob_sample_verdict ob_estimator_add_probe(ob_estimator *est, double batch, double seconds);
+
+/**
  * \brief The current model.
  * \return 1 and alpha >= 0, beta > 0 when at least one sample was used; 0 (and alpha = beta = 0)
  *         before that.

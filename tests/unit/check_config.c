@@ -29,10 +29,10 @@ extern char **environ;
 /* The variables ob_config.h documents; the table must hold exactly these. */
 static const char *const documented_names[] = {
     "OMNIBATCH_ENABLE", "OMNIBATCH_GAIN", "OMNIBATCH_DEADBAND", "OMNIBATCH_FORGET",
-    "OMNIBATCH_PERIOD", "OMNIBATCH_WARMUP", "OMNIBATCH_MIN_BATCH", "OMNIBATCH_MAX_BATCH",
+    "OMNIBATCH_PERIOD", "OMNIBATCH_REACT", "OMNIBATCH_WARMUP", "OMNIBATCH_MIN_BATCH", "OMNIBATCH_MAX_BATCH",
     "OMNIBATCH_GRANULARITY", "OMNIBATCH_GLOBAL_BATCH", "OMNIBATCH_MIN_BYTES",
     "OMNIBATCH_CALLS_PER_STEP", "OMNIBATCH_WEIGHT", "OMNIBATCH_CONVENTION", "OMNIBATCH_REPORT",
-    "OMNIBATCH_REPORT_FILE", "OMNIBATCH_TRACE", "OMNIBATCH_PRIOR", "OMNIBATCH_VERIFY",
+    "OMNIBATCH_REPORT_FILE", "OMNIBATCH_TRACE", "OMNIBATCH_PROFILE", "OMNIBATCH_PRIOR", "OMNIBATCH_VERIFY",
     "OMNIBATCH_DEBUG", "OMNIBATCH_LIBRARY",
 };
 #define N_DOCUMENTED (sizeof documented_names / sizeof documented_names[0])
@@ -66,6 +66,7 @@ static int config_equal(const ob_config *a, const ob_config *b)
            && a->weight == b->weight && a->convention == b->convention && a->report == b->report
            && 0 == strcmp(a->report_file, b->report_file)
            && 0 == strcmp(a->trace_file, b->trace_file) && a->prior == b->prior
+           && 0 == strcmp(a->profile_file, b->profile_file) && a->react == b->react
            && a->verify == b->verify && a->debug == b->debug
            && 0 == strcmp(a->library, b->library);
 }
@@ -105,6 +106,8 @@ static void non_default_config(ob_config *cfg)
     snprintf(cfg->trace_file, sizeof cfg->trace_file, "trace.csv");
     snprintf(cfg->library, sizeof cfg->library, "/opt/lib/libomnibatch.so");
     cfg->prior = OB_PRIOR_GPUS;
+    snprintf(cfg->profile_file, sizeof cfg->profile_file, "profile.txt");
+    cfg->react = 0;
     cfg->verify = 1;
     cfg->debug = 2;
 }
@@ -175,6 +178,8 @@ static const setting_case one_each[] = {
     { "OMNIBATCH_TRACE", "trace.csv", OFF(trace_file), F_STR, 0, "trace.csv" },
     { "OMNIBATCH_PRIOR", "cores", OFF(prior), F_INT, OB_PRIOR_CORES, NULL },
     { "OMNIBATCH_VERIFY", "yes", OFF(verify), F_INT, 1, NULL },
+    { "OMNIBATCH_REACT", "off", OFF(react), F_INT, 0, NULL },
+    { "OMNIBATCH_PROFILE", "split.profile", OFF(profile_file), F_STR, 0, "split.profile" },
     { "OMNIBATCH_DEBUG", "3", OFF(debug), F_INT, 3, NULL },
     { "OMNIBATCH_LIBRARY", "/opt/lib/libomnibatch.so", OFF(library), F_STR, 0, "/opt/lib/libomnibatch.so" },
 };
@@ -251,9 +256,11 @@ START_TEST(test_documented_defaults_are_the_defaults)
     ck_assert_str_eq(def.report_file, "");
     ck_assert_str_eq(def.trace_file, "");
     ck_assert_str_eq(def.library, "");
+    ck_assert_str_eq(def.profile_file, "");
     cfg.report_file[0] = '\0';
     cfg.trace_file[0] = '\0';
     cfg.library[0] = '\0';
+    cfg.profile_file[0] = '\0';
     ck_assert(config_equal(&cfg, &def));
     ck_assert_double_eq(def.gain, OB_DEFAULT_GAIN);
     ck_assert_double_eq(def.deadband, OB_DEFAULT_DEADBAND);
@@ -271,6 +278,7 @@ START_TEST(test_error_lines_quote_the_allowed_column)
         const ob_config_doc *d = ob_config_doc_at(i);
         const char *bad = 0 == strcmp(d->name, "OMNIBATCH_REPORT_FILE")
                           || 0 == strcmp(d->name, "OMNIBATCH_TRACE")
+                          || 0 == strcmp(d->name, "OMNIBATCH_PROFILE")
                           || 0 == strcmp(d->name, "OMNIBATCH_LIBRARY") ? "" : "#";
         char line[512];
         ob_config cfg;
@@ -379,6 +387,7 @@ static double field_of(const ob_config *cfg, const char *name)
         { "OMNIBATCH_WEIGHT", OFF(weight), F_INT }, { "OMNIBATCH_CONVENTION", OFF(convention), F_INT },
         { "OMNIBATCH_REPORT", OFF(report), F_INT }, { "OMNIBATCH_PRIOR", OFF(prior), F_INT },
         { "OMNIBATCH_VERIFY", OFF(verify), F_INT }, { "OMNIBATCH_DEBUG", OFF(debug), F_INT },
+        { "OMNIBATCH_REACT", OFF(react), F_INT },
     };
     for (size_t i = 0; i < sizeof map / sizeof map[0]; i++) {
         if (0 == strcmp(map[i].name, name)) {
@@ -422,6 +431,7 @@ static const good_case good_values[] = {
     { "OMNIBATCH_PERIOD", "+3", 3 },
     { "OMNIBATCH_WARMUP", "0", 0 },
     { "OMNIBATCH_WARMUP", "1000000", 1000000 },
+    { "OMNIBATCH_MIN_BATCH", "0", 0 },
     { "OMNIBATCH_MIN_BATCH", "1", 1 },
     { "OMNIBATCH_MIN_BATCH", "1000000000", 1000000000 },
     { "OMNIBATCH_MAX_BATCH", "0", 0 },
@@ -577,9 +587,9 @@ static const bad_case bad_values[] = {
       "OMNIBATCH_PERIOD='99999999999999999999': " COUNT_SAYS("[1, 1000000]") },
     { "OMNIBATCH_WARMUP", "-1", "OMNIBATCH_WARMUP='-1': " COUNT_SAYS("[0, 1000000]") },
     { "OMNIBATCH_WARMUP", "1000001", "OMNIBATCH_WARMUP='1000001': " COUNT_SAYS("[0, 1000000]") },
-    { "OMNIBATCH_MIN_BATCH", "0", "OMNIBATCH_MIN_BATCH='0': " COUNT_SAYS("[1, 1000000000]") },
+    { "OMNIBATCH_MIN_BATCH", "-1", "OMNIBATCH_MIN_BATCH='-1': " COUNT_SAYS("[0, 1000000000]") },
     { "OMNIBATCH_MIN_BATCH", "1000000001",
-      "OMNIBATCH_MIN_BATCH='1000000001': " COUNT_SAYS("[1, 1000000000]") },
+      "OMNIBATCH_MIN_BATCH='1000000001': " COUNT_SAYS("[0, 1000000000]") },
     { "OMNIBATCH_MAX_BATCH", "-1",
       "OMNIBATCH_MAX_BATCH='-1': expected 0 (no limit) or an integer in [1, 1000000000]" },
     { "OMNIBATCH_MAX_BATCH", "1000000001",
