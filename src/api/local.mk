@@ -8,4 +8,5 @@ libomnibatch_la_SOURCES += \
 	%reldir%/api.c \
 	%reldir%/api_step.c \
 	%reldir%/api_gradient.c \
-	%reldir%/api_registry.c
+	%reldir%/api_registry.c \
+	%reldir%/api_state.c
