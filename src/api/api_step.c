@@ -146,6 +146,8 @@ static int ob_exchange(struct omnibatch_context *c)
     if (!c->opt.adaptive) {
         return OMNIBATCH_SUCCESS;
     }
+    ob_controller_advance(&c->ctl, c->next_global_step - c->last_exchange_step);
+    c->last_exchange_step = c->next_global_step;
     rc = ob_controller_update(&c->ctl, c->records, &d);
     if (OMNIBATCH_SUCCESS != rc) {
         /* Every rank met the same records and kept the same plan: training

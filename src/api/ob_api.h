@@ -62,6 +62,7 @@ struct omnibatch_context {
     int parked;                  /* the last steps gave this rank batch 0 (OMNIBATCH_MIN_BATCH=0) */
     long early_streak;
     long early_hold_until;       /* after OB_API_MAX_EARLY in a row: none before this step */
+    long last_exchange_step;     /* the step the last exchange came before */
 
     /* Measured compute and blocked time since the last exchange (the record's
      * compute_mean and blocked_mean). */

@@ -126,6 +126,7 @@ void ob_controller_free(ob_controller *ctl)
     free(ctl->target);
     free(ctl->error);
     free(ctl->parked);
+    free(ctl->probe_gap);
     memset(ctl, 0, sizeof *ctl);
 }
 
@@ -151,8 +152,9 @@ int ob_controller_init(ob_controller *ctl, int P, long B, const ob_planner_param
     ctl->target = calloc((size_t) P, sizeof *ctl->target);
     ctl->error = calloc((size_t) P, sizeof *ctl->error);
     ctl->parked = calloc((size_t) P, sizeof *ctl->parked);
+    ctl->probe_gap = calloc((size_t) P, sizeof *ctl->probe_gap);
     if (NULL == ctl->plan || NULL == ctl->bounds || NULL == ctl->models || NULL == ctl->next || NULL == ctl->target
-        || NULL == ctl->error || NULL == ctl->parked) {
+        || NULL == ctl->error || NULL == ctl->parked || NULL == ctl->probe_gap) {
         ob_controller_free(ctl);
         return ob_fail(OMNIBATCH_ERR_NOMEM, "controller: no memory for %d ranks", P);
     }
@@ -393,24 +395,39 @@ static int ob_controller_decide(ob_controller *ctl, const ob_rank_record *record
 /* Parked ranks (OMNIBATCH_MIN_BATCH=0)                                 */
 /*
  * A rank planned 0 samples runs none, so its model learns nothing: were it
- * to recover it would stay parked.  After OB_CTL_PROBE_DECISIONS decisions
- * parked in a row it is given OB_CTL_PROBE_GRANULES granules for the next
- * step, taken from the rank with the largest batch (the first on ties, so
- * every rank makes the same plan); its step then measures its speed (a
- * probe, ob_estimator_add_probe()) and the next decision acts on it.  A
- * probe costs at most one short step of the parked rank.
+ * to recover it would stay parked.  After OB_CTL_PROBE_FIRST_STEPS steps
+ * parked it is given OB_CTL_PROBE_GRANULES granules for the next step,
+ * taken from the rank with the largest batch (the first on ties, so every
+ * rank makes the same plan); its step then measures its speed (a probe,
+ * ob_estimator_add_probe()) and the next decision acts on it.  A probe
+ * costs one short step of the parked rank (its fixed cost, when that is
+ * why it was parked), so while it stays parked the gap doubles up to
+ * OB_CTL_PROBE_MAX_STEPS: a rank that recovers gets work back within that
+ * many steps and a few decisions.
  */
 static void ob_controller_probe(ob_controller *ctl)
 {
     long g = ctl->params.granularity > 0 ? ctl->params.granularity : 1;
     long probe = OB_CTL_PROBE_GRANULES * g;
+    long steps = ctl->steps_since > 0 ? ctl->steps_since : 1;
     int moved = 0;
 
+    ctl->steps_since = 0;
     for (int i = 0; i < ctl->nranks; i++) {
         int donor = -1;
 
-        ctl->parked[i] = 0 == ctl->plan[i] ? ctl->parked[i] + 1 : 0;
-        if (ctl->parked[i] < OB_CTL_PROBE_DECISIONS || probe > ctl->bounds[i].hi) {
+        if (0 != ctl->plan[i]) {
+            /* Working (a probe included): the gap starts afresh when it is parked again,
+             * unless it was a probe that showed it still slow. */
+            ctl->parked[i] = 0;
+            ctl->probe_gap[i] = ctl->probe_gap[i] > 0 && ctl->plan[i] == probe ? ctl->probe_gap[i] : 0;
+            continue;
+        }
+        ctl->parked[i] += steps;
+        if (0 == ctl->probe_gap[i]) {
+            ctl->probe_gap[i] = OB_CTL_PROBE_FIRST_STEPS;
+        }
+        if (ctl->parked[i] < ctl->probe_gap[i] || probe > ctl->bounds[i].hi) {
             continue;
         }
         for (int j = 0; j < ctl->nranks; j++) {
@@ -424,10 +441,14 @@ static void ob_controller_probe(ob_controller *ctl)
         ctl->plan[donor] -= probe;
         ctl->plan[i] += probe;
         ctl->parked[i] = 0;
+        ctl->probe_gap[i] = 2 * ctl->probe_gap[i] < OB_CTL_PROBE_MAX_STEPS ? 2 * ctl->probe_gap[i]
+                                                                           : OB_CTL_PROBE_MAX_STEPS;
         ctl->probes++;
         moved = 1;
     }
     if (moved) {
+        /* The next decision must see the probe at once, whatever it shows. */
+        ctl->follow_up = 1;
         ob_controller_rehash(ctl);
     }
 }
@@ -489,6 +510,11 @@ int ob_controller_set_plan(ob_controller *ctl, const long *plan)
 
 /* ------------------------------------------------------------------ */
 /* Decision timing (OMNIBATCH_REACT)                                    */
+
+void ob_controller_advance(ob_controller *ctl, long steps)
+{
+    ctl->steps_since += steps > 0 ? steps : 0;
+}
 
 int ob_controller_follow_up_due(const ob_controller *ctl)
 {

@@ -92,8 +92,11 @@
 #define OB_CTL_MAX_GROWTH 2.0
 /** ... or by this fraction of the mean share B / P, if that is more (a rank back from a tiny batch). */
 #define OB_CTL_GROWTH_SHARE 0.5
-/** A rank parked (batch 0, OMNIBATCH_MIN_BATCH=0) this many decisions in a row is probed... */
-#define OB_CTL_PROBE_DECISIONS 2
+/** A rank parked (batch 0, OMNIBATCH_MIN_BATCH=0) this many steps is probed... */
+#define OB_CTL_PROBE_FIRST_STEPS 4
+/** ... then after twice as many each time it stays parked, up to this many: a probe of a rank
+ *  parked for its fixed cost costs that cost once, so the probes thin out while it lasts... */
+#define OB_CTL_PROBE_MAX_STEPS 16
 /** ... with this many granules (taken from the largest batch), so that it shows its speed again. */
 #define OB_CTL_PROBE_GRANULES 1
 /** Largest relative error of a model taken into account (a record's rel_error is capped here). */
@@ -129,7 +132,9 @@ typedef struct ob_controller {
     double *target;              /* nranks entries of scratch */
     double *error;               /* nranks entries: each model's relative error at the plan held */
     uint64_t plan_hash;          /* ob_controller_plan_hash(), kept with the plan */
-    long *parked;                /* nranks entries: decisions in a row each rank held batch 0 */
+    long *parked;                /* nranks entries: steps each rank held batch 0 since its last probe */
+    long *probe_gap;             /* nranks entries: steps parked before its next probe */
+    long steps_since;            /* steps since the last decision (ob_controller_advance()) */
     long probes;                 /* probes handed to parked ranks */
     double spread;               /* expected largest of nranks standard normal deviates */
     double refine_error;         /* mean relative error of the models at the last change of plan or refinement */
@@ -207,6 +212,13 @@ int ob_controller_verify(const ob_controller *ctl, const ob_rank_record *records
  *        measure it.
  */
 double ob_controller_reduction(const ob_rank_record *records, int P);
+
+/**
+ * \brief Tell the controller that \p steps steps ran on the plan held since the last
+ *        decision (the probes of parked ranks are timed in steps); without it every
+ *        decision counts as one step.
+ */
+void ob_controller_advance(ob_controller *ctl, long steps);
 
 /**
  * \brief 1 when the last decision moved the plan, so that the next one refines it
