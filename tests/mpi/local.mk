@@ -102,6 +102,7 @@ EXTRA_DIST += %reldir%/preload_scenarios.sh \
 	%reldir%/preload/passthrough.sh \
 	%reldir%/preload/pcontrol.sh \
 	%reldir%/preload/report_file.sh \
+	%reldir%/preload/profile.sh \
 	%reldir%/preload/report_json.sh \
 	%reldir%/preload/report_text.sh \
 	%reldir%/preload/threads.sh \
