@@ -330,6 +330,20 @@ static int ob_controller_worth(double now, double then, double reduction, double
     return now - then > band * (now + reduction);
 }
 
+/* Decision timing: after a change of plan the next OB_CTL_FOLLOW_DECISIONS
+ * decisions are wanted at once (ob_controller_follow_up_due()), whether or
+ * not they move the plan: the models of ranks just re-learnt rest on two or
+ * three samples, and each step's sample makes them markedly surer, so the
+ * plan that was right for them a step ago may be a few percent off now. */
+static void ob_controller_follow_window(ob_controller *ctl, int changed)
+{
+    if (changed) {
+        ctl->follow_left = OB_CTL_FOLLOW_DECISIONS;
+    } else if (ctl->follow_left > 0) {
+        ctl->follow_left--;
+    }
+}
+
 /* One decision on held bounds: the candidate is the planner's proportional
  * step on the hedged models, whenever it shortens their step time at all;
  * it is adopted when it lowers the expected step time by more than the
@@ -388,6 +402,7 @@ static int ob_controller_decide(ob_controller *ctl, const ob_rank_record *record
         ctl->refine_error = error;
     }
     ctl->follow_up = dec->changed;
+    ob_controller_follow_window(ctl, dec->changed);
     return OMNIBATCH_SUCCESS;
 }
 
@@ -518,7 +533,7 @@ void ob_controller_advance(ob_controller *ctl, long steps)
 
 int ob_controller_follow_up_due(const ob_controller *ctl)
 {
-    return ctl->follow_up;
+    return ctl->follow_up || ctl->follow_left > 0;
 }
 
 uint64_t ob_controller_plan_hash(const ob_controller *ctl)

@@ -99,6 +99,8 @@
 #define OB_CTL_PROBE_MAX_STEPS 16
 /** ... with this many granules (taken from the largest batch), so that it shows its speed again. */
 #define OB_CTL_PROBE_GRANULES 1
+/** After a change of plan, this many decisions are wanted at once (OMNIBATCH_REACT), moved or not. */
+#define OB_CTL_FOLLOW_DECISIONS 3
 /** Largest relative error of a model taken into account (a record's rel_error is capped here). */
 #define OB_CTL_MAX_ERROR 1.0
 /** Largest mean blocked time a record may carry, in seconds (larger is a broken clock). */
@@ -139,6 +141,7 @@ typedef struct ob_controller {
     double spread;               /* expected largest of nranks standard normal deviates */
     double refine_error;         /* mean relative error of the models at the last change of plan or refinement */
     int follow_up;               /* the last decision changed the plan: the next one refines */
+    int follow_left;             /* decisions still wanted at once after a change (OB_CTL_FOLLOW_DECISIONS) */
     int refining;                /* the last decision applied the small band */
     long decisions;              /* updates that had every model */
     long changes;                /* of which changed the plan */

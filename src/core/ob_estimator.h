@@ -48,8 +48,12 @@
  * pile samples on that rank.
  *
  * Outliers.  Whatever alpha in [0, mean t], the time at batch b lies between
- * mean t and mean t * b / mean b; a sample is judged against that envelope,
- * not against a slope that may be poorly known.  A sample farther from it
+ * mean t and mean t * b / mean b; while the split is unknown a sample is
+ * judged against that envelope, not against a slope that may be poorly
+ * known; once the data have determined the split, against the prediction
+ * (the envelope is wide where the plan moved the batch, wide enough to take
+ * a new speed at a new batch into the fit, which then reads the change of
+ * speed as a change of the fixed cost).  A sample farther from it
  * than max(OB_EST_TOL_FLOOR, OB_EST_TOL_SIGMAS * noise) in log terms is held
  * back, not folded; an isolated one (a GC pause, a page fault) is dropped
  * when the next normal sample comes.
@@ -85,7 +89,11 @@
  * far below one per run at that scale (the rates: docs/figures.md).  Response: the model keeps its
  * shape, is scaled by the shift, and the past is weighed down to as many
  * samples as revealed the change, so that the new speed is learnt at once
- * and refined by the next samples (the noise is remembered).  Changes below
+ * and refined by the next samples (the noise is remembered); the past keeps
+ * its level and scatter but no longer speaks of the split (its samples at
+ * other batches, scaled by an estimated factor, would carry that factor's
+ * error into the slope): the learnt split is the prior until samples after
+ * the change determine it again.  Changes below
  * both detectors are followed by the forgetting factor.
  *
  * How fast changes are followed, and the false-alarm rates: docs/figures.md.

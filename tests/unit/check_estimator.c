@@ -234,14 +234,14 @@ static int samples_to_follow(uint64_t seed, double factor, int vary, double amp)
 START_TEST(test_lasting_change_is_followed)
 {
     /* Without noise: exactly the confirmation count, for a 2x slowdown (2
-     * samples) and a 2x speed-up (3), at a steady or a varying batch; a 1.3x
-     * slowdown while the batch varies in 3 (the first slow sample at a
-     * larger batch is inside the envelope of plausible times). */
+     * samples), a 2x speed-up (3) and a 1.3x slowdown, at a steady or a
+     * varying batch (once the split is known a sample is judged against the
+     * prediction, not the envelope of every split). */
     ck_assert_int_eq(OB_EST_CONFIRM, 2);
     ck_assert_int_eq(samples_to_follow(1, 2.0, 0, 0.0), OB_EST_CONFIRM);
     ck_assert_int_eq(samples_to_follow(1, 0.5, 0, 0.0), OB_EST_CONFIRM_FASTER);
     ck_assert_int_eq(samples_to_follow(1, 2.0, 1, 0.0), OB_EST_CONFIRM);
-    ck_assert_int_eq(samples_to_follow(1, 1.3, 1, 0.0), OB_EST_CONFIRM + 1);
+    ck_assert_int_eq(samples_to_follow(1, 1.3, 1, 0.0), OB_EST_CONFIRM);
     /* With 10% noise, over many seeds. */
     for (uint64_t seed = 1; seed <= 200; seed++) {
         int steady = samples_to_follow(seed, 2.0, 0, 0.1);
@@ -598,8 +598,9 @@ START_TEST(test_few_ranks_detect_moderate_changes_sooner)
     /* Sized for 4 ranks, the CUSUM raises its alarm sooner: a 1.3x slowdown
      * under 10% noise at a varying batch is followed within 10% in at most
      * FEW_RANKS_RECOVERY samples over 200 seeds, and sooner on average than
-     * with the level sized for any number of ranks (measured: 3.8 against
-     * 4.9 samples; sooner for 171 seeds, later for 1). */
+     * with the level sized for any number of ranks (measured: 3.35 against
+     * 3.59 samples; before samples were judged against the prediction once
+     * the split is known, 3.8 against 4.9). */
     int worst = 0, sum_few = 0, sum_any = 0;
 
     for (uint64_t seed = 1; seed <= 200; seed++) {
@@ -612,7 +613,7 @@ START_TEST(test_few_ranks_detect_moderate_changes_sooner)
         sum_any += any;
     }
     ck_assert_int_le(worst, FEW_RANKS_RECOVERY);
-    ck_assert_int_lt(sum_few * 10, sum_any * 9);
+    ck_assert_int_lt(sum_few, sum_any);
 }
 END_TEST
 
