@@ -74,9 +74,10 @@ static void ob_state_whoami(char *host, int *cores)
 OMNIBATCH_EXPORT int omnibatch_state_size(omnibatch_t ctx, size_t *size)
 {
     const char *fn = "omnibatch_state_size";
+    int rc;
 
-    if (NULL == ctx) {
-        return ob_api_no_context(fn);
+    if (OMNIBATCH_SUCCESS != (rc = ob_api_check_context(fn, ctx))) {
+        return rc;
     }
     if (NULL == size) {
         return ob_fail(OMNIBATCH_ERR_ARG, "%s: size=NULL: expected the address of a size_t", fn);
@@ -94,8 +95,8 @@ OMNIBATCH_EXPORT int omnibatch_get_state(omnibatch_t ctx, void *buf, size_t size
     int cores = 0;
     int mpi_rc;
 
-    if (NULL == c) {
-        return ob_api_no_context(fn);
+    if (OMNIBATCH_SUCCESS != (rc = ob_api_check_context(fn, c))) {
+        return rc;
     }
     if (NULL == buf || size < ob_state_size(c->nranks)) {
         rc = ob_fail(OMNIBATCH_ERR_ARG, "%s: buf=%p, size=%zu: expected room for %zu bytes "
@@ -266,8 +267,8 @@ OMNIBATCH_EXPORT int omnibatch_set_state(omnibatch_t ctx, const void *buf, size_
     int cores = 0;
     int mpi_rc;
 
-    if (NULL == c) {
-        return ob_api_no_context(fn);
+    if (OMNIBATCH_SUCCESS != (rc = ob_api_check_context(fn, c))) {
+        return rc;
     }
     memset(&h, 0, sizeof h);
     rc = ob_state_check_for(c, fn, buf, size, &h);
@@ -322,8 +323,8 @@ OMNIBATCH_EXPORT int omnibatch_save(omnibatch_t ctx, const char *path)
     int rc = OMNIBATCH_SUCCESS;
     int mpi_rc;
 
-    if (NULL == c) {
-        return ob_api_no_context(fn);
+    if (OMNIBATCH_SUCCESS != (rc = ob_api_check_context(fn, c))) {
+        return rc;
     }
     if (NULL == path || '\0' == path[0] || strlen(path) + 16 > sizeof tmp) {
         rc = ob_fail(OMNIBATCH_ERR_ARG, "%s: path=%s%s%s: expected a file name shorter than %zu bytes", fn,
@@ -400,8 +401,8 @@ OMNIBATCH_EXPORT int omnibatch_restore(omnibatch_t ctx, const char *path)
     int rc;
     int mpi_rc;
 
-    if (NULL == c) {
-        return ob_api_no_context(fn);
+    if (OMNIBATCH_SUCCESS != (rc = ob_api_check_context(fn, c))) {
+        return rc;
     }
     if (0 == c->rank) {
         buf = NULL == path ? NULL : ob_state_read_file(fn, path, &size);

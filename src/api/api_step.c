@@ -178,8 +178,10 @@ static int ob_exchange(struct omnibatch_context *c)
  * controller, so all know it without a message) or when any rank's model
  * confirmed a lasting change of speed at the step just closed (one
  * one-integer max-allreduce: its cost is in stats.react_total_s).  After
- * OB_API_MAX_EARLY exchanges in a row brought forward, none is for a
- * period, so that a plan refining on noisy models falls back to it. */
+ * OB_API_MAX_EARLY exchanges in a row brought forward, no follow-up is for
+ * a period, so that a plan refining on noisy models falls back to it; a
+ * confirmed change of speed always is (a false one is rarer than one in
+ * 1e7 samples, a missed one costs every step until the next exchange). */
 static int ob_exchange_early(struct omnibatch_context *c, long gs, int *due)
 {
     int mine = c->speed_changed;
@@ -188,10 +190,10 @@ static int ob_exchange_early(struct omnibatch_context *c, long gs, int *due)
     int mpi_rc;
 
     *due = 0;
-    if (!c->opt.react || !c->opt.adaptive || gs < c->early_hold_until) {
+    if (!c->opt.react || !c->opt.adaptive) {
         return OMNIBATCH_SUCCESS;
     }
-    if (ob_controller_follow_up_due(&c->ctl)) {
+    if (gs >= c->early_hold_until && ob_controller_follow_up_due(&c->ctl)) {
         *due = 1;
         return OMNIBATCH_SUCCESS;
     }

@@ -305,8 +305,8 @@ END_TEST
 /*
  * The API's schedule of decisions, step by step: every period, and
  * brought forward to the next step when a rank's estimator confirmed a
- * change or the last decision moved the plan (at most OB_REACT_MAX_EARLY
- * in a row, then none for a period), as api_step.c does it.  The ramp of
+ * change, or the last decision moved the plan (after REACT_MAX_EARLY early
+ * decisions in a row no follow-up for a period), as api_step.c does it.  The ramp of
  * the bench: OmniLearn's levels HL1 > HL2 > HL4 > HL8 > HL4 > HL2 > HL1 on
  * ranks whose roles are middle, middle, slow, fast, every phase a change
  * of every rank's speed but the middle ones' at HL1 > HL2 and back.
@@ -339,7 +339,7 @@ static int react_due(const sim_run *run, react_state *rs, int changed, int react
     if (0 == next % OB_DEFAULT_PERIOD) {
         return 1;
     }
-    if (!react || next < rs->hold_until || !(changed || ob_controller_follow_up_due(&run->ctl))) {
+    if (!react || !(changed || (next >= rs->hold_until && ob_controller_follow_up_due(&run->ctl)))) {
         rs->streak = 0;
         return 0;
     }
