@@ -293,8 +293,8 @@ typedef struct omnibatch_stats {
                                          decision) */
     double optimum_step_s;          /**< last decision: the best expected step time the measured
                                          models allow (their oracle; 0 before the first decision) */
-    long parked_steps;              /**< steps this rank was given no sample although the step had
-                                         some (parked: OMNIBATCH_MIN_BATCH=0) */
+    long parked_steps;              /**< steps this rank's plan gave it no sample (parked:
+                                         OMNIBATCH_MIN_BATCH=0) */
     long early_exchanges;           /**< exchanges brought forward by \p react (counted in
                                          \p exchanges too) */
     double react_total_s;           /**< seconds spent in \p react's one-integer allreduce, all

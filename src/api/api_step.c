@@ -48,8 +48,10 @@ void ob_api_step_close(struct omnibatch_context *c)
     /* Warm-up steps (cold caches, lazy allocation, first-touch) would teach
      * the model a speed the rank does not have; a rank without samples has
      * nothing to say about its per-sample cost. */
-    if (0 == c->step.count && c->step.total > 0) {
-        /* Parked (OMNIBATCH_MIN_BATCH=0): nothing computed, nothing learnt. */
+    if (0 == c->step.count && 0 == c->ctl.plan[c->rank]) {
+        /* Parked (OMNIBATCH_MIN_BATCH=0): nothing computed, nothing learnt.
+         * (The plan, not the count: an epoch's short last step may give a
+         * working rank no sample.) */
         c->stats.parked_steps++;
         c->parked = 1;
     }

@@ -68,6 +68,17 @@
  *     On a network-bound run (5 us of compute in a 21 ms step) a change
  *     that saves microseconds of compute is not made, and the noise of
  *     tiny compute times cannot move the plan.
+ *   - Timing (OMNIBATCH_REACT, the API).  Besides every period, a decision
+ *     is brought forward to the next step when a rank's estimator confirmed
+ *     a change of speed, and for OB_CTL_FOLLOW_DECISIONS decisions after a
+ *     change of plan (ob_controller_follow_up_due(), the same on every
+ *     rank): the models of ranks just re-learnt rest on two or three
+ *     samples and each step's sample makes them markedly surer.
+ *   - Parked ranks (lo = 0, OMNIBATCH_MIN_BATCH=0).  A rank planned 0
+ *     samples does not compute, so the step times leave it out; it is
+ *     probed with OB_CTL_PROBE_GRANULES granules after
+ *     OB_CTL_PROBE_FIRST_STEPS steps parked, then at doubling gaps up to
+ *     OB_CTL_PROBE_MAX_STEPS (steps counted with ob_controller_advance()).
  * The arithmetic of a decision is IEEE addition, multiplication, division,
  * sqrt, floor and ldexp only, so that every rank reaches the same plan
  * whatever its libm.
