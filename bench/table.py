@@ -404,13 +404,13 @@ class Table:
             if vs.worst >= 0:
                 text += "; worst recovered %d steps (%s)" % (vs.worst, vs.worst_at)
         text += " (balance over that of the oracle at the same steps <= 1.05 for 3 steps)"
-        text += "; " + self.recovery_spread()
         if t["omnibatch"].changes > 0:
             text += "; on the balance alone (<= 1.05): " + t["omnibatch"].clause("omnibatch")
         if t["oracle"].changes > 0:
             text += ", " + t["oracle"].clause("the oracle")
         if t["model"].changes > 0:
             text += "; " + t["model"].clause("the model (not judged):")
+        text += "; " + self.recovery_spread()
         self.out(text)
 
     def recovery_spread(self):
