@@ -533,12 +533,14 @@ ob_sample_verdict ob_estimator_add(ob_estimator *est, double batch, double secon
     if (est->nheld > 0 && side != est->held_side) {
         est->nheld = 0;
     }
+    est->held_least = 0 == est->nheld || fabs(e) < est->held_least ? fabs(e) : est->held_least;
     est->held_b[est->nheld] = batch;
     est->held_t[est->nheld] = seconds;
     est->nheld++;
     est->held_side = side;
     est->outliers++;
-    if (est->nheld == (side > 0 && dof >= OB_EST_CONFIRM_MIN_DOF ? OB_EST_CONFIRM : OB_EST_CONFIRM_FASTER)) {
+    if (est->nheld == (side > 0 && dof >= OB_EST_CONFIRM_MIN_DOF && est->held_least >= OB_EST_CONFIRM_LARGE
+                           ? OB_EST_CONFIRM : OB_EST_CONFIRM_FASTER)) {
         ob_est_relearn(est, ob_est_median_ratio(est), (double) est->nheld);
         return OB_SAMPLE_CHANGE;
     }

@@ -119,6 +119,11 @@
 /** Degrees of freedom of the noise before OB_EST_CONFIRM applies; OB_EST_CONFIRM_FASTER before
  *  (while the noise is barely known, two samples that differ from the first few are no proof). */
 #define OB_EST_CONFIRM_MIN_DOF 8.0
+/** OB_EST_CONFIRM applies when every held sample is at least this far (log) from the model
+ *  (1.5x); a smaller slowdown takes OB_EST_CONFIRM_FASTER samples too.  On a crowded machine two
+ *  steps in a row 25% slow are not rare (the API's plan tests saw a rank of full speed re-learnt
+ *  at half of it); two in a row 1.5x slow are. */
+#define OB_EST_CONFIRM_LARGE 0.405
 /** The larger of the two: the outliers held back at most. */
 #define OB_EST_HELD_MAX 3
 /** CUSUM terms are clipped so that this many samples are needed to raise its alarm. */
@@ -191,6 +196,7 @@ typedef struct ob_estimator {
     double held_t[OB_EST_HELD_MAX];
     int nheld;
     int held_side;               /* +1: the held samples were slower than plausible, -1: faster */
+    double held_least;           /* the least distance (log) of a held sample from the model */
     double cusum_limit;          /* the CUSUM's alarm level (ob_estimator_set_ranks()) */
     double cusum_hi;             /* CUSUM of standardised residuals, slower side */
     double cusum_lo;             /* faster side */
