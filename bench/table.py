@@ -29,7 +29,8 @@ LABEL = {
 }
 # The targets.
 STEADY_LIMIT = 1.05
-RECOVERY_STEPS = 10
+RECOVERY_STEPS = 5
+VANISH_LIMIT = 1.25
 TTA_SPEEDUP = 1.8
 ACC_POINTS = 0.3
 OVERHEAD_LIMIT = 1.01
@@ -140,6 +141,12 @@ class Recovery:
             return "no change"
         worst = str(self.worst) if self.worst >= 0 else "never"
         return "%s (%d/%d)" % (worst, self.changes - self.unrecovered, self.changes)
+
+
+def late_of(runs, s, r):
+    """Changes of scenario s, repetition r, recovered later than RECOVERY_STEPS."""
+    return int(float(runs.get(s, "vs-oracle", r, "vsorc_recover_late")
+                     or runs.get(s, "vs-oracle", r, "vsorc_recover_over10") or 0))
 
 
 class Totals:
@@ -298,7 +305,7 @@ class Table:
                 self.totals[k].add(s, r)
             if rec["vsorc"].changes > 0:
                 for r in range(1, R.repeat + 1):
-                    self.late += int(float(R.get(s, "vs-oracle", r, "vsorc_recover_over10") or 0))
+                    self.late += late_of(R, s, r)
         if "headline" == s:
             self.headline = {
                 "tta": tt, "acc": ad, "acc_last": a1,
@@ -403,7 +410,44 @@ class Table:
             text += ", " + t["oracle"].clause("the oracle")
         if t["model"].changes > 0:
             text += "; " + t["model"].clause("the model (not judged):")
+        text += "; " + self.recovery_spread()
         self.out(text)
+
+    def recovery_spread(self):
+        """Per repetition: did every change of every dynamic scenario recover in time, and its worst."""
+        R = self.runs
+        met, worst = 0, []
+        for r in range(1, R.repeat + 1):
+            ok, w, seen = True, -1, False
+            for s in self.order:
+                if s not in DYNAMIC or not R.has(s, "vs-oracle", r, "vsorc_recover_worst"):
+                    continue
+                seen = True
+                unrec = int(float(R.get(s, "vs-oracle", r, "vsorc_recover_unrecovered") or 0))
+                ok = ok and 0 == unrec and 0 == late_of(R, s, r)
+                w = max(w, int(float(R.get(s, "vs-oracle", r, "vsorc_recover_worst"))))
+            if seen:
+                met += ok
+                worst.append(str(w) if w >= 0 else "never")
+        return "met in %d of %d repetitions (worst steps per repetition: %s)" % (met, len(worst), ", ".join(worst))
+
+    def target_vanish(self):
+        R = self.runs
+        name = "  vanish: mean step <= %gx the clairvoyant oracle" % VANISH_LIMIT
+        if ("vanish", "omnibatch") not in R.ran or ("vanish", "oracle") not in R.ran:
+            self.out(name + ": not measured (vanish did not run with omnibatch and oracle)")
+            return
+        m = R.paired("vanish", "omnibatch", "oracle", "steady_step_s")
+        per = []
+        for r in range(1, R.repeat + 1):
+            x, y = num(R.get("vanish", "omnibatch", r, "steady_step_s")), num(R.get("vanish", "oracle", r, "steady_step_s"))
+            if x is not None and y is not None and y > 0:
+                per.append(x / y)
+        spread = " (per repetition %s)" % ", ".join("%.3f" % v for v in per) if per else ""
+        if not isinstance(m, float):
+            self.out(name + ": not measured")
+        else:
+            self.out("%s: %s: %.3f, median of %d%s" % (name, "met" if m <= VANISH_LIMIT else "MISSED", m, len(per), spread))
 
     def target_tta(self, target):
         R, h = self.runs, self.headline
@@ -474,6 +518,7 @@ def build(args):
     t.out("\ntargets:")
     t.target_steady()
     t.target_recovery()
+    t.target_vanish()
     t.target_tta(target)
     t.target_accuracy()
     t.target_overhead(ov, args.overhead_ran)

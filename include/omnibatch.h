@@ -82,7 +82,11 @@ typedef enum omnibatch_prior {
  * fails with OMNIBATCH_ERR_ARG naming the first that differs.
  */
 typedef struct omnibatch_options {
-    long min_batch;                 /**< least local batch of this rank, >= 1 (OMNIBATCH_MIN_BATCH, 1) */
+    long min_batch;                 /**< least local batch of this rank, >= 0 (OMNIBATCH_MIN_BATCH, 1).
+                                         0: the rank may be parked (local batch 0) while it is far
+                                         slower than the others; it still calls every collective,
+                                         its gradient weighs 0, and it is probed with a small batch
+                                         every OB_CTL_PROBE_DECISIONS decisions it stays parked */
     long max_batch;                 /**< largest local batch of this rank (memory limit), >= min_batch,
                                          or 0 = the global batch (OMNIBATCH_MAX_BATCH, 0) */
     long granularity;               /**< local batches are multiples of this (8 suits GPUs), in
@@ -102,6 +106,11 @@ typedef struct omnibatch_options {
                                          (OMNIBATCH_VERIFY, 0) */
     uint64_t seed;                  /**< seed of the per-epoch permutation, the same on every rank
                                          (OMNIBATCH_DEFAULT_SEED) */
+    int react;                      /**< 1: a rank whose model saw a lasting change of speed, or a
+                                         plan that moved at the last decision, brings the next
+                                         exchange forward to the next step (one one-integer
+                                         allreduce per step between exchanges); 0: exchanges every
+                                         \p period steps only (OMNIBATCH_REACT, 1) */
 } omnibatch_options;
 
 /**
@@ -284,10 +293,98 @@ typedef struct omnibatch_stats {
                                          decision) */
     double optimum_step_s;          /**< last decision: the best expected step time the measured
                                          models allow (their oracle; 0 before the first decision) */
+    long parked_steps;              /**< steps this rank's plan gave it no sample (parked:
+                                         OMNIBATCH_MIN_BATCH=0) */
+    long early_exchanges;           /**< exchanges brought forward by \p react (counted in
+                                         \p exchanges too) */
+    double react_total_s;           /**< seconds spent in \p react's one-integer allreduce, all
+                                         steps together (its cost against the step) */
 } omnibatch_stats;
 
 /** \brief This rank's view of the run so far (local). */
 OMNIBATCH_EXPORT int omnibatch_get_stats(omnibatch_t ctx, omnibatch_stats *stats);
+
+
+/**
+ * \defgroup omnibatch_state Checkpoint and restart
+ *
+ * A long job is checkpointed and restarted, often on other nodes or another
+ * number of ranks.  The state of a context is one blob (or one file) that
+ * holds where the data stand (the next global step, hence the epoch and the
+ * step within it, and the seed of the epochs' permutation) and what was
+ * learnt of each rank (its speed model and its batch in the plan), each
+ * rank keyed by its host name and the cores of its cpuset.
+ *
+ * Saving: after a step's last omnibatch_allreduce_gradient() (the step
+ * counts as done), either omnibatch_save(ctx, path) (rank 0 writes the
+ * file, atomically: aside, then renamed) or, for a code that keeps its own
+ * checkpoint, omnibatch_state_size() and omnibatch_get_state() (every rank
+ * gets the same bytes; store them with the model).
+ *
+ * Restarting: omnibatch_create() with the same global batch and data set
+ * size, then omnibatch_restore(ctx, path) or omnibatch_set_state(ctx, blob,
+ * size) before the first omnibatch_next_step().  The next step handed out
+ * is the saved one, with the saved seed (it replaces the option's), so that
+ * across the restart every sample of an epoch is still used exactly once,
+ * at any number of ranks: step k of an epoch covers positions k*B .. k*B +
+ * B - 1 of the epoch's permutation however they are split.  Each rank of the
+ * new run on a host and core count takes the next entry saved for that host
+ * and core count and resumes its learnt model (warm start); with the same
+ * ranks the first plan is the saved plan itself, otherwise the rounded
+ * optimum of the resumed models, a rank on a new host counting as the
+ * known ranks' mean cost per unit of its prior weight (cores with
+ * OMNIBATCH_PRIOR_CORES, else 1): the prior, in the known ranks' units.
+ *
+ * The blob is in the byte order and type sizes of the host that wrote it
+ * and carries a checksum: a blob from another kind of host, of another
+ * version, truncated or damaged is refused with OMNIBATCH_ERR_ARG, never
+ * misread.
+ * @{
+ */
+
+/**
+ * \brief Bytes of this context's state (local; the same on every rank).
+ * \return OMNIBATCH_SUCCESS or OMNIBATCH_ERR_ARG.
+ */
+OMNIBATCH_EXPORT int omnibatch_state_size(omnibatch_t ctx, size_t *size);
+
+/**
+ * \brief The state of the run, the same bytes on every rank (collective).
+ *
+ * Ends the running step (its compute time is learnt now): call it after the
+ * step's last omnibatch_allreduce_gradient().
+ * \param[out] buf  at least omnibatch_state_size() bytes; need not be aligned.
+ * \return OMNIBATCH_SUCCESS; OMNIBATCH_ERR_ARG (buf NULL or too small on any rank: every
+ *         rank fails); OMNIBATCH_ERR_MPI.
+ */
+OMNIBATCH_EXPORT int omnibatch_get_state(omnibatch_t ctx, void *buf, size_t size);
+
+/**
+ * \brief Resume from a state (collective; every rank passes the same bytes), before the first
+ *        omnibatch_next_step().
+ * \return OMNIBATCH_SUCCESS; OMNIBATCH_ERR_STATE after the first step; OMNIBATCH_ERR_ARG for a
+ *         blob that is not a state of this kind of host and version, is damaged, or is of
+ *         another global batch or data set size; OMNIBATCH_ERR_DISAGREE when the ranks passed
+ *         different blobs; OMNIBATCH_ERR_NOMEM; OMNIBATCH_ERR_MPI.  Every rank gets the same
+ *         code; on failure the context is unchanged.
+ */
+OMNIBATCH_EXPORT int omnibatch_set_state(omnibatch_t ctx, const void *buf, size_t size);
+
+/**
+ * \brief omnibatch_get_state() into the file \p path, written by rank 0 (collective).
+ * \return as omnibatch_get_state(); OMNIBATCH_ERR_ARG (on every rank) when the file cannot be
+ *         written.
+ */
+OMNIBATCH_EXPORT int omnibatch_save(omnibatch_t ctx, const char *path);
+
+/**
+ * \brief omnibatch_set_state() from the file \p path, read by rank 0 (collective).
+ * \return as omnibatch_set_state(); OMNIBATCH_ERR_ARG (on every rank) when rank 0 cannot read
+ *         it.
+ */
+OMNIBATCH_EXPORT int omnibatch_restore(omnibatch_t ctx, const char *path);
+
+/** @} */
 
 #ifdef __cplusplus
 }

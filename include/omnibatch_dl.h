@@ -58,6 +58,11 @@ typedef struct omnibatch_dl {
     int (*set_plan)(omnibatch_t ctx, const long *plan, int nranks);
     int (*permutation)(omnibatch_t ctx, long epoch, long *perm);
     int (*get_stats)(omnibatch_t ctx, omnibatch_stats *stats);
+    int (*state_size)(omnibatch_t ctx, size_t *size);
+    int (*get_state)(omnibatch_t ctx, void *buf, size_t size);
+    int (*set_state)(omnibatch_t ctx, const void *buf, size_t size);
+    int (*save)(omnibatch_t ctx, const char *path);
+    int (*restore)(omnibatch_t ctx, const char *path);
 } omnibatch_dl;
 
 /* dlsym gives an object pointer; copying its bytes into the function
@@ -96,12 +101,18 @@ static inline int omnibatch_dl_load(omnibatch_dl *api)
     OMNIBATCH_DL_SYM(api, set_plan, "omnibatch_set_plan");
     OMNIBATCH_DL_SYM(api, permutation, "omnibatch_permutation");
     OMNIBATCH_DL_SYM(api, get_stats, "omnibatch_get_stats");
-    if (14 != omnibatch_dl_found_) {
+    OMNIBATCH_DL_SYM(api, state_size, "omnibatch_state_size");
+    OMNIBATCH_DL_SYM(api, get_state, "omnibatch_get_state");
+    OMNIBATCH_DL_SYM(api, set_state, "omnibatch_set_state");
+    OMNIBATCH_DL_SYM(api, save, "omnibatch_save");
+    OMNIBATCH_DL_SYM(api, restore, "omnibatch_restore");
+    if (19 != omnibatch_dl_found_) {
         memset(api, 0, sizeof *api);
         return 0;
     }
     /* The structures of omnibatch.h must be the library's: it writes them
-     * whole into the caller's (omnibatch_step grew scale in 0.2), so a
+     * whole into the caller's (omnibatch_step grew scale in 0.2; 0.3 added
+     * omnibatch_options.react and three omnibatch_stats fields), so a
      * library of another interface is treated as absent. */
     v = api->get_version();
     if ((v >> 16) != OMNIBATCH_VERSION_MAJOR

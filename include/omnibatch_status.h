@@ -27,9 +27,9 @@ extern "C" {
  *  release of the library actually loaded. */
 /**@{*/
 #define OMNIBATCH_VERSION_MAJOR 0
-#define OMNIBATCH_VERSION_MINOR 2
+#define OMNIBATCH_VERSION_MINOR 3
 #define OMNIBATCH_VERSION_PATCH 0
-#define OMNIBATCH_VERSION_STRING "0.2.0"
+#define OMNIBATCH_VERSION_STRING "0.3.0"
 /** \brief (major << 16) | (minor << 8) | patch, comparable with <. */
 #define OMNIBATCH_VERSION \
     ((OMNIBATCH_VERSION_MAJOR << 16) | (OMNIBATCH_VERSION_MINOR << 8) | OMNIBATCH_VERSION_PATCH)

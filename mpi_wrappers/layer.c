@@ -22,6 +22,7 @@
 #include "ob_layer.h"
 #include "ob_requests.h"
 #include "ob_log.h"
+#include "ob_profile.h"
 #include "ob_report.h"
 #include "ob_stepdetect.h"
 #include "ob_timing.h"
@@ -681,6 +682,29 @@ static FILE *ob_layer_report_stream(ob_layer_state *L)
     return f;
 }
 
+/* OMNIBATCH_PROFILE: compare with the previous run's split in the text
+ * report (f; NULL: a JSON report, which keeps its fixed keys), then keep
+ * this one. */
+static void ob_layer_profile(const ob_config *cfg, const ob_report *rep, FILE *f)
+{
+    ob_profile prev;
+
+    if ('\0' == cfg->profile_file[0] || !rep->measured) {
+        return;
+    }
+    if (NULL == f) {
+        /* Nothing to print: the profile is only kept. */
+    } else if (OMNIBATCH_SUCCESS == ob_profile_read(cfg->profile_file, &prev)) {
+        ob_profile_compare_text(f, rep, &prev, cfg->profile_file);
+        ob_profile_free(&prev);
+    } else {
+        fprintf(f, "  profile: %s; this run's split is kept there for the next\n", ob_last_error());
+    }
+    if (OMNIBATCH_SUCCESS != ob_profile_write(cfg->profile_file, rep)) {
+        ob_log_warn("%s", ob_last_error());
+    }
+}
+
 static void ob_layer_write_report(ob_layer_state *L, const ob_rank_stats *all, long dropped)
 {
     const ob_config *cfg = L->cfg;
@@ -707,6 +731,9 @@ static void ob_layer_write_report(ob_layer_state *L, const ob_rank_stats *all, l
     }
     f = ob_layer_report_stream(L);
     rc = OB_REPORT_JSON == cfg->report ? ob_report_write_json(f, &rep) : ob_report_write_text(f, &rep);
+    if (OMNIBATCH_SUCCESS == rc) {
+        ob_layer_profile(cfg, &rep, OB_REPORT_JSON == cfg->report ? NULL : f);
+    }
     if (stderr != f && 0 != fclose(f) && OMNIBATCH_SUCCESS == rc) {
         rc = ob_fail(OMNIBATCH_ERR_IO, "%s", strerror(errno));
     }

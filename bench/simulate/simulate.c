@@ -98,6 +98,9 @@ typedef struct ob_sim_opts {
     double gain;
     double deadband;
     double forget;
+    long false_steps;            /* > 0: only the false-change count, this many steps per P */
+    double spike_rate;           /* its one-step spikes: the share of samples ... */
+    double spike_factor;         /* ... this many times slower */
     const char *summary;
     int planner_on[2];           /* by ob_sim_planner */
     int planner_auto;            /* the library's choice by P instead (OMNIBATCH_PLANNER=auto) */
@@ -169,7 +172,13 @@ static void ob_sim_usage(FILE *f)
           "  --seed N            random seed (default 1)\n"
           "  --period N --gain F --deadband F --forget F   controller settings\n"
           "                      (default: the library's defaults)\n"
-          "  --summary FILE      also write the results as JSON\n", f);
+          "  --summary FILE      also write the results as JSON\n"
+          "  --false-changes N   instead: N noisy steps of every rank's estimator at each\n"
+          "                      --ranks, the plan held (its batch moved by 10% every 100 steps, as\n"
+          "                      a settling plan moves it), and count the lasting changes of speed\n"
+          "                      confirmed: every one is false\n"
+          "  --spikes F,X        with --false-changes: a share F of the samples are one-step\n"
+          "                      spikes X times slower (GC pauses; default 0,10: none)\n", f);
 }
 
 static void ob_sim_die(const char *name, const char *value, const char *allowed)
@@ -230,6 +239,8 @@ static void ob_sim_parse_args(int argc, char **argv, ob_sim_opts *o)
     o->planner_on[OB_SIM_DISTRIBUTED] = 1;
     o->latency = OB_SIM_DEFAULT_LATENCY;
     o->bandwidth = OB_SIM_DEFAULT_BANDWIDTH;
+    o->spike_rate = 0.0;
+    o->spike_factor = 10.0;
 
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -333,6 +344,16 @@ static void ob_sim_parse_args(int argc, char **argv, ob_sim_opts *o)
             o->bandwidth = ob_sim_parse_double(a, v, 1e3, 1e15);
         } else if (0 == strcmp(a, "--summary")) {
             o->summary = v;
+        } else if (0 == strcmp(a, "--false-changes")) {
+            o->false_steps = ob_sim_parse_long(a, v, 1, 1000000000L);
+        } else if (0 == strcmp(a, "--spikes")) {
+            char *end = NULL;
+            o->spike_rate = strtod(v, &end);
+            o->spike_factor = NULL != end && ',' == *end ? strtod(end + 1, &end) : -1.0;
+            if (NULL == end || '\0' != *end || !(o->spike_rate >= 0.0 && o->spike_rate <= 0.5)
+                || !(o->spike_factor >= 1.0 && o->spike_factor <= 1000.0)) {
+                ob_sim_die(a, v, "F,X with F in [0, 0.5] and X in [1, 1000]");
+            }
         } else {
             fprintf(stderr, "simulate: unknown option %s\n", a);
             ob_sim_usage(stderr);
@@ -864,10 +885,86 @@ static int ob_sim_write_summary(const ob_sim_opts *o, const ob_sim_result *r, in
     return 0;
 }
 
+/* Steps a false-change count lets the estimators settle before counting
+ * (the first samples of a cold start may themselves be outliers). */
+#define OB_SIM_FALSE_WARMUP 20
+/* Every this many steps the held plan moves a rank's batch by 10%. */
+#define OB_SIM_FALSE_MOVE 100
+
+/* --false-changes: \p steps noisy steps of P estimators at a held plan;
+ * returns the lasting changes they confirmed after the warm-up. */
+static long ob_sim_false_changes(const ob_sim_opts *o, int P, long steps, double *wall)
+{
+    const double t0 = ob_sim_now();
+    ob_estimator *est = malloc((size_t) P * sizeof *est);
+    double *speed = malloc((size_t) P * sizeof *speed);
+    ob_sim_rng rng;
+    long changes = 0;
+
+    if (NULL == est || NULL == speed) {
+        free(est);
+        free(speed);
+        return -1;
+    }
+    ob_sim_rng_seed(&rng, o->seed * UINT64_C(1000003) + (uint64_t) P);
+    if (OMNIBATCH_SUCCESS != ob_sim_speeds_uniform(&rng, P, 0.25, 1.0, speed)) {
+        free(est);
+        free(speed);
+        return -1;
+    }
+    for (int i = 0; i < P; i++) {
+        ob_estimator_init(&est[i], o->forget);
+        ob_estimator_set_ranks(&est[i], P);
+    }
+    for (long k = 0; k < steps; k++) {
+        for (int i = 0; i < P; i++) {
+            /* The plan's batch: proportional to the speed, moved now and then. */
+            const double b = floor((double) o->batch_per_rank * speed[i] * 1.6
+                                   * (0 == (k / OB_SIM_FALSE_MOVE + (long) i) % 2 ? 1.0 : 1.1)) + 1.0;
+            double t = (o->alpha + o->beta * b) / speed[i] * ob_sim_noise_of(o, &rng);
+
+            if (ob_sim_rng_uniform(&rng) < o->spike_rate) {
+                t *= o->spike_factor;
+            }
+            if (OB_SAMPLE_CHANGE == ob_estimator_add(&est[i], b, t) && k >= OB_SIM_FALSE_WARMUP) {
+                changes++;
+            }
+        }
+    }
+    free(est);
+    free(speed);
+    *wall = ob_sim_now() - t0;
+    return changes;
+}
+
+static int ob_sim_false_main(const ob_sim_opts *o)
+{
+    int status = 0;
+
+    for (int j = 0; j < o->nranks; j++) {
+        double wall = 0.0;
+        const long n = ob_sim_false_changes(o, o->ranks[j], o->false_steps, &wall);
+
+        if (n < 0) {
+            fprintf(stderr, "simulate: out of memory at P=%d\n", o->ranks[j]);
+            return 1;
+        }
+        printf("false changes: P=%d: %ld in %ld steps (%.3g rank-steps) of %s noise %.3g and %.3g%% "
+               "one-step spikes of %gx, %.1f s\n", o->ranks[j], n, o->false_steps,
+               (double) o->false_steps * (double) o->ranks[j], o->noise_uniform ? "uniform" : "normal",
+               o->noise, 100.0 * o->spike_rate, o->spike_factor, wall);
+        status |= n > 0;
+    }
+    return status;
+}
+
 int main(int argc, char **argv)
 {
     ob_sim_opts o;
     ob_sim_parse_args(argc, argv, &o);
+    if (o.false_steps > 0) {
+        return ob_sim_false_main(&o);
+    }
 
     const int most = 2 * OB_SIM_NSCENARIOS * o.nranks;
     ob_sim_result *results = calloc((size_t) most, sizeof *results);

@@ -99,6 +99,9 @@ class Stats:
     beta: float
     predicted_step_s: float
     optimum_step_s: float
+    parked_steps: int = 0
+    early_exchanges: int = 0
+    react_total_s: float = 0.0
 
 
 def _as_int(name, value, least):

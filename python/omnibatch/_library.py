@@ -42,7 +42,7 @@ class Options(ctypes.Structure):
                 ("period", ctypes.c_long), ("warmup", ctypes.c_long),
                 ("convention", ctypes.c_int), ("prior", ctypes.c_int),
                 ("adaptive", ctypes.c_int), ("verify", ctypes.c_int),
-                ("seed", ctypes.c_uint64)]
+                ("seed", ctypes.c_uint64), ("react", ctypes.c_int)]
 
 
 class CStep(ctypes.Structure):
@@ -62,7 +62,9 @@ class CStats(ctypes.Structure):
     _fields_ = [(name, ctypes.c_long) for name in ("steps", "exchanges", "decisions", "changes")] + \
                [(name, ctypes.c_double) for name in
                 ("compute_s", "blocked_s", "compute_total_s", "blocked_total_s", "alpha", "beta",
-                 "predicted_step_s", "optimum_step_s")]
+                 "predicted_step_s", "optimum_step_s")] + \
+               [("parked_steps", ctypes.c_long), ("early_exchanges", ctypes.c_long),
+                ("react_total_s", ctypes.c_double)]
 
 
 def _handle_type():

@@ -60,6 +60,7 @@ OMNIBATCH_EXPORT int omnibatch_options_init(omnibatch_options *opt)
     opt->adaptive = cfg->enable ? 1 : 0;
     opt->verify = cfg->verify ? 1 : 0;
     opt->seed = OMNIBATCH_DEFAULT_SEED;
+    opt->react = cfg->react ? 1 : 0;
     return rc;
 }
 
@@ -78,8 +79,9 @@ static int ob_options_check(long B, long N, const omnibatch_options *o)
     if (N < 1) {
         return ob_fail(OMNIBATCH_ERR_ARG, "%s: dataset_size=%ld: expected >= 1", fn, N);
     }
-    if (o->min_batch < 1) {
-        return ob_fail(OMNIBATCH_ERR_ARG, "%s: min_batch=%ld: expected >= 1", fn, o->min_batch);
+    if (o->min_batch < 0) {
+        return ob_fail(OMNIBATCH_ERR_ARG, "%s: min_batch=%ld: expected >= 0 (0: the rank may be "
+                       "parked)", fn, o->min_batch);
     }
     if (o->min_batch > B) {
         return ob_fail(OMNIBATCH_ERR_INFEASIBLE, "%s: min_batch=%ld: expected at most "
@@ -129,6 +131,9 @@ static int ob_options_check(long B, long N, const omnibatch_options *o)
     if (0 != o->verify && 1 != o->verify) {
         return ob_fail(OMNIBATCH_ERR_ARG, "%s: verify=%d: expected 0 or 1", fn, o->verify);
     }
+    if (0 != o->react && 1 != o->react) {
+        return ob_fail(OMNIBATCH_ERR_ARG, "%s: react=%d: expected 0 or 1", fn, o->react);
+    }
     return OMNIBATCH_SUCCESS;
 }
 
@@ -144,6 +149,8 @@ typedef struct ob_create_record {
     int32_t prior;
     int32_t adaptive;
     int32_t verify;
+    int32_t react;
+    int32_t reserved;
     uint64_t seed;
     int64_t lo;
     int64_t hi;
@@ -181,6 +188,7 @@ static int ob_create_local(long B, long N, const omnibatch_options *opt, struct 
     mine->prior = (int32_t) c->opt.prior;
     mine->adaptive = c->opt.adaptive;
     mine->verify = c->opt.verify;
+    mine->react = c->opt.react;
     mine->seed = c->opt.seed;
     mine->lo = c->opt.min_batch;
     mine->hi = (0 == c->opt.max_batch || c->opt.max_batch > B) ? B : c->opt.max_batch;
@@ -229,6 +237,7 @@ static int ob_create_agree(const ob_create_record *all, int P)
     OB_AGREE(prior, "%d", (int))
     OB_AGREE(adaptive, "%d", (int))
     OB_AGREE(verify, "%d", (int))
+    OB_AGREE(react, "%d", (int))
     OB_AGREE(seed, "%llu", (unsigned long long))
 #undef OB_AGREE
     return OMNIBATCH_SUCCESS;

@@ -48,8 +48,22 @@ void ob_api_step_close(struct omnibatch_context *c)
     /* Warm-up steps (cold caches, lazy allocation, first-touch) would teach
      * the model a speed the rank does not have; a rank without samples has
      * nothing to say about its per-sample cost. */
+    if (0 == c->step.count && 0 == c->ctl.plan[c->rank]) {
+        /* Parked (OMNIBATCH_MIN_BATCH=0): nothing computed, nothing learnt.
+         * (The plan, not the count: an epoch's short last step may give a
+         * working rank no sample.) */
+        c->stats.parked_steps++;
+        c->parked = 1;
+    }
     if (compute >= 0.0 && c->step.global_step >= c->opt.warmup && c->step.count > 0) {
-        ob_estimator_add(&c->est, (double) c->step.count, compute);
+        /* Back from being parked, the step is a probe: the only news of the speed. */
+        ob_sample_verdict v = c->parked ? ob_estimator_add_probe(&c->est, (double) c->step.count, compute)
+                                        : ob_estimator_add(&c->est, (double) c->step.count, compute);
+
+        c->parked = 0;
+        if (OB_SAMPLE_CHANGE == v) {
+            c->speed_changed = 1;
+        }
         c->stats.compute_s = compute;
         c->stats.compute_total_s += compute;
         c->compute_sum += compute;
@@ -121,6 +135,7 @@ static int ob_exchange(struct omnibatch_context *c)
     }
     c->stats.exchanges++;
     c->reduction = ob_controller_reduction(c->records, c->nranks);
+    c->speed_changed = 0;
     c->compute_sum = 0.0;
     c->blocked_sum = 0.0;
     c->compute_n = 0;
@@ -136,6 +151,8 @@ static int ob_exchange(struct omnibatch_context *c)
     if (!c->opt.adaptive) {
         return OMNIBATCH_SUCCESS;
     }
+    ob_controller_advance(&c->ctl, c->next_global_step - c->last_exchange_step);
+    c->last_exchange_step = c->next_global_step;
     rc = ob_controller_update(&c->ctl, c->records, &d);
     if (OMNIBATCH_SUCCESS != rc) {
         /* Every rank met the same records and kept the same plan: training
@@ -161,6 +178,68 @@ static int ob_exchange(struct omnibatch_context *c)
     return OMNIBATCH_SUCCESS;
 }
 
+/* OMNIBATCH_REACT: between the periodic exchanges, is one due now?  Yes
+ * when the last decision moved the plan (every rank holds the same
+ * controller, so all know it without a message) or when any rank's model
+ * confirmed a lasting change of speed at the step just closed (one
+ * one-integer max-allreduce: its cost is in stats.react_total_s).  After
+ * OB_API_MAX_EARLY exchanges in a row brought forward, no follow-up is for
+ * a period, so that a plan refining on noisy models falls back to it; a
+ * confirmed change of speed always is (a false one is rarer than one in
+ * 1e7 samples, a missed one costs every step until the next exchange). */
+static int ob_exchange_early(struct omnibatch_context *c, long gs, int *due)
+{
+    int mine = c->speed_changed;
+    int any = 0;
+    uint64_t t0;
+    int mpi_rc;
+
+    *due = 0;
+    if (!c->opt.react || !c->opt.adaptive) {
+        return OMNIBATCH_SUCCESS;
+    }
+    if (gs >= c->early_hold_until && ob_controller_follow_up_due(&c->ctl)) {
+        *due = 1;
+        return OMNIBATCH_SUCCESS;
+    }
+    t0 = ob_now_ns();
+    mpi_rc = PMPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, c->comm);
+    c->stats.react_total_s += (double) (ob_now_ns() - t0) * 1e-9;
+    if (MPI_SUCCESS != mpi_rc) {
+        return ob_api_mpi_fail(mpi_rc, "omnibatch_next_step", "MPI_Allreduce");
+    }
+    *due = 0 != any;
+    return OMNIBATCH_SUCCESS;
+}
+
+/* Whether step \p gs starts with an exchange: every period steps, or
+ * brought forward (ob_exchange_early()). */
+static int ob_exchange_due(struct omnibatch_context *c, long gs, int *due)
+{
+    int rc;
+
+    *due = 0;
+    /* Nothing to exchange when the plan cannot move and nobody checks it. */
+    if (0 == gs || !(c->opt.adaptive || c->opt.verify)) {
+        return OMNIBATCH_SUCCESS;
+    }
+    if (0 == gs % c->opt.period) {
+        *due = 1;
+        return OMNIBATCH_SUCCESS;
+    }
+    rc = ob_exchange_early(c, gs, due);
+    if (OMNIBATCH_SUCCESS != rc || !*due) {
+        c->early_streak = 0;
+        return rc;
+    }
+    c->stats.early_exchanges++;
+    if (++c->early_streak >= OB_API_MAX_EARLY) {
+        c->early_streak = 0;
+        c->early_hold_until = gs + c->opt.period;
+    }
+    return OMNIBATCH_SUCCESS;
+}
+
 OMNIBATCH_EXPORT int omnibatch_next_step(omnibatch_t ctx, omnibatch_step *step)
 {
     const char *fn = "omnibatch_next_step";
@@ -168,6 +247,7 @@ OMNIBATCH_EXPORT int omnibatch_next_step(omnibatch_t ctx, omnibatch_step *step)
     ob_active_batch active;
     long gs;
     long k;
+    int due;
     int rc;
 
     rc = ob_api_check_context(fn, c);
@@ -184,13 +264,16 @@ OMNIBATCH_EXPORT int omnibatch_next_step(omnibatch_t ctx, omnibatch_step *step)
     c->step_begin_ns = ob_now_ns();
 
     gs = c->next_global_step;
-    /* Nothing to exchange when the plan cannot move and nobody checks it. */
-    if (gs > 0 && 0 == gs % c->opt.period && (c->opt.adaptive || c->opt.verify)) {
+    {
         uint64_t begin = ob_now_ns();
 
-        rc = ob_exchange(c);
+        rc = ob_exchange_due(c, gs, &due);
+        if (OMNIBATCH_SUCCESS == rc && due) {
+            rc = ob_exchange(c);
+        }
         /* The layer, timing a code that reduces with its own MPI calls,
-         * must not take the exchange for compute (ob_active.h). */
+         * must not take the exchange, or REACT's flag, for compute
+         * (ob_active.h). */
         ob_active_note_own(begin, ob_now_ns());
         if (OMNIBATCH_SUCCESS != rc) {
             return rc;

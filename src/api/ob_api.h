@@ -20,6 +20,9 @@
 #include "ob_estimator.h"
 #include "ob_planner_dist.h"
 
+/** OMNIBATCH_REACT: exchanges brought forward in a row at most (then the period applies). */
+#define OB_API_MAX_EARLY 4
+
 struct omnibatch_context {
     MPI_Comm comm;               /* private duplicate: every message of the library goes here */
     int rank;
@@ -53,6 +56,14 @@ struct omnibatch_context {
     uint64_t mark_begin_ns;
     uint64_t marked_ns;
     uint64_t blocked_ns;
+
+    /* OMNIBATCH_REACT: this rank's model confirmed a lasting change of speed
+     * since the last exchange; exchanges brought forward in a row. */
+    int speed_changed;
+    int parked;                  /* the last steps gave this rank batch 0 (OMNIBATCH_MIN_BATCH=0) */
+    long early_streak;
+    long early_hold_until;       /* after OB_API_MAX_EARLY in a row: none before this step */
+    long last_exchange_step;     /* the step the last exchange came before */
 
     /* Measured compute and blocked time since the last exchange (the record's
      * compute_mean and blocked_mean). */

@@ -106,12 +106,18 @@ static const ob_var ob_vars[] = {
     { .name = "OMNIBATCH_PERIOD", .default_value = OB_STR(OB_DEFAULT_PERIOD),
       .kind = OB_VAR_LONG, .offset = OB_OFF(period), .min = 1, .max = OB_CONFIG_STEPS_LIMIT,
       .meaning = "Steps between two exchanges of measurements (and a new plan) among the ranks." },
+    { .name = "OMNIBATCH_REACT", .default_value = "on", .kind = OB_VAR_BOOL, .offset = OB_OFF(react),
+      .meaning = "On: a rank whose step time changed for good (or a plan still moving) brings the next "
+                 "exchange forward to the next step, at the cost of one one-integer allreduce per step; "
+                 "off: exchanges only every OMNIBATCH_PERIOD steps." },
     { .name = "OMNIBATCH_WARMUP", .default_value = OB_STR(OB_DEFAULT_WARMUP),
       .kind = OB_VAR_LONG, .offset = OB_OFF(warmup), .min = 0, .max = OB_CONFIG_STEPS_LIMIT,
       .meaning = "First steps not measured (cold caches, lazy initialisation)." },
     { .name = "OMNIBATCH_MIN_BATCH", .default_value = "1",
-      .kind = OB_VAR_LONG, .offset = OB_OFF(min_batch), .min = 1, .max = OB_CONFIG_BATCH_LIMIT,
-      .meaning = "Least local batch of every rank." },
+      .kind = OB_VAR_LONG, .offset = OB_OFF(min_batch), .min = 0, .max = OB_CONFIG_BATCH_LIMIT,
+      .meaning = "Least local batch of every rank. 0: a rank far slower than the others may be parked "
+                 "(local batch 0: it joins every collective with gradient weight 0) and is probed with a "
+                 "small batch now and then, so that it gets work back when it recovers." },
     { .name = "OMNIBATCH_MAX_BATCH", .default_value = "0",
       .kind = OB_VAR_LONG, .offset = OB_OFF(max_batch), .min = 1, .max = OB_CONFIG_BATCH_LIMIT,
       .zero_means = "no limit",
@@ -164,6 +170,10 @@ static const ob_var ob_vars[] = {
                  "compute, waiting and reduction spans per step, the batch as an argument, and plan "
                  "changes as instant events, written as the run goes; unset: no timeline. Opened at "
                  "start-up; must differ from OMNIBATCH_TRACE and OMNIBATCH_REPORT_FILE." },
+    { .name = "OMNIBATCH_PROFILE", .kind = OB_VAR_PATH, .offset = OB_OFF(profile_file),
+      .meaning = "Preload mode: rank 0 writes the measured split (each rank's host, cores and model) "
+                 "there at MPI_Finalize; when the file already holds one, the report first compares "
+                 "this run's split with it. Unset: none." },
     { .name = "OMNIBATCH_PRIOR", .default_value = "equal",
       .kind = OB_VAR_CHOICE, .offset = OB_OFF(prior), .choices = ob_prior_choices,
       .meaning = "First plan, before anything is measured: equal shares, or in proportion to the "
@@ -321,9 +331,11 @@ void ob_config_defaults(ob_config *cfg)
     cfg->report_file[0] = '\0';
     cfg->trace_file[0] = '\0';
     cfg->timeline_file[0] = '\0';
+    cfg->profile_file[0] = '\0';
     cfg->prior = OB_PRIOR_EQUAL;
     cfg->planner = OB_PLANNER_AUTO;
     cfg->verify = 0;
+    cfg->react = 1;
     cfg->debug = 0;
     cfg->library[0] = '\0';
 }

@@ -73,7 +73,8 @@ static double ob_controller_expected_step(const ob_rank_record *records, int P, 
     ob_normal_max max = { 0.0, 0.0 };
 
     for (int i = 0; i < P; i++) {
-        double mu = records[i].alpha + records[i].beta * (double) plan[i];
+        /* A parked rank (batch 0) does not compute. */
+        double mu = 0 == plan[i] ? 0.0 : records[i].alpha + records[i].beta * (double) plan[i];
         double s2 = error[i] * mu * error[i] * mu;
 
         if (0 == i) {
@@ -124,6 +125,8 @@ void ob_controller_free(ob_controller *ctl)
     free(ctl->next);
     free(ctl->target);
     free(ctl->error);
+    free(ctl->parked);
+    free(ctl->probe_gap);
     memset(ctl, 0, sizeof *ctl);
 }
 
@@ -148,8 +151,10 @@ int ob_controller_init(ob_controller *ctl, int P, long B, const ob_planner_param
     ctl->next = calloc((size_t) P, sizeof *ctl->next);
     ctl->target = calloc((size_t) P, sizeof *ctl->target);
     ctl->error = calloc((size_t) P, sizeof *ctl->error);
+    ctl->parked = calloc((size_t) P, sizeof *ctl->parked);
+    ctl->probe_gap = calloc((size_t) P, sizeof *ctl->probe_gap);
     if (NULL == ctl->plan || NULL == ctl->bounds || NULL == ctl->models || NULL == ctl->next || NULL == ctl->target
-        || NULL == ctl->error) {
+        || NULL == ctl->error || NULL == ctl->parked || NULL == ctl->probe_gap) {
         ob_controller_free(ctl);
         return ob_fail(OMNIBATCH_ERR_NOMEM, "controller: no memory for %d ranks", P);
     }
@@ -325,6 +330,20 @@ static int ob_controller_worth(double now, double then, double reduction, double
     return now - then > band * (now + reduction);
 }
 
+/* Decision timing: after a change of plan the next OB_CTL_FOLLOW_DECISIONS
+ * decisions are wanted at once (ob_controller_follow_up_due()), whether or
+ * not they move the plan: the models of ranks just re-learnt rest on two or
+ * three samples, and each step's sample makes them markedly surer, so the
+ * plan that was right for them a step ago may be a few percent off now. */
+static void ob_controller_follow_window(ob_controller *ctl, int changed)
+{
+    if (changed) {
+        ctl->follow_left = OB_CTL_FOLLOW_DECISIONS;
+    } else if (ctl->follow_left > 0) {
+        ctl->follow_left--;
+    }
+}
+
 /* One decision on held bounds: the candidate is the planner's proportional
  * step on the hedged models, whenever it shortens their step time at all;
  * it is adopted when it lowers the expected step time by more than the
@@ -383,7 +402,70 @@ static int ob_controller_decide(ob_controller *ctl, const ob_rank_record *record
         ctl->refine_error = error;
     }
     ctl->follow_up = dec->changed;
+    ob_controller_follow_window(ctl, dec->changed);
     return OMNIBATCH_SUCCESS;
+}
+
+/* ------------------------------------------------------------------ */
+/* Parked ranks (OMNIBATCH_MIN_BATCH=0)                                 */
+/*
+ * A rank planned 0 samples runs none, so its model learns nothing: were it
+ * to recover it would stay parked.  After OB_CTL_PROBE_FIRST_STEPS steps
+ * parked it is given OB_CTL_PROBE_GRANULES granules for the next step,
+ * taken from the rank with the largest batch (the first on ties, so every
+ * rank makes the same plan); its step then measures its speed (a probe,
+ * ob_estimator_add_probe()) and the next decision acts on it.  A probe
+ * costs one short step of the parked rank (its fixed cost, when that is
+ * why it was parked), so while it stays parked the gap doubles up to
+ * OB_CTL_PROBE_MAX_STEPS: a rank that recovers gets work back within that
+ * many steps and a few decisions.
+ */
+static void ob_controller_probe(ob_controller *ctl)
+{
+    long g = ctl->params.granularity > 0 ? ctl->params.granularity : 1;
+    long probe = OB_CTL_PROBE_GRANULES * g;
+    long steps = ctl->steps_since > 0 ? ctl->steps_since : 1;
+    int moved = 0;
+
+    ctl->steps_since = 0;
+    for (int i = 0; i < ctl->nranks; i++) {
+        int donor = -1;
+
+        if (0 != ctl->plan[i]) {
+            /* Working (a probe included): the gap starts afresh when it is parked again,
+             * unless it was a probe that showed it still slow. */
+            ctl->parked[i] = 0;
+            ctl->probe_gap[i] = ctl->probe_gap[i] > 0 && ctl->plan[i] == probe ? ctl->probe_gap[i] : 0;
+            continue;
+        }
+        ctl->parked[i] += steps;
+        if (0 == ctl->probe_gap[i]) {
+            ctl->probe_gap[i] = OB_CTL_PROBE_FIRST_STEPS;
+        }
+        if (ctl->parked[i] < ctl->probe_gap[i] || probe > ctl->bounds[i].hi) {
+            continue;
+        }
+        for (int j = 0; j < ctl->nranks; j++) {
+            if (ctl->plan[j] - probe >= ctl->bounds[j].lo && (donor < 0 || ctl->plan[j] > ctl->plan[donor])) {
+                donor = j;
+            }
+        }
+        if (donor < 0) {
+            continue;
+        }
+        ctl->plan[donor] -= probe;
+        ctl->plan[i] += probe;
+        ctl->parked[i] = 0;
+        ctl->probe_gap[i] = 2 * ctl->probe_gap[i] < OB_CTL_PROBE_MAX_STEPS ? 2 * ctl->probe_gap[i]
+                                                                           : OB_CTL_PROBE_MAX_STEPS;
+        ctl->probes++;
+        moved = 1;
+    }
+    if (moved) {
+        /* The next decision must see the probe at once, whatever it shows. */
+        ctl->follow_up = 1;
+        ob_controller_rehash(ctl);
+    }
 }
 
 int ob_controller_update(ob_controller *ctl, const ob_rank_record *records, ob_decision *d)
@@ -419,6 +501,7 @@ int ob_controller_update(ob_controller *ctl, const ob_rank_record *records, ob_d
         ctl->bounds[i].lo = ctl->models[i].lo;
         ctl->bounds[i].hi = ctl->models[i].hi;
     }
+    ob_controller_probe(ctl);
     ctl->decisions++;
     ctl->changes += dec.changed;
     ctl->last = dec;
@@ -438,6 +521,19 @@ int ob_controller_set_plan(ob_controller *ctl, const long *plan)
         ob_controller_rehash(ctl);
     }
     return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Decision timing (OMNIBATCH_REACT)                                    */
+
+void ob_controller_advance(ob_controller *ctl, long steps)
+{
+    ctl->steps_since += steps > 0 ? steps : 0;
+}
+
+int ob_controller_follow_up_due(const ob_controller *ctl)
+{
+    return ctl->follow_up || ctl->follow_left > 0;
 }
 
 uint64_t ob_controller_plan_hash(const ob_controller *ctl)

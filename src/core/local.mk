@@ -22,7 +22,9 @@ libobcore_la_SOURCES = \
 	%reldir%/ob_trace.h %reldir%/trace.c \
 	%reldir%/ob_writer.h %reldir%/writer.c \
 	%reldir%/ob_timeline.h %reldir%/timeline.c \
-	%reldir%/ob_report.h %reldir%/report.c
+	%reldir%/ob_report.h %reldir%/report.c \
+	%reldir%/ob_state.h %reldir%/state.c \
+	%reldir%/ob_profile.h %reldir%/profile.c
 libobcore_la_CPPFLAGS = $(AM_CPPFLAGS) -DOB_BUILDING_OMNIBATCH
 libobcore_la_CFLAGS = $(AM_CFLAGS) $(VISIBILITY_CFLAGS) $(HWLOC_CFLAGS)
 libobcore_la_LIBADD = $(HWLOC_LIBS) -lm

@@ -90,7 +90,7 @@ typedef struct ob_config {
     double forget;               /* OMNIBATCH_FORGET, in [0.5, 1] */
     long period;                 /* OMNIBATCH_PERIOD, steps in [1, 1000000] */
     long warmup;                 /* OMNIBATCH_WARMUP, steps in [0, 1000000] */
-    long min_batch;              /* OMNIBATCH_MIN_BATCH, in [1, OB_CONFIG_BATCH_LIMIT], default 1 */
+    long min_batch;              /* OMNIBATCH_MIN_BATCH, in [0, OB_CONFIG_BATCH_LIMIT], default 1 */
     long max_batch;              /* OMNIBATCH_MAX_BATCH, in [min_batch, limit], or 0 = no limit (default) */
     long granularity;            /* OMNIBATCH_GRANULARITY, in [1, limit], default 1; <= max_batch if set */
     long global_batch;           /* OMNIBATCH_GLOBAL_BATCH, in [min_batch, limit], or 0 = unknown (default) */
@@ -102,9 +102,11 @@ typedef struct ob_config {
     char report_file[PATH_MAX];  /* OMNIBATCH_REPORT_FILE, "" = stderr */
     char trace_file[PATH_MAX];   /* OMNIBATCH_TRACE, "" = none */
     char timeline_file[PATH_MAX]; /* OMNIBATCH_TIMELINE, "" = none */
+    char profile_file[PATH_MAX]; /* OMNIBATCH_PROFILE, "" = none: the measured split, kept across runs */
     ob_prior prior;              /* OMNIBATCH_PRIOR: equal | cores | gpus; default equal */
     ob_planner_kind planner;     /* OMNIBATCH_PLANNER: auto | central | distributed; default auto */
     int verify;                  /* OMNIBATCH_VERIFY, bool, default off: check every rank computed the same plan */
+    int react;                   /* OMNIBATCH_REACT, bool, default on: a change of speed triggers an exchange */
     int debug;                   /* OMNIBATCH_DEBUG, 0..3, default 0 */
     char library[PATH_MAX];      /* OMNIBATCH_LIBRARY, "" = unset: read by the Python package */
 } ob_config;

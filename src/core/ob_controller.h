@@ -68,6 +68,17 @@
  *     On a network-bound run (5 us of compute in a 21 ms step) a change
  *     that saves microseconds of compute is not made, and the noise of
  *     tiny compute times cannot move the plan.
+ *   - Timing (OMNIBATCH_REACT, the API).  Besides every period, a decision
+ *     is brought forward to the next step when a rank's estimator confirmed
+ *     a change of speed, and for OB_CTL_FOLLOW_DECISIONS decisions after a
+ *     change of plan (ob_controller_follow_up_due(), the same on every
+ *     rank): the models of ranks just re-learnt rest on two or three
+ *     samples and each step's sample makes them markedly surer.
+ *   - Parked ranks (lo = 0, OMNIBATCH_MIN_BATCH=0).  A rank planned 0
+ *     samples does not compute, so the step times leave it out; it is
+ *     probed with OB_CTL_PROBE_GRANULES granules after
+ *     OB_CTL_PROBE_FIRST_STEPS steps parked, then at doubling gaps up to
+ *     OB_CTL_PROBE_MAX_STEPS (steps counted with ob_controller_advance()).
  * The arithmetic of a decision is IEEE addition, multiplication, division,
  * sqrt, floor and ldexp only, so that every rank reaches the same plan
  * whatever its libm.
@@ -92,6 +103,15 @@
 #define OB_CTL_MAX_GROWTH 2.0
 /** ... or by this fraction of the mean share B / P, if that is more (a rank back from a tiny batch). */
 #define OB_CTL_GROWTH_SHARE 0.5
+/** A rank parked (batch 0, OMNIBATCH_MIN_BATCH=0) this many steps is probed... */
+#define OB_CTL_PROBE_FIRST_STEPS 4
+/** ... then after twice as many each time it stays parked, up to this many: a probe of a rank
+ *  parked for its fixed cost costs that cost once, so the probes thin out while it lasts... */
+#define OB_CTL_PROBE_MAX_STEPS 16
+/** ... with this many granules (taken from the largest batch), so that it shows its speed again. */
+#define OB_CTL_PROBE_GRANULES 1
+/** After a change of plan, this many decisions are wanted at once (OMNIBATCH_REACT), moved or not. */
+#define OB_CTL_FOLLOW_DECISIONS 3
 /** Largest relative error of a model taken into account (a record's rel_error is capped here). */
 #define OB_CTL_MAX_ERROR 1.0
 /** Largest mean blocked time a record may carry, in seconds (larger is a broken clock). */
@@ -125,9 +145,14 @@ typedef struct ob_controller {
     double *target;              /* nranks entries of scratch */
     double *error;               /* nranks entries: each model's relative error at the plan held */
     uint64_t plan_hash;          /* ob_controller_plan_hash(), kept with the plan */
+    long *parked;                /* nranks entries: steps each rank held batch 0 since its last probe */
+    long *probe_gap;             /* nranks entries: steps parked before its next probe */
+    long steps_since;            /* steps since the last decision (ob_controller_advance()) */
+    long probes;                 /* probes handed to parked ranks */
     double spread;               /* expected largest of nranks standard normal deviates */
     double refine_error;         /* mean relative error of the models at the last change of plan or refinement */
     int follow_up;               /* the last decision changed the plan: the next one refines */
+    int follow_left;             /* decisions still wanted at once after a change (OB_CTL_FOLLOW_DECISIONS) */
     int refining;                /* the last decision applied the small band */
     long decisions;              /* updates that had every model */
     long changes;                /* of which changed the plan */
@@ -207,6 +232,20 @@ double ob_controller_reduction(const ob_rank_record *records, int P);
  *        record's error terms when it has them, else its rel_error).
  */
 double ob_controller_error_at(const ob_rank_record *rec, double b);
+
+/**
+ * \brief Tell the controller that \p steps steps ran on the plan held since the last
+ *        decision (the probes of parked ranks are timed in steps); without it every
+ *        decision counts as one step.
+ */
+void ob_controller_advance(ob_controller *ctl, long steps);
+
+/**
+ * \brief 1 when the last decision moved the plan, so that the next one refines it
+ *        (OMNIBATCH_REACT brings that decision forward to the next step); the same on
+ *        every rank holding the same controller.
+ */
+int ob_controller_follow_up_due(const ob_controller *ctl);
 
 /** \brief Free what ob_controller_init() allocated. */
 void ob_controller_free(ob_controller *ctl);

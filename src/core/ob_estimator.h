@@ -48,8 +48,12 @@
  * pile samples on that rank.
  *
  * Outliers.  Whatever alpha in [0, mean t], the time at batch b lies between
- * mean t and mean t * b / mean b; a sample is judged against that envelope,
- * not against a slope that may be poorly known.  A sample farther from it
+ * mean t and mean t * b / mean b; while the split is unknown a sample is
+ * judged against that envelope, not against a slope that may be poorly
+ * known; once the data have determined the split, against the prediction
+ * (the envelope is wide where the plan moved the batch, wide enough to take
+ * a new speed at a new batch into the fit, which then reads the change of
+ * speed as a change of the fixed cost).  A sample farther from it
  * than max(OB_EST_TOL_FLOOR, OB_EST_TOL_SIGMAS * noise) in log terms is held
  * back, not folded; an isolated one (a GC pause, a page fault) is dropped
  * when the next normal sample comes.
@@ -68,12 +72,13 @@
  * two agree.
  *
  * Lasting changes.  Two detectors, then one response.  (1) OB_EST_CONFIRM
- * held outliers in a row on one side (a 2x slowdown); the shift is their
- * median ratio to the prediction.  (2) Page's two-sided CUSUM of the log
+ * held outliers in a row on the slow side (a 2x slowdown, or a 1.3x one: the
+ * outlier threshold is 22% at 5% noise), OB_EST_CONFIRM_FASTER on the fast
+ * side; the shift is their median ratio to the prediction.  (2) Page's two-sided CUSUM of the log
  * residuals against the prediction, standardised by the noise and the
  * model's own error at that batch, slack OB_EST_CUSUM_SLACK, alarm at
  * OB_EST_CUSUM_LIMIT (less with few ranks: ob_estimator_set_ranks()), each
- * term clipped so that OB_EST_CONFIRM samples are
+ * term clipped so that OB_EST_CUSUM_TERMS samples are
  * needed to raise it (changes too small to be outliers, e.g. 1.15x), and
  * silent until the noise rests on OB_EST_CUSUM_MIN_DOF degrees of freedom;
  * the shift is the mean residual of the run that raised it, or the held
@@ -84,7 +89,11 @@
  * far below one per run at that scale (the rates: docs/figures.md).  Response: the model keeps its
  * shape, is scaled by the shift, and the past is weighed down to as many
  * samples as revealed the change, so that the new speed is learnt at once
- * and refined by the next samples (the noise is remembered).  Changes below
+ * and refined by the next samples (the noise is remembered); the past keeps
+ * its level and scatter but no longer speaks of the split (its samples at
+ * other batches, scaled by an estimated factor, would carry that factor's
+ * error into the slope): the learnt split is the prior until samples after
+ * the change determine it again.  Changes below
  * both detectors are followed by the forgetting factor.
  *
  * How fast changes are followed, and the false-alarm rates: docs/figures.md.
@@ -92,8 +101,33 @@
 #ifndef OB_ESTIMATOR_H
 #define OB_ESTIMATOR_H
 
-/** Outliers in a row, on one side, that confirm a lasting change of speed. */
-#define OB_EST_CONFIRM 3
+/**
+ * Outliers in a row on the slow side that confirm a lasting slowdown: 2, so that a rank whose
+ * speed drops is followed after its second slow step (each slow step costs every rank the
+ * whole step), while a one-step spike (a GC pause, a page fault) is dropped at the next normal
+ * sample and moves nothing.  Two in a row beyond OB_EST_TOL_SIGMAS = 4 standard deviations on
+ * the slow side: about 1e-12 per sample under 10% normal noise.
+ */
+#define OB_EST_CONFIRM 2
+/**
+ * Outliers in a row on the fast side that confirm a lasting speed-up: 3.  Under normal noise
+ * the fast tail is the heavier one in log terms (log(1 - 4 sd) is farther than log(1 + 4 sd)),
+ * so two in a row there would be a false change about once in 1e6 samples; and a rank that got
+ * faster costs only its own spare capacity while it is not yet followed.
+ */
+#define OB_EST_CONFIRM_FASTER 3
+/** Degrees of freedom of the noise before OB_EST_CONFIRM applies; OB_EST_CONFIRM_FASTER before
+ *  (while the noise is barely known, two samples that differ from the first few are no proof). */
+#define OB_EST_CONFIRM_MIN_DOF 8.0
+/** OB_EST_CONFIRM applies when every held sample is at least this far (log) from the model
+ *  (1.5x); a smaller slowdown takes OB_EST_CONFIRM_FASTER samples too.  On a crowded machine two
+ *  steps in a row 25% slow are not rare (the API's plan tests saw a rank of full speed re-learnt
+ *  at half of it); two in a row 1.5x slow are. */
+#define OB_EST_CONFIRM_LARGE 0.405
+/** The larger of the two: the outliers held back at most. */
+#define OB_EST_HELD_MAX 3
+/** CUSUM terms are clipped so that this many samples are needed to raise its alarm. */
+#define OB_EST_CUSUM_TERMS 3
 /** Largest standard error of the fixed share for the data alone to set it. */
 #define OB_EST_MAX_SHARE_ERROR 0.1
 /** Least relative noise assumed when judging the fit (timers are never exact). */
@@ -117,7 +151,7 @@
 /** CUSUM alarm level in standard deviations (at 65,536 ranks, and when the ranks are not known). */
 #define OB_EST_CUSUM_LIMIT 14.0
 /** CUSUM alarm level for a handful of ranks (ob_estimator_set_ranks()). */
-#define OB_EST_CUSUM_LIMIT_FEW 8.0
+#define OB_EST_CUSUM_LIMIT_FEW 11.0
 /** CUSUM slack in standard deviations: shifts below about twice this are left to forgetting. */
 #define OB_EST_CUSUM_SLACK 0.75
 /** Degrees of freedom of the noise before the CUSUM runs: its scale must rest on enough samples. */
@@ -158,10 +192,11 @@ typedef struct ob_estimator {
     double noise_prior_dof;      /* its degrees of freedom, forgotten like the samples */
     double shape;                /* prior fixed share of mean_t: the last one the data determined, else 0 */
     int shape_known;             /* 1 once the data have determined the share */
-    double held_b[OB_EST_CONFIRM]; /* outliers held back, oldest first */
-    double held_t[OB_EST_CONFIRM];
+    double held_b[OB_EST_HELD_MAX]; /* outliers held back, oldest first */
+    double held_t[OB_EST_HELD_MAX];
     int nheld;
     int held_side;               /* +1: the held samples were slower than plausible, -1: faster */
+    double held_least;           /* the least distance (log) of a held sample from the model */
     double cusum_limit;          /* the CUSUM's alarm level (ob_estimator_set_ranks()) */
     double cusum_hi;             /* CUSUM of standardised residuals, slower side */
     double cusum_lo;             /* faster side */
@@ -198,6 +233,15 @@ void ob_estimator_set_ranks(ob_estimator *est, int nranks);
  * \return what was done with the sample (ob_sample_verdict).
  */
 ob_sample_verdict ob_estimator_add(ob_estimator *est, double batch, double seconds);
+
+/**
+ * \brief Fold the step of a rank back from being parked (batch 0, so no samples for a while):
+ *        a probe.  The probe is the only news of the rank's speed, so when it is an outlier the
+ *        model is re-learnt from it at once instead of after OB_EST_CONFIRM of them (a rank
+ *        that recovered gets its work back at the next decision, not three probes later).
+ * \return as ob_estimator_add(); OB_SAMPLE_CHANGE when the probe re-learnt the model.
+ */
+ob_sample_verdict ob_estimator_add_probe(ob_estimator *est, double batch, double seconds);
 
 /**
  * \brief The current model.

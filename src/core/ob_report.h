@@ -76,12 +76,16 @@ typedef struct ob_rank_stats {
     double batch_compute_sum;    /* sum of batch * compute */
     double compute_batched_sum;  /* compute of the steps whose batch was known */
     double step_sum;             /* wall seconds of the steps (compute, blocked and other) */
+    int64_t parked_steps;        /* steps at batch 0 (OMNIBATCH_MIN_BATCH=0): not in the sums above */
+    int64_t parked_run;          /* the current run of them */
+    int64_t parked_longest;      /* the longest run */
 } ob_rank_stats;
 
 /** \brief Empty sums for rank \p rank. */
 void ob_rank_stats_init(ob_rank_stats *s, int rank);
 
-/** \brief Add one measured step that was compute and blocked time only; \p batch < 0 when unknown. */
+/** \brief Add one measured step that was compute and blocked time only; \p batch < 0 when unknown; 0: the rank was parked (counted
+ *         apart: it computed nothing). */
 void ob_rank_stats_add(ob_rank_stats *s, long batch, double compute, double blocked);
 
 /** \brief Add one measured step of \p step wall seconds (>= compute + blocked: the rest is

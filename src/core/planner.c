@@ -772,7 +772,8 @@ double ob_plan_step_time(const ob_rank_model *m, int P, const long *plan)
     double t = 0.0;
 
     for (int i = 0; i < P; i++) {
-        double ti = m[i].alpha + m[i].beta * (double) plan[i];
+        /* A rank given no sample (a parked one, lo = 0) does not compute. */
+        double ti = 0 == plan[i] ? 0.0 : m[i].alpha + m[i].beta * (double) plan[i];
 
         t = ti > t ? ti : t;
     }

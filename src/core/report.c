@@ -51,6 +51,13 @@ void ob_rank_stats_add_step(ob_rank_stats *s, long batch, double compute, double
     /* An evaluation or a checkpoint between two steps is not the step's
      * work: a step's other time counts up to OB_REPORT_OTHER_CAP of the rest. */
     other = other > OB_REPORT_OTHER_CAP * inside ? OB_REPORT_OTHER_CAP * inside : other;
+    if (0 == batch) {
+        s->parked_steps++;
+        s->parked_run++;
+        s->parked_longest = s->parked_run > s->parked_longest ? s->parked_run : s->parked_longest;
+        return;
+    }
+    s->parked_run = 0;
     s->steps++;
     s->step_sum += other > 0.0 ? inside + other : inside;
     s->compute_sum += compute;
@@ -606,6 +613,20 @@ static void ob_report_text_stragglers(FILE *f, const ob_report *rep)
     free(others);
 }
 
+/* Ranks parked at batch 0 (OMNIBATCH_MIN_BATCH=0), and for how long. */
+static void ob_report_text_parked(FILE *f, const ob_report *rep)
+{
+    for (int i = 0; i < rep->nranks; i++) {
+        const ob_rank_stats *s = &rep->stats[i];
+
+        if (s->parked_steps > 0) {
+            fprintf(f, "  parked: rank %d (%s) at batch 0 for %lld step%s, the longest stretch %lld\n", i,
+                    s->host, (long long) s->parked_steps, 1 == s->parked_steps ? "" : "s",
+                    (long long) s->parked_longest);
+        }
+    }
+}
+
 int ob_report_write_text(FILE *f, const ob_report *rep)
 {
     ob_report_text_header(f, rep);
@@ -624,6 +645,7 @@ int ob_report_write_text(FILE *f, const ob_report *rep)
         ob_report_text_split(f, rep);
         ob_report_text_verdict(f, rep);
     }
+    ob_report_text_parked(f, rep);
     if (rep->settings.trace_dropped > 0) {
         fprintf(f, "  trace: %ld step rows past the memory cap were not written\n",
                 rep->settings.trace_dropped);
@@ -712,8 +734,9 @@ int ob_report_write_json(FILE *f, const ob_report *rep)
 
         fprintf(f, "    {\"rank\": %d, \"host\": ", i);
         ob_json_string(f, s->host);
-        fprintf(f, ", \"cores\": %d, \"gpus\": %d, \"steps\": %lld, ", s->cores, s->gpus,
-                (long long) s->steps);
+        fprintf(f, ", \"cores\": %d, \"gpus\": %d, \"steps\": %lld, \"parked_steps\": %lld, "
+                "\"parked_longest\": %lld, ", s->cores, s->gpus, (long long) s->steps,
+                (long long) s->parked_steps, (long long) s->parked_longest);
         ob_json_key_number(f, "batch", r->batch, ", ");
         ob_json_key_number(f, "compute_s", r->compute, ", ");
         ob_json_key_number(f, "blocked_s", r->blocked, ", ");

@@ -52,7 +52,7 @@ static void fuzz_check_ranges(const ob_config *c)
          && fuzz_in(c->forget, 0.5, 1.0);
     ok = ok && fuzz_in((double) c->period, 1.0, OB_CONFIG_STEPS_LIMIT)
          && fuzz_in((double) c->warmup, 0.0, OB_CONFIG_STEPS_LIMIT);
-    ok = ok && fuzz_in((double) c->min_batch, 1.0, limit)
+    ok = ok && fuzz_in((double) c->min_batch, 0.0, limit)
          && (0 == c->max_batch || fuzz_in((double) c->max_batch, (double) c->min_batch, limit))
          && fuzz_in((double) c->granularity, 1.0, limit)
          && (0 == c->global_batch || fuzz_in((double) c->global_batch, (double) c->min_batch, limit))

@@ -34,6 +34,19 @@ SAME_TYPE(get_plan, omnibatch_get_plan);
 SAME_TYPE(set_plan, omnibatch_set_plan);
 SAME_TYPE(permutation, omnibatch_permutation);
 SAME_TYPE(get_stats, omnibatch_get_stats);
+SAME_TYPE(state_size, omnibatch_state_size);
+SAME_TYPE(get_state, omnibatch_get_state);
+SAME_TYPE(set_state, omnibatch_set_state);
+SAME_TYPE(save, omnibatch_save);
+SAME_TYPE(restore, omnibatch_restore);
+
+/* 0.3 grew omnibatch_options and omnibatch_stats at their ends only. */
+_Static_assert(offsetof(omnibatch_options, react) == offsetof(omnibatch_options, seed) + sizeof(uint64_t),
+               "omnibatch_options.react follows seed");
+_Static_assert(offsetof(omnibatch_stats, parked_steps) == offsetof(omnibatch_stats, optimum_step_s) + sizeof(double)
+                   && offsetof(omnibatch_stats, early_exchanges) == offsetof(omnibatch_stats, parked_steps) + sizeof(long)
+                   && offsetof(omnibatch_stats, react_total_s) == offsetof(omnibatch_stats, early_exchanges) + sizeof(long),
+               "omnibatch_stats grew at its end");
 
 /* omnibatch_step is written whole into the caller's copy (omnibatch_dl.h
  * users, examples/omnibatch_ctypes.py's Step): a field only ever goes at the
@@ -66,6 +79,11 @@ START_TEST(test_linked_library_is_found)
     ck_assert_ptr_eq(ob.set_plan, &omnibatch_set_plan);
     ck_assert_ptr_eq(ob.permutation, &omnibatch_permutation);
     ck_assert_ptr_eq(ob.get_stats, &omnibatch_get_stats);
+    ck_assert_ptr_eq(ob.state_size, &omnibatch_state_size);
+    ck_assert_ptr_eq(ob.get_state, &omnibatch_get_state);
+    ck_assert_ptr_eq(ob.set_state, &omnibatch_set_state);
+    ck_assert_ptr_eq(ob.save, &omnibatch_save);
+    ck_assert_ptr_eq(ob.restore, &omnibatch_restore);
     ck_assert_str_eq(ob.strerror(OMNIBATCH_ERR_ARG), "invalid argument");
 }
 END_TEST

@@ -16,6 +16,8 @@ check_PROGRAMS += \
 	%reldir%/mpi_api_args \
 	%reldir%/mpi_api_env \
 	%reldir%/mpi_api_lifetime \
+	%reldir%/mpi_api_restart \
+	%reldir%/mpi_api_dynamics \
 	%reldir%/check_api_dl
 
 %canon_reldir%_mpi_api_plan_SOURCES = %reldir%/mpi_api_plan.c %reldir%/mpi_api_common.h
@@ -42,6 +44,14 @@ check_PROGRAMS += \
 %canon_reldir%_mpi_api_lifetime_CFLAGS = $(OB_API_TEST_CFLAGS)
 %canon_reldir%_mpi_api_lifetime_LDADD = $(OB_API_TEST_LDADD)
 
+# Plain MPI programs on the API (no Check): driven by their scripts.
+%canon_reldir%_mpi_api_restart_SOURCES = %reldir%/mpi_api_restart.c
+%canon_reldir%_mpi_api_restart_LDADD = libomnibatch.la -lm
+
+%canon_reldir%_mpi_api_dynamics_SOURCES = %reldir%/mpi_api_dynamics.c %reldir%/mpi_api_common.h
+%canon_reldir%_mpi_api_dynamics_CFLAGS = $(OB_API_TEST_CFLAGS)
+%canon_reldir%_mpi_api_dynamics_LDADD = $(OB_API_TEST_LDADD)
+
 %canon_reldir%_check_api_dl_SOURCES = %reldir%/check_api_dl.c
 %canon_reldir%_check_api_dl_CFLAGS = $(OB_API_TEST_CFLAGS)
 %canon_reldir%_check_api_dl_LDADD = $(OB_API_TEST_LDADD)
@@ -54,6 +64,8 @@ TESTS += \
 	%reldir%/mpi_api_lifetime.sh \
 	%reldir%/mpi_api_plan.sh \
 	%reldir%/mpi_api_dist.sh \
+	%reldir%/mpi_api_restart.sh \
+	%reldir%/mpi_api_dynamics.sh \
 	%reldir%/example_lsq.sh \
 	%reldir%/example_python.sh \
 	%reldir%/install_prefix.sh \
@@ -69,6 +81,8 @@ EXTRA_DIST += \
 	%reldir%/mpi_api_lifetime.sh \
 	%reldir%/mpi_api_plan.sh \
 	%reldir%/mpi_api_dist.sh \
+	%reldir%/mpi_api_restart.sh \
+	%reldir%/mpi_api_dynamics.sh \
 	%reldir%/example_lsq.sh \
 	%reldir%/example_python.sh
 
@@ -104,6 +118,7 @@ EXTRA_DIST += %reldir%/preload_scenarios.sh \
 	%reldir%/preload/passthrough.sh \
 	%reldir%/preload/pcontrol.sh \
 	%reldir%/preload/report_file.sh \
+	%reldir%/preload/profile.sh \
 	%reldir%/preload/report_json.sh \
 	%reldir%/preload/report_text.sh \
 	%reldir%/preload/silent.sh \

@@ -52,7 +52,8 @@ START_TEST(test_create_rejects_each_bad_option)
     expect_create_fails(&o, 1000000001L, N, OMNIBATCH_ERR_ARG, "global_batch=1000000001: expected");
     expect_create_fails(&o, B, 0, OMNIBATCH_ERR_ARG, "dataset_size=0: expected >= 1");
     expect_create_fails(&o, -5, N, OMNIBATCH_ERR_ARG, "global_batch=-5");
-    BAD(o.min_batch = 0, OMNIBATCH_ERR_ARG, "min_batch=0: expected >= 1");
+    BAD(o.min_batch = -1, OMNIBATCH_ERR_ARG, "min_batch=-1: expected >= 0 (0: the rank may be parked)");
+    BAD(o.react = 2, OMNIBATCH_ERR_ARG, "react=2: expected 0 or 1");
     snprintf(line, sizeof line, "min_batch=%ld: expected at most global_batch=%ld", B + 1, B);
     BAD(o.min_batch = B + 1, OMNIBATCH_ERR_INFEASIBLE, line);
     BAD((o.min_batch = 3, o.max_batch = 2), OMNIBATCH_ERR_ARG,

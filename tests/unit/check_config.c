@@ -29,11 +29,11 @@ extern char **environ;
 /* The variables ob_config.h documents; the table must hold exactly these. */
 static const char *const documented_names[] = {
     "OMNIBATCH_ENABLE", "OMNIBATCH_GAIN", "OMNIBATCH_DEADBAND", "OMNIBATCH_FORGET",
-    "OMNIBATCH_PERIOD", "OMNIBATCH_WARMUP", "OMNIBATCH_MIN_BATCH", "OMNIBATCH_MAX_BATCH",
+    "OMNIBATCH_PERIOD", "OMNIBATCH_REACT", "OMNIBATCH_WARMUP", "OMNIBATCH_MIN_BATCH", "OMNIBATCH_MAX_BATCH",
     "OMNIBATCH_GRANULARITY", "OMNIBATCH_GLOBAL_BATCH", "OMNIBATCH_MIN_BYTES",
     "OMNIBATCH_CALLS_PER_STEP", "OMNIBATCH_WEIGHT", "OMNIBATCH_CONVENTION", "OMNIBATCH_REPORT",
-    "OMNIBATCH_REPORT_FILE", "OMNIBATCH_TRACE", "OMNIBATCH_TIMELINE", "OMNIBATCH_PRIOR",
-    "OMNIBATCH_PLANNER", "OMNIBATCH_VERIFY", "OMNIBATCH_DEBUG", "OMNIBATCH_LIBRARY",
+    "OMNIBATCH_REPORT_FILE", "OMNIBATCH_TRACE", "OMNIBATCH_TIMELINE", "OMNIBATCH_PROFILE",
+    "OMNIBATCH_PRIOR", "OMNIBATCH_PLANNER", "OMNIBATCH_VERIFY", "OMNIBATCH_DEBUG", "OMNIBATCH_LIBRARY",
 };
 #define N_DOCUMENTED (sizeof documented_names / sizeof documented_names[0])
 
@@ -68,6 +68,7 @@ static int config_equal(const ob_config *a, const ob_config *b)
            && 0 == strcmp(a->trace_file, b->trace_file)
            && 0 == strcmp(a->timeline_file, b->timeline_file) && a->prior == b->prior
            && a->planner == b->planner
+           && 0 == strcmp(a->profile_file, b->profile_file) && a->react == b->react
            && a->verify == b->verify && a->debug == b->debug
            && 0 == strcmp(a->library, b->library);
 }
@@ -109,6 +110,8 @@ static void non_default_config(ob_config *cfg)
     snprintf(cfg->timeline_file, sizeof cfg->timeline_file, "timeline.json");
     cfg->prior = OB_PRIOR_GPUS;
     cfg->planner = OB_PLANNER_CENTRAL;
+    snprintf(cfg->profile_file, sizeof cfg->profile_file, "profile.txt");
+    cfg->react = 0;
     cfg->verify = 1;
     cfg->debug = 2;
 }
@@ -181,6 +184,8 @@ static const setting_case one_each[] = {
     { "OMNIBATCH_PRIOR", "cores", OFF(prior), F_INT, OB_PRIOR_CORES, NULL },
     { "OMNIBATCH_PLANNER", "distributed", OFF(planner), F_INT, OB_PLANNER_DISTRIBUTED, NULL },
     { "OMNIBATCH_VERIFY", "yes", OFF(verify), F_INT, 1, NULL },
+    { "OMNIBATCH_REACT", "off", OFF(react), F_INT, 0, NULL },
+    { "OMNIBATCH_PROFILE", "split.profile", OFF(profile_file), F_STR, 0, "split.profile" },
     { "OMNIBATCH_DEBUG", "3", OFF(debug), F_INT, 3, NULL },
     { "OMNIBATCH_LIBRARY", "/opt/lib/libomnibatch.so", OFF(library), F_STR, 0, "/opt/lib/libomnibatch.so" },
 };
@@ -258,10 +263,12 @@ START_TEST(test_documented_defaults_are_the_defaults)
     ck_assert_str_eq(def.trace_file, "");
     ck_assert_str_eq(def.library, "");
     ck_assert_str_eq(def.timeline_file, "");
+    ck_assert_str_eq(def.profile_file, "");
     cfg.report_file[0] = '\0';
     cfg.trace_file[0] = '\0';
     cfg.library[0] = '\0';
     cfg.timeline_file[0] = '\0';
+    cfg.profile_file[0] = '\0';
     ck_assert(config_equal(&cfg, &def));
     ck_assert_double_eq(def.gain, OB_DEFAULT_GAIN);
     ck_assert_double_eq(def.deadband, OB_DEFAULT_DEADBAND);
@@ -279,6 +286,7 @@ START_TEST(test_error_lines_quote_the_allowed_column)
         const ob_config_doc *d = ob_config_doc_at(i);
         const char *bad = 0 == strcmp(d->name, "OMNIBATCH_REPORT_FILE")
                           || 0 == strcmp(d->name, "OMNIBATCH_TRACE")
+                          || 0 == strcmp(d->name, "OMNIBATCH_PROFILE")
                           || 0 == strcmp(d->name, "OMNIBATCH_LIBRARY")
                           || 0 == strcmp(d->name, "OMNIBATCH_TIMELINE") ? "" : "#";
         char line[512];
@@ -389,6 +397,7 @@ static double field_of(const ob_config *cfg, const char *name)
         { "OMNIBATCH_REPORT", OFF(report), F_INT }, { "OMNIBATCH_PRIOR", OFF(prior), F_INT },
         { "OMNIBATCH_PLANNER", OFF(planner), F_INT },
         { "OMNIBATCH_VERIFY", OFF(verify), F_INT }, { "OMNIBATCH_DEBUG", OFF(debug), F_INT },
+        { "OMNIBATCH_REACT", OFF(react), F_INT },
     };
     for (size_t i = 0; i < sizeof map / sizeof map[0]; i++) {
         if (0 == strcmp(map[i].name, name)) {
@@ -432,6 +441,7 @@ static const good_case good_values[] = {
     { "OMNIBATCH_PERIOD", "+3", 3 },
     { "OMNIBATCH_WARMUP", "0", 0 },
     { "OMNIBATCH_WARMUP", "1000000", 1000000 },
+    { "OMNIBATCH_MIN_BATCH", "0", 0 },
     { "OMNIBATCH_MIN_BATCH", "1", 1 },
     { "OMNIBATCH_MIN_BATCH", "1000000000", 1000000000 },
     { "OMNIBATCH_MAX_BATCH", "0", 0 },
@@ -590,9 +600,9 @@ static const bad_case bad_values[] = {
       "OMNIBATCH_PERIOD='99999999999999999999': " COUNT_SAYS("[1, 1000000]") },
     { "OMNIBATCH_WARMUP", "-1", "OMNIBATCH_WARMUP='-1': " COUNT_SAYS("[0, 1000000]") },
     { "OMNIBATCH_WARMUP", "1000001", "OMNIBATCH_WARMUP='1000001': " COUNT_SAYS("[0, 1000000]") },
-    { "OMNIBATCH_MIN_BATCH", "0", "OMNIBATCH_MIN_BATCH='0': " COUNT_SAYS("[1, 1000000000]") },
+    { "OMNIBATCH_MIN_BATCH", "-1", "OMNIBATCH_MIN_BATCH='-1': " COUNT_SAYS("[0, 1000000000]") },
     { "OMNIBATCH_MIN_BATCH", "1000000001",
-      "OMNIBATCH_MIN_BATCH='1000000001': " COUNT_SAYS("[1, 1000000000]") },
+      "OMNIBATCH_MIN_BATCH='1000000001': " COUNT_SAYS("[0, 1000000000]") },
     { "OMNIBATCH_MAX_BATCH", "-1",
       "OMNIBATCH_MAX_BATCH='-1': expected 0 (no limit) or an integer in [1, 1000000000]" },
     { "OMNIBATCH_MAX_BATCH", "1000000001",

@@ -290,6 +290,32 @@ static void poor_plan(const ob_rank_model *m, int P, long B, long *plan)
 /* ------------------------------------------------------------------ */
 /* Continuous optimum                                                   */
 
+START_TEST(test_a_rank_with_lower_bound_zero_can_be_parked)
+{
+    /* OMNIBATCH_MIN_BATCH=0: the last rank's fixed cost alone (50 ms)
+     * exceeds what the others need for the whole batch, so the optimum
+     * gives it nothing; a rank planned 0 samples computes nothing, and its
+     * fixed cost is not the step time. */
+    ob_rank_model m[3] = { { 0.0, 1e-3, 0, 100 }, { 0.0, 1e-3, 0, 100 }, { 0.05, 1e-3, 0, 100 } };
+    long plan[3] = { 0 };
+    double x[3], T;
+
+    ck_assert_int_eq(ob_plan_optimum(m, 3, 64, x, &T), OMNIBATCH_SUCCESS);
+    ck_assert_double_eq_tol(x[2], 0.0, 1e-12);
+    ck_assert_double_eq_tol(x[0], 32.0, 1e-9);
+    ck_assert_int_eq(ob_plan_round(m, 3, 64, 1, x, plan), OMNIBATCH_SUCCESS);
+    ck_assert_int_eq(plan[0], 32);
+    ck_assert_int_eq(plan[1], 32);
+    ck_assert_int_eq(plan[2], 0);
+    ck_assert_int_eq(ob_plan_check(m, 3, 64, plan), OMNIBATCH_SUCCESS);
+    ck_assert_double_eq_tol(ob_plan_step_time(m, 3, plan), 0.032, 1e-12);
+    /* Given one sample it pays its fixed cost. */
+    plan[1] = 31;
+    plan[2] = 1;
+    ck_assert_double_eq_tol(ob_plan_step_time(m, 3, plan), 0.051, 1e-12);
+}
+END_TEST
+
 START_TEST(test_optimum_matches_reference_on_random_sets)
 {
     uint64_t s = 0x5eed0001;
@@ -891,6 +917,7 @@ static Suite *make_planner_suite(void)
     tcase_set_timeout(opt, 60);
     tcase_set_timeout(integer, 60);
     tcase_add_test(opt, test_optimum_matches_reference_on_random_sets);
+    tcase_add_test(opt, test_a_rank_with_lower_bound_zero_can_be_parked);
     tcase_add_test(opt, test_optimum_equalises_unclamped_ranks);
     tcase_add_test(opt, test_optimum_reports_lower_bound_time);
     tcase_add_test(opt, test_optimum_at_65536_ranks);

@@ -4,10 +4,14 @@ OB_UNIT_SUITES = %reldir%/check_error %reldir%/check_estimator %reldir%/check_pl
 	%reldir%/check_planner_dist \
 	%reldir%/check_controller %reldir%/check_config %reldir%/check_shard \
 	%reldir%/check_topology %reldir%/check_stepdetect %reldir%/check_trace \
-	%reldir%/check_timeline %reldir%/check_report %reldir%/check_maths %reldir%/check_stepmodel
+	%reldir%/check_timeline %reldir%/check_report %reldir%/check_maths %reldir%/check_stepmodel %reldir%/check_state
 check_PROGRAMS += $(OB_UNIT_SUITES)
 TESTS += $(OB_UNIT_SUITES) %reldir%/check_man.sh
 EXTRA_DIST += %reldir%/check_man.sh
+
+%canon_reldir%_check_state_SOURCES = %reldir%/check_state.c
+%canon_reldir%_check_state_CFLAGS = $(OB_CORE_TEST_CFLAGS)
+%canon_reldir%_check_state_LDADD = $(OB_CORE_TEST_LDADD)
 
 %canon_reldir%_check_error_SOURCES = %reldir%/check_error.c
 %canon_reldir%_check_error_CFLAGS = $(OB_CORE_TEST_CFLAGS)

@@ -1,0 +1,443 @@
+/*
+ * Copyright (c) 2026 The omnibatch authors.
+ *
+ * The explicit API, part four: the state of a run for checkpoints and
+ * restarts (omnibatch.h; the blob's layout is src/core/ob_state.h).  Every
+ * call here is collective and decides its outcome together, so a rank whose
+ * argument is bad fails every rank instead of leaving them waiting.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ob_api.h"
+#include "ob_error.h"
+#include "ob_log.h"
+#include "ob_planner.h"
+#include "ob_state.h"
+#include "ob_topology.h"
+
+/* What each rank tells the others when a state is applied. */
+typedef struct ob_state_rank {
+    char host[OB_STATE_HOST_BYTES];
+    int32_t cores;
+    int32_t entry;               /* its entry in the state, -1: none (a new host) */
+    double alpha;                /* its restored model (entry >= 0) */
+    double beta;
+    double weight;               /* its prior weight (cores, or 1 with the equal prior) */
+} ob_state_rank;
+
+/* One MAX allreduce: the highest failing code on any rank (0 when none),
+ * and whether every rank passed the same 64-bit key (its maxima and those
+ * of its complement are then this rank's own). */
+static int ob_state_agree(struct omnibatch_context *c, const char *fn, int rc, uint64_t key)
+{
+    uint64_t mine[3] = { (uint64_t) (OMNIBATCH_SUCCESS == rc ? 0 : rc), key, ~key };
+    uint64_t most[3];
+    int mpi_rc = PMPI_Allreduce(mine, most, 3, MPI_UINT64_T, MPI_MAX, c->comm);
+
+    if (MPI_SUCCESS != mpi_rc) {
+        return ob_api_mpi_fail(mpi_rc, fn, "MPI_Allreduce");
+    }
+    if (OMNIBATCH_SUCCESS != rc) {
+        return rc;
+    }
+    if (0 != most[0]) {
+        return ob_fail((int) most[0], "%s: failed on another rank (%s)", fn, omnibatch_strerror((int) most[0]));
+    }
+    if (most[1] != key || most[2] != ~key) {
+        return ob_fail(OMNIBATCH_ERR_DISAGREE, "%s: the ranks passed different states: every rank must pass "
+                       "the same", fn);
+    }
+    return OMNIBATCH_SUCCESS;
+}
+
+static void ob_state_whoami(char *host, int *cores)
+{
+    ob_topology_info info;
+
+    memset(host, 0, OB_STATE_HOST_BYTES);
+    if (OMNIBATCH_SUCCESS == ob_topology_query(NULL, NULL, &info)) {
+        snprintf(host, OB_STATE_HOST_BYTES, "%s", info.hostname);
+        *cores = info.cores;
+        return;
+    }
+    if (0 != gethostname(host, OB_STATE_HOST_BYTES - 1)) {
+        snprintf(host, OB_STATE_HOST_BYTES, "?");
+    }
+    *cores = 0;
+}
+
+OMNIBATCH_EXPORT int omnibatch_state_size(omnibatch_t ctx, size_t *size)
+{
+    const char *fn = "omnibatch_state_size";
+    int rc;
+
+    if (OMNIBATCH_SUCCESS != (rc = ob_api_check_context(fn, ctx))) {
+        return rc;
+    }
+    if (NULL == size) {
+        return ob_fail(OMNIBATCH_ERR_ARG, "%s: size=NULL: expected the address of a size_t", fn);
+    }
+    *size = ob_state_size(ctx->nranks);
+    return OMNIBATCH_SUCCESS;
+}
+
+OMNIBATCH_EXPORT int omnibatch_get_state(omnibatch_t ctx, void *buf, size_t size)
+{
+    const char *fn = "omnibatch_get_state";
+    struct omnibatch_context *c = ctx;
+    ob_state_entry mine;
+    int rc = OMNIBATCH_SUCCESS;
+    int cores = 0;
+    int mpi_rc;
+
+    if (OMNIBATCH_SUCCESS != (rc = ob_api_check_context(fn, c))) {
+        return rc;
+    }
+    if (NULL == buf || size < ob_state_size(c->nranks)) {
+        rc = ob_fail(OMNIBATCH_ERR_ARG, "%s: buf=%p, size=%zu: expected room for %zu bytes "
+                     "(omnibatch_state_size())", fn, buf, size, ob_state_size(c->nranks));
+    }
+    if (OMNIBATCH_SUCCESS != (rc = ob_state_agree(c, fn, rc, 0))) {
+        return rc;
+    }
+    /* The running step counts as done: its time is learnt now. */
+    ob_api_step_close(c);
+    memset(&mine, 0, sizeof mine);
+    ob_state_whoami(mine.host, &cores);
+    mine.cores = cores;
+    mine.plan = c->ctl.plan[c->rank];
+    mine.est = c->est;
+    mpi_rc = PMPI_Allgather(&mine, (int) sizeof mine, MPI_BYTE, (char *) buf + sizeof(ob_state_header),
+                            (int) sizeof mine, MPI_BYTE, c->comm);
+    if (MPI_SUCCESS != mpi_rc) {
+        return ob_api_mpi_fail(mpi_rc, fn, "MPI_Allgather");
+    }
+    ob_state_finish(buf, c->nranks, c->global_batch, c->dataset_size, c->next_global_step, c->opt.seed);
+    return OMNIBATCH_SUCCESS;
+}
+
+/* The blob fits this context, and nothing was handed out yet. */
+static int ob_state_check_for(const struct omnibatch_context *c, const char *fn, const void *buf, size_t size,
+                              ob_state_header *h)
+{
+    int rc;
+
+    if (0 != c->next_global_step || c->have_step) {
+        return ob_fail(OMNIBATCH_ERR_STATE, "%s: step %ld was already handed out: a state applies before "
+                       "the first omnibatch_next_step()", fn, c->next_global_step);
+    }
+    if (OMNIBATCH_SUCCESS != (rc = ob_state_check(buf, size, h))) {
+        char why[256];
+
+        snprintf(why, sizeof why, "%s", ob_last_error());
+        return ob_fail(rc, "%s: %s", fn, why);
+    }
+    if (h->global_batch != c->global_batch || h->dataset_size != c->dataset_size) {
+        return ob_fail(OMNIBATCH_ERR_ARG, "%s: the state is of global_batch=%lld, dataset_size=%lld; this "
+                       "context has %ld and %ld: expected the same (the data position depends on both)", fn,
+                       (long long) h->global_batch, (long long) h->dataset_size, c->global_batch,
+                       c->dataset_size);
+    }
+    return OMNIBATCH_SUCCESS;
+}
+
+/* This rank's entry: the occurrence-th rank on its host and cores takes
+ * the occurrence-th entry saved for them. */
+static void ob_state_resume_rank(struct omnibatch_context *c, const void *buf, ob_state_rank *all)
+{
+    ob_state_rank *me = &all[c->rank];
+    int occurrence = 0;
+
+    for (int j = 0; j < c->rank; j++) {
+        occurrence += 0 == strcmp(all[j].host, me->host) && all[j].cores == me->cores;
+    }
+    me->entry = ob_state_match(buf, me->host, me->cores, occurrence);
+    if (me->entry >= 0) {
+        ob_state_entry e;
+
+        ob_state_entry_get(buf, me->entry, &e);
+        c->est = e.est;
+        /* This run's settings: its forgetting and its number of ranks. */
+        c->est.forget = c->opt.forget;
+        ob_estimator_set_ranks(&c->est, c->nranks);
+        ob_estimator_model(&c->est, &me->alpha, &me->beta);
+    }
+    me->weight = OMNIBATCH_PRIOR_EQUAL == c->opt.prior || me->cores < 1 ? 1.0 : (double) me->cores;
+}
+
+/* The same saved plan, rank for rank: the warm start is the learnt plan. */
+static int ob_state_same_ranks(const struct omnibatch_context *c, const ob_state_header *h, const ob_state_rank *all)
+{
+    if (h->nranks != c->nranks) {
+        return 0;
+    }
+    for (int i = 0; i < c->nranks; i++) {
+        if (all[i].entry != i) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* The warm plan: the saved plan when the ranks are the same; otherwise the
+ * rounded optimum of the restored models, a rank with none (a new host)
+ * getting the known ranks' mean per-sample cost per unit of prior weight
+ * and their mean fixed cost: the prior, in the known ranks' units.  With
+ * no rank known the prior plan of create stays. */
+static int ob_state_warm_plan(struct omnibatch_context *c, const void *buf, const ob_state_header *h,
+                              const ob_state_rank *all)
+{
+    const int P = c->nranks;
+    ob_rank_model *m;
+    double *target;
+    long *plan;
+    double alpha = 0.0, rate = 0.0;
+    int known = 0;
+    int rc;
+
+    if (ob_state_same_ranks(c, h, all)) {
+        plan = malloc((size_t) P * sizeof *plan);
+        if (NULL == plan) {
+            return ob_fail(OMNIBATCH_ERR_NOMEM, "omnibatch_set_state: no memory for %d ranks", P);
+        }
+        for (int i = 0; i < P; i++) {
+            ob_state_entry e;
+
+            ob_state_entry_get(buf, i, &e);
+            plan[i] = (long) e.plan;
+        }
+        rc = ob_controller_set_plan(&c->ctl, plan);
+        free(plan);
+        if (OMNIBATCH_SUCCESS == rc) {
+            return rc;
+        }
+        /* New bounds: the models decide below. */
+    }
+    for (int i = 0; i < P; i++) {
+        if (all[i].entry >= 0 && all[i].beta > 0.0) {
+            alpha += all[i].alpha;
+            rate += all[i].beta * all[i].weight;
+            known++;
+        }
+    }
+    if (0 == known) {
+        return OMNIBATCH_SUCCESS;
+    }
+    m = calloc((size_t) P, sizeof *m);
+    target = calloc((size_t) P, sizeof *target);
+    plan = calloc((size_t) P, sizeof *plan);
+    if (NULL == m || NULL == target || NULL == plan) {
+        rc = ob_fail(OMNIBATCH_ERR_NOMEM, "omnibatch_set_state: no memory for %d ranks", P);
+    } else {
+        for (int i = 0; i < P; i++) {
+            int mine = all[i].entry >= 0 && all[i].beta > 0.0;
+
+            m[i].alpha = mine ? all[i].alpha : alpha / known;
+            m[i].beta = mine ? all[i].beta : rate / known / all[i].weight;
+            m[i].lo = c->ctl.bounds[i].lo;
+            m[i].hi = c->ctl.bounds[i].hi;
+        }
+        rc = ob_plan_optimum(m, P, c->global_batch, target, NULL);
+        if (OMNIBATCH_SUCCESS == rc) {
+            rc = ob_plan_round(m, P, c->global_batch, c->opt.granularity, target, plan);
+        }
+        if (OMNIBATCH_SUCCESS == rc) {
+            rc = ob_controller_set_plan(&c->ctl, plan);
+        }
+    }
+    free(m);
+    free(target);
+    free(plan);
+    return rc;
+}
+
+OMNIBATCH_EXPORT int omnibatch_set_state(omnibatch_t ctx, const void *buf, size_t size)
+{
+    const char *fn = "omnibatch_set_state";
+    struct omnibatch_context *c = ctx;
+    ob_state_header h;
+    ob_state_rank mine;
+    ob_state_rank *all = NULL;
+    int rc;
+    int cores = 0;
+    int mpi_rc;
+
+    if (OMNIBATCH_SUCCESS != (rc = ob_api_check_context(fn, c))) {
+        return rc;
+    }
+    memset(&h, 0, sizeof h);
+    rc = ob_state_check_for(c, fn, buf, size, &h);
+    if (OMNIBATCH_SUCCESS == rc && NULL == (all = calloc((size_t) c->nranks, sizeof *all))) {
+        rc = ob_fail(OMNIBATCH_ERR_NOMEM, "%s: no memory for %d ranks", fn, c->nranks);
+    }
+    if (OMNIBATCH_SUCCESS != (rc = ob_state_agree(c, fn, rc, h.checksum))) {
+        free(all);
+        return rc;
+    }
+    memset(&mine, 0, sizeof mine);
+    ob_state_whoami(mine.host, &cores);
+    mine.cores = cores;
+    mine.entry = -1;
+    mpi_rc = PMPI_Allgather(&mine, (int) sizeof mine, MPI_BYTE, all, (int) sizeof mine, MPI_BYTE, c->comm);
+    if (MPI_SUCCESS == mpi_rc) {
+        ob_state_resume_rank(c, buf, all);
+        mine = all[c->rank];
+        mpi_rc = PMPI_Allgather(&mine, (int) sizeof mine, MPI_BYTE, all, (int) sizeof mine, MPI_BYTE, c->comm);
+    }
+    if (MPI_SUCCESS != mpi_rc) {
+        free(all);
+        return ob_api_mpi_fail(mpi_rc, fn, "MPI_Allgather");
+    }
+    /* Every rank computes the same plan from the same gathered models. */
+    rc = ob_state_warm_plan(c, buf, &h, all);
+    if (OMNIBATCH_SUCCESS == rc) {
+        c->next_global_step = (long) h.next_step;
+        c->stats.steps = c->next_global_step;
+        c->opt.seed = h.seed;
+        if (0 == c->rank) {
+            int resumed = 0;
+
+            for (int i = 0; i < c->nranks; i++) {
+                resumed += all[i].entry >= 0;
+            }
+            ob_log_debug(1, "state: resumed at step %lld; %d of %d ranks from their learnt models, the "
+                         "others from the prior", (long long) h.next_step, resumed, c->nranks);
+        }
+    }
+    free(all);
+    return rc;
+}
+
+OMNIBATCH_EXPORT int omnibatch_save(omnibatch_t ctx, const char *path)
+{
+    const char *fn = "omnibatch_save";
+    struct omnibatch_context *c = ctx;
+    char tmp[4096];
+    void *buf = NULL;
+    size_t size = 0;
+    int rc = OMNIBATCH_SUCCESS;
+    int mpi_rc;
+
+    if (OMNIBATCH_SUCCESS != (rc = ob_api_check_context(fn, c))) {
+        return rc;
+    }
+    if (NULL == path || '\0' == path[0] || strlen(path) + 16 > sizeof tmp) {
+        rc = ob_fail(OMNIBATCH_ERR_ARG, "%s: path=%s%s%s: expected a file name shorter than %zu bytes", fn,
+                     NULL == path ? "" : "'", NULL == path ? "NULL" : path, NULL == path ? "" : "'",
+                     sizeof tmp - 16);
+    } else {
+        size = ob_state_size(c->nranks);
+        buf = malloc(size);
+        if (NULL == buf) {
+            rc = ob_fail(OMNIBATCH_ERR_NOMEM, "%s: no memory for a state of %zu bytes", fn, size);
+        }
+    }
+    if (OMNIBATCH_SUCCESS != (rc = ob_state_agree(c, fn, rc, 0))) {
+        free(buf);
+        return rc;
+    }
+    rc = omnibatch_get_state(c, buf, size);
+    if (OMNIBATCH_SUCCESS == rc && 0 == c->rank) {
+        /* Written aside and renamed: a crash mid-write leaves the old file whole. */
+        FILE *f;
+
+        snprintf(tmp, sizeof tmp, "%s.tmp", path);
+        f = fopen(tmp, "wb");
+        if (NULL == f || size != fwrite(buf, 1, size, f) || 0 != fclose(f) || 0 != rename(tmp, path)) {
+            rc = ob_fail(OMNIBATCH_ERR_ARG, "%s: cannot write the state to '%s'", fn, path);
+            if (NULL != f) {
+                remove(tmp);
+            }
+        }
+    }
+    free(buf);
+    mpi_rc = PMPI_Bcast(&rc, 1, MPI_INT, 0, c->comm);
+    if (MPI_SUCCESS != mpi_rc) {
+        return ob_api_mpi_fail(mpi_rc, fn, "MPI_Bcast");
+    }
+    if (OMNIBATCH_SUCCESS != rc && 0 != c->rank) {
+        return ob_fail(rc, "%s: rank 0 could not write the state to '%s'", fn, path);
+    }
+    return rc;
+}
+
+/* Rank 0's file, read whole: *size = 0 and a detail line when it cannot be. */
+static void *ob_state_read_file(const char *fn, const char *path, size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    void *buf = NULL;
+    long n = -1;
+
+    *size = 0;
+    if (NULL != f && 0 == fseek(f, 0, SEEK_END)) {
+        n = ftell(f);
+    }
+    if (NULL != f && n > 0 && 0 == fseek(f, 0, SEEK_SET) && NULL != (buf = malloc((size_t) n))
+        && (size_t) n == fread(buf, 1, (size_t) n, f)) {
+        *size = (size_t) n;
+    } else {
+        free(buf);
+        buf = NULL;
+        ob_fail(OMNIBATCH_ERR_ARG, "%s: cannot read a state from '%s'", fn, path);
+    }
+    if (NULL != f) {
+        fclose(f);
+    }
+    return buf;
+}
+
+OMNIBATCH_EXPORT int omnibatch_restore(omnibatch_t ctx, const char *path)
+{
+    const char *fn = "omnibatch_restore";
+    struct omnibatch_context *c = ctx;
+    unsigned long long n = 0;
+    void *buf = NULL;
+    size_t size = 0;
+    int rc;
+    int mpi_rc;
+
+    if (OMNIBATCH_SUCCESS != (rc = ob_api_check_context(fn, c))) {
+        return rc;
+    }
+    if (0 == c->rank) {
+        buf = NULL == path ? NULL : ob_state_read_file(fn, path, &size);
+        if (NULL == path) {
+            ob_fail(OMNIBATCH_ERR_ARG, "%s: path=NULL: expected the file omnibatch_save() wrote", fn);
+        }
+        n = (unsigned long long) size;
+    }
+    mpi_rc = PMPI_Bcast(&n, 1, MPI_UNSIGNED_LONG_LONG, 0, c->comm);
+    if (MPI_SUCCESS != mpi_rc) {
+        free(buf);
+        return ob_api_mpi_fail(mpi_rc, fn, "MPI_Bcast");
+    }
+    if (0 == n) {
+        return 0 == c->rank ? OMNIBATCH_ERR_ARG
+                            : ob_fail(OMNIBATCH_ERR_ARG, "%s: rank 0 could not read a state from '%s'", fn,
+                                      NULL == path ? "(null)" : path);
+    }
+    if (0 != c->rank) {
+        size = (size_t) n;
+        buf = malloc(size);
+    }
+    /* Every rank takes part in the broadcast; one without memory fails below. */
+    rc = NULL == buf ? ob_fail(OMNIBATCH_ERR_NOMEM, "%s: no memory for a state of %llu bytes", fn, n)
+                     : OMNIBATCH_SUCCESS;
+    if (OMNIBATCH_SUCCESS != (rc = ob_state_agree(c, fn, rc, 0))) {
+        free(buf);
+        return rc;
+    }
+    mpi_rc = PMPI_Bcast(buf, (int) size, MPI_BYTE, 0, c->comm);
+    if (MPI_SUCCESS != mpi_rc) {
+        free(buf);
+        return ob_api_mpi_fail(mpi_rc, fn, "MPI_Bcast");
+    }
+    rc = omnibatch_set_state(c, buf, size);
+    free(buf);
+    return rc;
+}
