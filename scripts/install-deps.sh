@@ -5,7 +5,7 @@ set -eu
 pkgs="build-essential autoconf automake libtool pkg-config make
       libopenmpi-dev openmpi-bin libmpich-dev mpich libhwloc-dev hwloc libopenblas-dev check
       zlib1g-dev gfortran valgrind gnuplot-nox dataset-fashion-mnist
-      python3 python3-mpi4py python3-numpy python3-torch clang libclang-rt-14-dev doxygen"
+      python3 python3-mpi4py python3-numpy python3-torch clang clang-tidy libclang-rt-14-dev doxygen"
 if [ "$(id -u)" -eq 0 ]; then
     as_root=""
 elif command -v sudo >/dev/null 2>&1; then

@@ -11,7 +11,9 @@
  */
 #include "config.h"
 
+#include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -64,8 +66,10 @@ OMNIBATCH_EXPORT int omnibatch_options_init(omnibatch_options *opt)
     return rc;
 }
 
+static int ob_options_check_tuning(const char *fn, const omnibatch_options *o);
+
 /* Every option on its own; what involves the other ranks is checked once
- * the ranks' values are gathered. */
+ * the ranks' values are gathered.  First the sizes and bounds. */
 static int ob_options_check(long B, long N, const omnibatch_options *o)
 {
     const char *fn = "omnibatch_create";
@@ -95,6 +99,12 @@ static int ob_options_check(long B, long N, const omnibatch_options *o)
         return ob_fail(OMNIBATCH_ERR_ARG, "%s: granularity=%ld: expected 1..global_batch (%ld)",
                        fn, o->granularity, B);
     }
+    return ob_options_check_tuning(fn, o);
+}
+
+/* The controller's numbers and switches, each on its own. */
+static int ob_options_check_tuning(const char *fn, const omnibatch_options *o)
+{
     /* Written so that NaN fails too. */
     if (!(o->gain > OB_GAIN_LO && o->gain <= OB_GAIN_HI)) {
         return ob_fail(OMNIBATCH_ERR_ARG, "%s: gain=%g: expected %s", fn, o->gain,
@@ -215,31 +225,81 @@ static int ob_create_local(long B, long N, const omnibatch_options *opt, struct 
     return OMNIBATCH_SUCCESS;
 }
 
-/* The settings every rank must share, compared field by field so that the
- * message names the first that differs. */
+/* The settings every rank must share: one row each, in the order they are
+ * compared, so that the message names the first that differs. */
+typedef enum ob_agree_kind { OB_AGREE_I64, OB_AGREE_F64, OB_AGREE_I32, OB_AGREE_U64 } ob_agree_kind;
+
+typedef struct ob_agree_field {
+    const char *name;
+    size_t offset;
+    ob_agree_kind kind;
+} ob_agree_field;
+
+#define OB_AGREE_ROW(field, kind) { #field, offsetof(ob_create_record, field), kind }
+static const ob_agree_field ob_agree_fields[] = {
+    OB_AGREE_ROW(global_batch, OB_AGREE_I64), OB_AGREE_ROW(dataset_size, OB_AGREE_I64),
+    OB_AGREE_ROW(granularity, OB_AGREE_I64),  OB_AGREE_ROW(period, OB_AGREE_I64),
+    OB_AGREE_ROW(gain, OB_AGREE_F64),         OB_AGREE_ROW(deadband, OB_AGREE_F64),
+    OB_AGREE_ROW(convention, OB_AGREE_I32),   OB_AGREE_ROW(prior, OB_AGREE_I32),
+    OB_AGREE_ROW(adaptive, OB_AGREE_I32),     OB_AGREE_ROW(verify, OB_AGREE_I32),
+    OB_AGREE_ROW(react, OB_AGREE_I32),        OB_AGREE_ROW(seed, OB_AGREE_U64),
+};
+#undef OB_AGREE_ROW
+
+static size_t ob_agree_size(ob_agree_kind kind)
+{
+    return OB_AGREE_I32 == kind ? sizeof(int32_t) : sizeof(int64_t);
+}
+
+/* One rank's value of a field, as the message shows it. */
+static void ob_agree_show(const ob_create_record *r, const ob_agree_field *f, char *out, size_t size)
+{
+    const char *p = (const char *) r + f->offset;
+    int64_t i64;
+    int32_t i32;
+    uint64_t u64;
+    double f64;
+
+    switch (f->kind) {
+    case OB_AGREE_I64:
+        memcpy(&i64, p, sizeof i64);
+        snprintf(out, size, "%lld", (long long) i64);
+        break;
+    case OB_AGREE_F64:
+        memcpy(&f64, p, sizeof f64);
+        snprintf(out, size, "%g", f64);
+        break;
+    case OB_AGREE_I32:
+        memcpy(&i32, p, sizeof i32);
+        snprintf(out, size, "%d", (int) i32);
+        break;
+    case OB_AGREE_U64:
+    default:
+        memcpy(&u64, p, sizeof u64);
+        snprintf(out, size, "%llu", (unsigned long long) u64);
+        break;
+    }
+}
+
 static int ob_create_agree(const ob_create_record *all, int P)
 {
-#define OB_AGREE(field, fmt, cast)                                                           \
-    for (int i = 1; i < P; i++) {                                                            \
-        if (0 != memcmp(&all[i].field, &all[0].field, sizeof all[0].field)) {                \
-            return ob_fail(OMNIBATCH_ERR_ARG, "omnibatch_create: " #field " differs between "  \
-                           "ranks: " fmt " on rank 0, " fmt " on rank %d: every rank must "  \
-                           "pass the same", cast all[0].field, cast all[i].field, i);        \
-        }                                                                                    \
+    for (size_t k = 0; k < sizeof ob_agree_fields / sizeof ob_agree_fields[0]; k++) {
+        const ob_agree_field *f = &ob_agree_fields[k];
+
+        for (int i = 1; i < P; i++) {
+            char mine[32], theirs[32];
+
+            if (0 == memcmp((const char *) &all[i] + f->offset, (const char *) &all[0] + f->offset,
+                            ob_agree_size(f->kind))) {
+                continue;
+            }
+            ob_agree_show(&all[0], f, mine, sizeof mine);
+            ob_agree_show(&all[i], f, theirs, sizeof theirs);
+            return ob_fail(OMNIBATCH_ERR_ARG, "omnibatch_create: %s differs between ranks: %s on "
+                           "rank 0, %s on rank %d: every rank must pass the same", f->name, mine,
+                           theirs, i);
+        }
     }
-    OB_AGREE(global_batch, "%lld", (long long))
-    OB_AGREE(dataset_size, "%lld", (long long))
-    OB_AGREE(granularity, "%lld", (long long))
-    OB_AGREE(period, "%lld", (long long))
-    OB_AGREE(gain, "%g", (double))
-    OB_AGREE(deadband, "%g", (double))
-    OB_AGREE(convention, "%d", (int))
-    OB_AGREE(prior, "%d", (int))
-    OB_AGREE(adaptive, "%d", (int))
-    OB_AGREE(verify, "%d", (int))
-    OB_AGREE(react, "%d", (int))
-    OB_AGREE(seed, "%llu", (unsigned long long))
-#undef OB_AGREE
     return OMNIBATCH_SUCCESS;
 }
 

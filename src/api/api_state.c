@@ -184,53 +184,42 @@ static int ob_state_same_ranks(const struct omnibatch_context *c, const ob_state
     return 1;
 }
 
-/* The warm plan: the saved plan when the ranks are the same; otherwise the
- * rounded optimum of the restored models, a rank with none (a new host)
- * getting the known ranks' mean per-sample cost per unit of prior weight
- * and their mean fixed cost: the prior, in the known ranks' units.  With
- * no rank known the prior plan of create stays. */
-static int ob_state_warm_plan(struct omnibatch_context *c, const void *buf, const ob_state_header *h,
-                              const ob_state_rank *all)
+/* The same ranks: their saved plan, if it still fits the bounds.  1 when
+ * it was taken (or *rc says why nothing could be), 0 when the models must
+ * decide. */
+static int ob_state_saved_plan(struct omnibatch_context *c, const void *buf, int *rc)
 {
     const int P = c->nranks;
-    ob_rank_model *m;
-    double *target;
-    long *plan;
-    double alpha = 0.0, rate = 0.0;
-    int known = 0;
-    int rc;
+    long *plan = malloc((size_t) P * sizeof *plan);
 
-    if (ob_state_same_ranks(c, h, all)) {
-        plan = malloc((size_t) P * sizeof *plan);
-        if (NULL == plan) {
-            return ob_fail(OMNIBATCH_ERR_NOMEM, "omnibatch_set_state: no memory for %d ranks", P);
-        }
-        for (int i = 0; i < P; i++) {
-            ob_state_entry e;
-
-            ob_state_entry_get(buf, i, &e);
-            plan[i] = (long) e.plan;
-        }
-        rc = ob_controller_set_plan(&c->ctl, plan);
-        free(plan);
-        if (OMNIBATCH_SUCCESS == rc) {
-            return rc;
-        }
-        /* New bounds: the models decide below. */
+    if (NULL == plan) {
+        *rc = ob_fail(OMNIBATCH_ERR_NOMEM, "omnibatch_set_state: no memory for %d ranks", P);
+        return 1;
     }
     for (int i = 0; i < P; i++) {
-        if (all[i].entry >= 0 && all[i].beta > 0.0) {
-            alpha += all[i].alpha;
-            rate += all[i].beta * all[i].weight;
-            known++;
-        }
+        ob_state_entry e;
+
+        ob_state_entry_get(buf, i, &e);
+        plan[i] = (long) e.plan;
     }
-    if (0 == known) {
-        return OMNIBATCH_SUCCESS;
-    }
-    m = calloc((size_t) P, sizeof *m);
-    target = calloc((size_t) P, sizeof *target);
-    plan = calloc((size_t) P, sizeof *plan);
+    *rc = ob_controller_set_plan(&c->ctl, plan);
+    free(plan);
+    /* New bounds: the models decide. */
+    return OMNIBATCH_SUCCESS == *rc;
+}
+
+/* The rounded optimum of the models, a rank with none (a new host) getting
+ * the known ranks' mean fixed cost and mean per-sample cost per unit of
+ * prior weight. */
+static int ob_state_model_plan(struct omnibatch_context *c, const ob_state_rank *all, double alpha,
+                               double rate, int known)
+{
+    const int P = c->nranks;
+    ob_rank_model *m = calloc((size_t) P, sizeof *m);
+    double *target = calloc((size_t) P, sizeof *target);
+    long *plan = calloc((size_t) P, sizeof *plan);
+    int rc;
+
     if (NULL == m || NULL == target || NULL == plan) {
         rc = ob_fail(OMNIBATCH_ERR_NOMEM, "omnibatch_set_state: no memory for %d ranks", P);
     } else {
@@ -254,6 +243,29 @@ static int ob_state_warm_plan(struct omnibatch_context *c, const void *buf, cons
     free(target);
     free(plan);
     return rc;
+}
+
+/* The warm plan: the saved plan when the ranks are the same; otherwise the
+ * models' plan, the prior in the known ranks' units for new hosts.  With
+ * no rank known the prior plan of create stays. */
+static int ob_state_warm_plan(struct omnibatch_context *c, const void *buf, const ob_state_header *h,
+                              const ob_state_rank *all)
+{
+    double alpha = 0.0, rate = 0.0;
+    int known = 0;
+    int rc;
+
+    if (ob_state_same_ranks(c, h, all) && ob_state_saved_plan(c, buf, &rc)) {
+        return rc;
+    }
+    for (int i = 0; i < c->nranks; i++) {
+        if (all[i].entry >= 0 && all[i].beta > 0.0) {
+            alpha += all[i].alpha;
+            rate += all[i].beta * all[i].weight;
+            known++;
+        }
+    }
+    return 0 == known ? OMNIBATCH_SUCCESS : ob_state_model_plan(c, all, alpha, rate, known);
 }
 
 OMNIBATCH_EXPORT int omnibatch_set_state(omnibatch_t ctx, const void *buf, size_t size)

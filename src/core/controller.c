@@ -420,6 +420,46 @@ static int ob_controller_decide(ob_controller *ctl, const ob_rank_record *record
  * OB_CTL_PROBE_MAX_STEPS: a rank that recovers gets work back within that
  * many steps and a few decisions.
  */
+/* The rank that gives the probe's samples: the largest batch that can
+ * spare them (the first on ties, so every rank picks the same), or -1. */
+static int ob_controller_probe_donor(const ob_controller *ctl, long probe)
+{
+    int donor = -1;
+
+    for (int j = 0; j < ctl->nranks; j++) {
+        if (ctl->plan[j] - probe >= ctl->bounds[j].lo && (donor < 0 || ctl->plan[j] > ctl->plan[donor])) {
+            donor = j;
+        }
+    }
+    return donor;
+}
+
+/* Rank i is parked: count the steps, and give it a probe when its gap is
+ * over.  1 when the plan moved. */
+static int ob_controller_probe_rank(ob_controller *ctl, int i, long probe, long steps)
+{
+    int donor;
+
+    ctl->parked[i] += steps;
+    if (0 == ctl->probe_gap[i]) {
+        ctl->probe_gap[i] = OB_CTL_PROBE_FIRST_STEPS;
+    }
+    if (ctl->parked[i] < ctl->probe_gap[i] || probe > ctl->bounds[i].hi) {
+        return 0;
+    }
+    donor = ob_controller_probe_donor(ctl, probe);
+    if (donor < 0) {
+        return 0;
+    }
+    ctl->plan[donor] -= probe;
+    ctl->plan[i] += probe;
+    ctl->parked[i] = 0;
+    ctl->probe_gap[i] = 2 * ctl->probe_gap[i] < OB_CTL_PROBE_MAX_STEPS ? 2 * ctl->probe_gap[i]
+                                                                       : OB_CTL_PROBE_MAX_STEPS;
+    ctl->probes++;
+    return 1;
+}
+
 static void ob_controller_probe(ob_controller *ctl)
 {
     long g = ctl->params.granularity > 0 ? ctl->params.granularity : 1;
@@ -429,8 +469,6 @@ static void ob_controller_probe(ob_controller *ctl)
 
     ctl->steps_since = 0;
     for (int i = 0; i < ctl->nranks; i++) {
-        int donor = -1;
-
         if (0 != ctl->plan[i]) {
             /* Working (a probe included): the gap starts afresh when it is parked again,
              * unless it was a probe that showed it still slow. */
@@ -438,28 +476,7 @@ static void ob_controller_probe(ob_controller *ctl)
             ctl->probe_gap[i] = ctl->probe_gap[i] > 0 && ctl->plan[i] == probe ? ctl->probe_gap[i] : 0;
             continue;
         }
-        ctl->parked[i] += steps;
-        if (0 == ctl->probe_gap[i]) {
-            ctl->probe_gap[i] = OB_CTL_PROBE_FIRST_STEPS;
-        }
-        if (ctl->parked[i] < ctl->probe_gap[i] || probe > ctl->bounds[i].hi) {
-            continue;
-        }
-        for (int j = 0; j < ctl->nranks; j++) {
-            if (ctl->plan[j] - probe >= ctl->bounds[j].lo && (donor < 0 || ctl->plan[j] > ctl->plan[donor])) {
-                donor = j;
-            }
-        }
-        if (donor < 0) {
-            continue;
-        }
-        ctl->plan[donor] -= probe;
-        ctl->plan[i] += probe;
-        ctl->parked[i] = 0;
-        ctl->probe_gap[i] = 2 * ctl->probe_gap[i] < OB_CTL_PROBE_MAX_STEPS ? 2 * ctl->probe_gap[i]
-                                                                           : OB_CTL_PROBE_MAX_STEPS;
-        ctl->probes++;
-        moved = 1;
+        moved |= ob_controller_probe_rank(ctl, i, probe, steps);
     }
     if (moved) {
         /* The next decision must see the probe at once, whatever it shows. */

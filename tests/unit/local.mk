@@ -127,3 +127,8 @@ TESTS += %reldir%/check_memtype_abi
 %canon_reldir%_check_memtype_abi_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CPPFLAGS)
 endif
 EXTRA_DIST += %reldir%/check_memtype_abi.c
+
+# No function of src/ and mpi_wrappers/ above cognitive complexity 25
+# (clang-tidy; skipped without it).
+TESTS += %reldir%/check_complexity.sh
+EXTRA_DIST += %reldir%/check_complexity.sh
