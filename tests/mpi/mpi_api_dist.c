@@ -74,6 +74,9 @@ static void check_plan(omnibatch_t ctx, const omnibatch_step *s, long B, long hi
     ck_assert_msg(most[0] == mine[0] && most[1] == mine[1], "rank %d holds another plan", mpi_rank());
 }
 
+/* Ranks up to which the emulated speeds are measurable on a small machine. */
+#define OB_SPEEDS_MEANINGFUL_RANKS 8
+
 START_TEST(test_distributed_decision_agrees_everywhere)
 {
     const int P = mpi_size();
@@ -118,7 +121,11 @@ START_TEST(test_distributed_decision_agrees_everywhere)
             fast += (double) plan[i];
         }
     }
-    if (nslow < P) {
+    /* The plan follows the speeds where the ranks' sleeps are what they
+     * say: with tens of ranks oversubscribed on a few cores the scheduler,
+     * not the emulated speed, sets each step's time, and only the
+     * agreement above is asserted. */
+    if (nslow < P && P <= OB_SPEEDS_MEANINGFUL_RANKS) {
         ck_assert_double_lt(slow / nslow, fast / (P - nslow));
     }
     OB_CK_OK(omnibatch_destroy(&ctx));
