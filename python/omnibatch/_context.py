@@ -10,6 +10,7 @@ import contextlib
 import ctypes
 import dataclasses
 import math
+import os
 
 import numpy as np
 
@@ -224,6 +225,23 @@ class _CBackend:
                                                      ctypes.c_void_p(recv.ctypes.data),
                                                      recv.size, _handle(dtype)))
 
+    def get_state(self):
+        size = ctypes.c_size_t()
+        _check(self.lib.omnibatch_state_size(self.ctx, ctypes.byref(size)))
+        buf = ctypes.create_string_buffer(size.value)
+        _check(self.lib.omnibatch_get_state(self.ctx, buf, size.value))
+        return buf.raw
+
+    def set_state(self, blob):
+        buf = ctypes.create_string_buffer(bytes(blob), len(blob))
+        _check(self.lib.omnibatch_set_state(self.ctx, buf, len(blob)))
+
+    def save(self, path):
+        _check(self.lib.omnibatch_save(self.ctx, os.fsencode(path)))
+
+    def restore(self, path):
+        _check(self.lib.omnibatch_restore(self.ctx, os.fsencode(path)))
+
     def close(self):
         if self.ctx:
             _check(self.lib.omnibatch_destroy(ctypes.byref(self.ctx)))
@@ -292,6 +310,12 @@ class _EqualBackend:
 
     def stats(self):
         return Stats(self.k + 1, 0, 0, 0, -1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+
+    def _no_state(self, *args):
+        raise Error(ERR_STATE, "checkpoint state: the equal split keeps none: load the library "
+                    "(omnibatch.available() is False)")
+
+    get_state = set_state = save = restore = _no_state
 
     def allreduce(self, send, recv):
         from mpi4py import MPI
@@ -439,6 +463,26 @@ class Context:
     def stats(self):
         """This rank's Stats so far."""
         return self._live().stats()
+
+    def get_state(self):
+        """The context's state as bytes to keep in the code's own checkpoint
+        (omnibatch_get_state: the data position, the seed and the learned
+        models keyed by host and cores).  Collective."""
+        return self._live().get_state()
+
+    def set_state(self, blob):
+        """Resume from get_state()'s bytes, after creation and before the
+        first step, on the same or another number of ranks (omnibatch_set_state).
+        Collective."""
+        self._live().set_state(blob)
+
+    def save(self, path):
+        """get_state() into the file ``path``, written by rank 0 (omnibatch_save).  Collective."""
+        self._live().save(path)
+
+    def restore(self, path):
+        """set_state() from a file save() wrote (omnibatch_restore).  Collective."""
+        self._live().restore(path)
 
     def allreduce_gradient(self, gradient, out=None):
         """Weight this rank's mean gradient by its share and sum it over the ranks.

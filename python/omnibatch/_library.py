@@ -110,6 +110,11 @@ def _declare(lib):
         "omnibatch_set_plan": [ctx, c_long_p, ctypes.c_int],
         "omnibatch_permutation": [ctx, ctypes.c_long, c_long_p],
         "omnibatch_get_stats": [ctx, ctypes.POINTER(CStats)],
+        "omnibatch_state_size": [ctx, ctypes.POINTER(ctypes.c_size_t)],
+        "omnibatch_get_state": [ctx, ctypes.c_void_p, ctypes.c_size_t],
+        "omnibatch_set_state": [ctx, ctypes.c_void_p, ctypes.c_size_t],
+        "omnibatch_save": [ctx, ctypes.c_char_p],
+        "omnibatch_restore": [ctx, ctypes.c_char_p],
     }
     _set(lib, signatures)
     lib.omnibatch_strerror.argtypes = [ctypes.c_int]

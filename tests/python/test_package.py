@@ -131,6 +131,42 @@ def check_errors(ob):
                                                             min_batch=B + 1), str(B + 1))
 
 
+def check_state():
+    """A checkpoint resumes at the same sample: from the bytes and from a file."""
+    def fresh():
+        return omnibatch.Context(comm, global_batch=B, dataset_size=N, adaptive=False, seed=7)
+
+    if not LIBRARY:
+        with fresh() as ob:
+            expect_error("get_state", ob.get_state, "library")
+        return
+    import os
+    import tempfile
+    path = comm.bcast(tempfile.mkdtemp() if 0 == rank else None)
+    path = os.path.join(path, "state.bin")
+    with fresh() as ob:
+        for _ in range(5):
+            ob.next_step()
+        blob = ob.get_state()
+        ob.save(path)
+        want = ob.next_step()
+    for how in ("bytes", "file"):
+        with fresh() as ob:
+            if "bytes" == how:
+                ob.set_state(blob)
+            else:
+                ob.restore(path)
+            got = ob.next_step()
+        assert (got.global_step, got.start, got.count) == (want.global_step, want.start, want.count), \
+            (how, got, want)
+    with fresh() as ob:
+        expect_error("set_state", lambda: ob.set_state(b"not a state"), "omnibatch_set_state")
+    comm.Barrier()
+    if 0 == rank:
+        os.remove(path)
+        os.rmdir(os.path.dirname(path))
+
+
 def main():
     if MODE == "bad-library":
         assert not omnibatch.available()
@@ -147,6 +183,7 @@ def main():
         check_errors(ob)
     expect_error("closed", lambda: ob.next_step(), "closed")
     check_divide_by_p()
+    check_state()
     print("test_package: %s: rank %d of %d ok" % (MODE, rank, P), flush=True)
 
 
