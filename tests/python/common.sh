@@ -10,6 +10,26 @@ if [ "$py" = ":" ] || ! "$py" -c "import ${needs:?set needs before sourcing comm
     echo "$0: ${py} lacks one of: $needs: skipped"
     exit 77
 fi
+# mpi4py is built for one MPI (Debian's for Open MPI): with a build of the
+# library for the other family the package's tests cannot run at all.
+case $needs in
+*mpi4py*)
+    py_mpi=$("$py" -c 'import mpi4py
+mpi4py.rc.initialize = False
+mpi4py.rc.finalize = False
+from mpi4py import MPI
+print(MPI.Get_library_version().replace(chr(0), "").splitlines()[0])' 2>/dev/null) || py_mpi="unknown"
+    case $py_mpi in
+    *"Open MPI"*) py_family=openmpi ;;
+    *MPICH* | *"Intel(R) MPI"* | *MVAPICH*) py_family=mpich ;;
+    *) py_family=unknown ;;
+    esac
+    if [ "$py_family" != "${OB_MPI_FAMILY:-openmpi}" ]; then
+        echo "$0: mpi4py uses $py_family ($py_mpi), this build ${OB_MPI_FAMILY:-openmpi}: skipped"
+        exit 77
+    fi
+    ;;
+esac
 build=$(cd "$top_builddir" && pwd)
 src=$(cd "$top_srcdir" && pwd)
 here="$src/tests/python"
