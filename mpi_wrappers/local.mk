@@ -2,17 +2,21 @@
 # wrappers by hand (lifecycle.c); the thin per-call wrappers, C and
 # Fortran, generated at build time from wrappers.spec into one include file
 # per unit (collectives.inc, completion.inc, fortran.inc, in the build
-# tree, not committed); the layer's state that feeds the MPI-free core.
+# tree, not committed); the layer that feeds the MPI-free core: its start
+# (setup.c), hot path (layer.c) and end (finalize.c).
 
 libomnibatch_la_SOURCES += \
 	%reldir%/ob_layer.h \
+	%reldir%/ob_layer_state.h \
 	%reldir%/ob_requests.h \
 	%reldir%/lifecycle.c \
+	%reldir%/setup.c \
 	%reldir%/collectives.c \
 	%reldir%/completion.c \
 	%reldir%/foreign.c \
 	%reldir%/fortran.c \
 	%reldir%/layer.c \
+	%reldir%/finalize.c \
 	%reldir%/requests.c \
 	%reldir%/tracestream.c \
 	%reldir%/weight.c

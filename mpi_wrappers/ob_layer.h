@@ -7,8 +7,9 @@
  *   - thin per-call wrappers (collectives.c, completion.c, fortran.c): each
  *     tests a few handles and, for a call it does not recognise, calls
  *     PMPI_X at once -- no lock, no allocation, no clock read;
- *   - the layer's state (layer.c, requests.c, weight.c) feeding the
- *     MPI-free core in src/ (step detection, report, trace).
+ *   - the layer's state feeding the MPI-free core in src/core/ (step
+ *     detection, report, trace): its start (setup.c), hot path (layer.c,
+ *     requests.c, weight.c) and end (finalize.c), sharing ob_layer_state.h.
  * Every wrapper calls PMPI_X exactly once and returns its code unchanged.
  * The layer's own traffic is PMPI_* on a communicator duplicated from
  * MPI_COMM_WORLD at init.
@@ -81,9 +82,10 @@ static inline int ob_gradient_elem(MPI_Datatype type, MPI_Op op, int count)
  */
 void ob_foreign_check(int env_rank);
 
-/* ---------------------------------------------------------------- layer.c */
+/* ------------------------------------------- setup.c, layer.c, finalize.c */
 
-/** \brief Before PMPI_Init: read the settings; a bad value ends the process (see layer.c). */
+/** \brief Before PMPI_Init: read the settings; a bad value ends the process after PMPI_Init
+ *         (see setup.c). */
 void ob_layer_preinit(void);
 
 /** \brief After a successful PMPI_Init / PMPI_Init_thread: start the layer. */

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "ob_active.h"
+#include "ob_hook.h"
 #include "ob_api.h"
 #include "ob_config.h"
 #include "ob_error.h"
@@ -41,9 +42,20 @@ void ob_api_step_close(struct omnibatch_context *c)
      * measured exactly here; one whose code reduced by itself is left to the
      * layer's own detection of its MPI calls. */
     if (c->reductions > 0 && compute >= 0.0) {
-        ob_active_note_step(c->step.count, c->global_batch, c->reductions, compute,
-                            c->stats.blocked_s, (double) (now - c->step_begin_ns) * 1e-9,
-                            c->reduction);
+        ob_step_note note;
+
+        note.batch = c->step.count;
+        note.global_batch = c->global_batch;
+        note.calls = c->reductions;
+        note.compute = compute;
+        note.blocked = c->stats.blocked_s;
+        note.span = (double) (now - c->step_begin_ns) * 1e-9;
+        note.reduction = c->reduction;
+        note.plan = c->ctl.plan[c->rank];
+        note.alpha = c->last_record.alpha;
+        note.beta = c->last_record.beta;
+        note.model = c->opt.adaptive && c->last_record.samples > 0;
+        ob_hook_note_step(&note);
     }
     /* Warm-up steps (cold caches, lazy allocation, first-touch) would teach
      * the model a speed the rank does not have; a rank without samples has
@@ -125,6 +137,7 @@ static int ob_exchange(struct omnibatch_context *c)
     /* The step model's reduction (ob_controller.h): the controller judges a
      * change on the whole step, compute and reduction. */
     mine.blocked_mean = c->compute_n > 0 ? c->blocked_sum / (double) c->compute_n : 0.0;
+    c->last_record = mine;
     if (ob_api_dist_on(c)) {
         return ob_api_dist_exchange(c, &mine);
     }
@@ -273,8 +286,8 @@ OMNIBATCH_EXPORT int omnibatch_next_step(omnibatch_t ctx, omnibatch_step *step)
         }
         /* The layer, timing a code that reduces with its own MPI calls,
          * must not take the exchange, or REACT's flag, for compute
-         * (ob_active.h). */
-        ob_active_note_own(begin, ob_now_ns());
+         * (ob_hook.h). */
+        ob_hook_note_own(begin, ob_now_ns());
         if (OMNIBATCH_SUCCESS != rc) {
             return rc;
         }

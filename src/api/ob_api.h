@@ -71,6 +71,8 @@ struct omnibatch_context {
     double blocked_sum;
     long compute_n;
     double reduction;            /* the step model's reduction at the last exchange, -1 before it */
+    ob_rank_record last_record;  /* this rank's record at the last exchange (its model for the
+                                  * report, ob_hook.h); samples 0 before the first */
 
     omnibatch_stats stats;
 

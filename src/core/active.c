@@ -1,7 +1,7 @@
 /*
  * Copyright (c) 2026 The omnibatch authors.
  *
- * The running step shared between the API and the PMPI layer (ob_active.h).
+ * The running-step mailbox shared by the API and the PMPI layer (ob_active.h).
  * A mutex, not a lock-free scheme: it is taken once per step by the API and
  * once per recognised gradient allreduce by the layer, never on the
  * passthrough path.
@@ -49,40 +49,4 @@ int ob_active_get(ob_active_batch *batch)
     }
     pthread_mutex_unlock(&ob_active_lock);
     return valid;
-}
-
-/* Set once after MPI_Init and cleared in MPI_Finalize, when no API step can
- * be closing; atomic so the read needs no lock. */
-static ob_active_step_fn ob_active_step_hook;
-
-void ob_active_set_step_hook(ob_active_step_fn fn)
-{
-    __atomic_store_n(&ob_active_step_hook, fn, __ATOMIC_RELEASE);
-}
-
-void ob_active_note_step(long batch, long global_batch, long calls, double compute,
-                         double blocked, double span, double reduction)
-{
-    ob_active_step_fn fn = __atomic_load_n(&ob_active_step_hook, __ATOMIC_ACQUIRE);
-
-    if (NULL != fn) {
-        fn(batch, global_batch, calls, compute, blocked, span, reduction);
-    }
-}
-
-/* Set and cleared with the step hook. */
-static ob_active_own_fn ob_active_own_hook;
-
-void ob_active_set_own_hook(ob_active_own_fn fn)
-{
-    __atomic_store_n(&ob_active_own_hook, fn, __ATOMIC_RELEASE);
-}
-
-void ob_active_note_own(uint64_t t0_ns, uint64_t t1_ns)
-{
-    ob_active_own_fn fn = __atomic_load_n(&ob_active_own_hook, __ATOMIC_ACQUIRE);
-
-    if (NULL != fn) {
-        fn(t0_ns, t1_ns);
-    }
 }

@@ -8,6 +8,7 @@ libobcore_la_SOURCES = \
 	%reldir%/ob_log.h %reldir%/log.c \
 	%reldir%/ob_timing.h \
 	%reldir%/ob_active.h %reldir%/active.c \
+	%reldir%/ob_hook.h %reldir%/hook.c \
 	%reldir%/ob_estimator.h %reldir%/estimator.c \
 	%reldir%/ob_planner.h %reldir%/planner.c \
 	%reldir%/ob_maths.h %reldir%/maths.c \
@@ -22,7 +23,7 @@ libobcore_la_SOURCES = \
 	%reldir%/ob_trace.h %reldir%/trace.c \
 	%reldir%/ob_writer.h %reldir%/writer.c \
 	%reldir%/ob_timeline.h %reldir%/timeline.c \
-	%reldir%/ob_report.h %reldir%/report.c \
+	%reldir%/ob_report.h %reldir%/report.c %reldir%/report_write.c \
 	%reldir%/ob_state.h %reldir%/state.c \
 	%reldir%/ob_profile.h %reldir%/profile.c
 libobcore_la_CPPFLAGS = $(AM_CPPFLAGS) -DOB_BUILDING_OMNIBATCH

@@ -23,6 +23,12 @@
  * explains less than OB_REPORT_LINK_EXPLAINED of their wait), what they
  * wait for is that rank's reduction: its host's link is named as slow.
  *
+ * One path for the plan: for a code on the API every rank's ob_rank_stats
+ * carries the controller's plan and model (ob_hook.h), and the report
+ * shows those, the split the run really used; only for an unmodified code
+ * does it fit a model t = alpha + beta * b to the measured steps and
+ * water-fill its own split.
+ *
  * Each rank sums its steps into an ob_rank_stats (fixed size, plain data:
  * sent as bytes); rank 0 gathers them, calls ob_report_analyse() and one of
  * the writers.  MPI-free.
@@ -64,7 +70,8 @@ typedef struct ob_rank_stats {
     int32_t rank;
     int32_t cores;               /* cores in the rank's cpuset, 0 = unknown */
     int32_t gpus;                /* GPUs the rank sees */
-    int32_t reserved;
+    int32_t ctl_model;           /* 1: ctl_plan, ctl_alpha and ctl_beta hold the controller's plan
+                                  * and model of this rank (a code on the API, ob_hook.h) */
     int64_t steps;               /* steps measured (after the warm-up) */
     int64_t steps_seen;          /* steps detected, warm-up included */
     int64_t calls_per_step;      /* gradient allreduces per step, 0 = none found */
@@ -79,6 +86,9 @@ typedef struct ob_rank_stats {
     int64_t parked_steps;        /* steps at batch 0 (OMNIBATCH_MIN_BATCH=0): not in the sums above */
     int64_t parked_run;          /* the current run of them */
     int64_t parked_longest;      /* the longest run */
+    int64_t ctl_plan;            /* this rank's batch in the controller's plan, at its last step */
+    double ctl_alpha;            /* this rank's model at the controller's last exchange */
+    double ctl_beta;
 } ob_rank_stats;
 
 /** \brief Empty sums for rank \p rank. */
@@ -87,6 +97,10 @@ void ob_rank_stats_init(ob_rank_stats *s, int rank);
 /** \brief Add one measured step that was compute and blocked time only; \p batch < 0 when unknown; 0: the rank was parked (counted
  *         apart: it computed nothing). */
 void ob_rank_stats_add(ob_rank_stats *s, long batch, double compute, double blocked);
+
+/** \brief Keep the controller's plan \p plan and model alpha + beta * b of this rank (a code
+ *         on the API): the report shows those instead of fitting its own. */
+void ob_rank_stats_set_plan(ob_rank_stats *s, long plan, double alpha, double beta);
 
 /** \brief Add one measured step of \p step wall seconds (>= compute + blocked: the rest is
  *         neither, e.g. the code's optimiser or the library's own exchanges). */
@@ -139,6 +153,8 @@ typedef struct ob_report {
     int *stragglers;
     double others_waiting;       /* mean waiting share of the other ranks */
     int split_ok;                /* the planner gave a split */
+    int split_from_controller;   /* 1: the split and models are the controller's (every rank's
+                                  * ctl_model), 0: fitted from the measured steps */
     char split_error[256];       /* why not, when it did not */
     double step_now;             /* measured mean step time */
     double step_predicted;       /* predicted now: max_i (compute_i + other_i) + reduction */

@@ -1,7 +1,8 @@
 /*
  * Copyright (c) 2026 The omnibatch authors.
  *
- * The preload-mode report (ob_report.h): analysis and the two writers.
+ * The preload-mode report (ob_report.h): the analysis.  The two writers
+ * are in report_write.c.
  *
  * In synchronous SGD every rank's step takes the same wall time, so the
  * step time says nothing about who is slow; the split of that time does.
@@ -10,8 +11,6 @@
  * others' blocked time is what it costs them.
  */
 #include "config.h"
-
-#include <errno.h>
 
 #include <math.h>
 #include <stdlib.h>
@@ -36,6 +35,14 @@ void ob_rank_stats_init(ob_rank_stats *s, int rank)
 {
     memset(s, 0, sizeof *s);
     s->rank = rank;
+}
+
+void ob_rank_stats_set_plan(ob_rank_stats *s, long plan, double alpha, double beta)
+{
+    s->ctl_model = 1;
+    s->ctl_plan = plan;
+    s->ctl_alpha = alpha;
+    s->ctl_beta = beta;
 }
 
 void ob_rank_stats_add(ob_rank_stats *s, long batch, double compute, double blocked)
@@ -168,40 +175,89 @@ static int ob_report_models(ob_report *rep, ob_rank_model *m, long *B)
     return 1;
 }
 
+/* A code on the API: the controller's plan and models, when every rank
+ * has them and the plan is a split of the global batch (ob_report.h);
+ * 0 otherwise. */
+static int ob_report_controller_split(ob_report *rep, ob_rank_model *m, long *plan)
+{
+    long B = rep->settings.global_batch, sum = 0;
+
+    if (!rep->settings.steps_from_api || B <= 0) {
+        return 0;
+    }
+    for (int i = 0; i < rep->nranks; i++) {
+        const ob_rank_stats *s = &rep->stats[i];
+
+        if (!s->ctl_model || s->ctl_plan < 0 || !(s->ctl_alpha >= 0.0) || !(s->ctl_beta >= 0.0)) {
+            return 0;
+        }
+        m[i].alpha = s->ctl_alpha;
+        m[i].beta = s->ctl_beta;
+        plan[i] = (long) s->ctl_plan;
+        sum += plan[i];
+    }
+    if (sum != B) {
+        return 0;
+    }
+    rep->global_batch = B;
+    rep->split_from_controller = 1;
+    return 1;
+}
+
+/* An unmodified code: each rank's model fitted to its measured steps,
+ * and the planner's water-filling split of it into \p plan (in samples
+ * when the global batch is known) and \p target, its step time *T; 0 with
+ * rep->split_error when there is none. */
+static int ob_report_fitted_split(ob_report *rep, ob_rank_model *m, double *target, long *plan,
+                                  long *B, double *T)
+{
+    int P = rep->nranks;
+    long granularity;
+    int rc;
+
+    if (!ob_report_models(rep, m, B)) {
+        return 0;
+    }
+    granularity = ob_report_bounds(rep, *B, m);
+    rc = ob_plan_optimum(m, P, *B, target, T);
+    if (OMNIBATCH_SUCCESS == rc && rep->global_batch > 0) {
+        rc = ob_report_round(m, P, *B, granularity, target, plan, T);
+    }
+    if (OMNIBATCH_SUCCESS != rc) {
+        snprintf(rep->split_error, sizeof rep->split_error, "%s", ob_last_error());
+        return 0;
+    }
+    return 1;
+}
+
 static void ob_report_split(ob_report *rep)
 {
     int P = rep->nranks;
     ob_rank_model *m = calloc((size_t) P, sizeof *m);
     double *target = calloc((size_t) P, sizeof *target);
     long *plan = calloc((size_t) P, sizeof *plan);
-    long B = 0, granularity;
+    long B = 0;
     double T = 0.0, other = 0.0;
-    int rc;
 
     if (NULL == m || NULL == target || NULL == plan) {
         snprintf(rep->split_error, sizeof rep->split_error, "out of memory");
         goto done;
     }
-    if (!ob_report_models(rep, m, &B)) {
+    if (ob_report_controller_split(rep, m, plan)) {
+        B = rep->global_batch;
+        T = ob_plan_step_time(m, P, plan);
+        for (int i = 0; i < P; i++) {
+            target[i] = (double) plan[i];
+        }
+    } else if (!ob_report_fitted_split(rep, m, target, plan, &B, &T)) {
         goto done;
     }
-    granularity = ob_report_bounds(rep, B, m);
     for (int i = 0; i < P; i++) {
         rep->ranks[i].alpha = m[i].alpha;
         rep->ranks[i].beta = m[i].beta;
-        other = rep->ranks[i].other > other ? rep->ranks[i].other : other;
-    }
-    rc = ob_plan_optimum(m, P, B, target, &T);
-    if (OMNIBATCH_SUCCESS == rc && rep->global_batch > 0) {
-        rc = ob_report_round(m, P, B, granularity, target, plan, &T);
-    }
-    if (OMNIBATCH_SUCCESS != rc) {
-        snprintf(rep->split_error, sizeof rep->split_error, "%s", ob_last_error());
-        goto done;
-    }
-    for (int i = 0; i < P; i++) {
         rep->ranks[i].share = target[i] / (double) B;
         rep->ranks[i].plan = rep->global_batch > 0 ? plan[i] : -1;
+        other = rep->ranks[i].other > other ? rep->ranks[i].other : other;
     }
     /* The reduction is what the allreduces cost when nobody waits for
      * anybody, and what a rank does outside compute and the allreduces does
@@ -415,376 +471,4 @@ void ob_report_free(ob_report *rep)
     free(rep->stragglers);
     rep->ranks = NULL;
     rep->stragglers = NULL;
-}
-
-/* ------------------------------------------------------------------- text */
-
-/* "0,1,3" or "0-5,7": runs of three or more as ranges. */
-static void ob_report_list(FILE *f, const int *v, int n)
-{
-    for (int i = 0; i < n;) {
-        int j = i;
-
-        while (j + 1 < n && v[j + 1] == v[j] + 1) {
-            j++;
-        }
-        fprintf(f, "%s", i > 0 ? "," : "");
-        if (j - i >= 2) {
-            fprintf(f, "%d-%d", v[i], v[j]);
-            i = j + 1;
-        } else {
-            fprintf(f, "%d", v[i]);
-            i++;
-        }
-    }
-}
-
-/* Whether straggler k runs on a host no earlier straggler runs on. */
-static int ob_report_new_host(const ob_report *rep, int k)
-{
-    const char *host = rep->stats[rep->stragglers[k]].host;
-
-    for (int j = 0; j < k; j++) {
-        if (0 == strcmp(host, rep->stats[rep->stragglers[j]].host)) {
-            return 0;
-        }
-    }
-    return 1;
-}
-
-static void ob_report_text_header(FILE *f, const ob_report *rep)
-{
-    long cps = rep->stats[0].calls_per_step;
-
-    fprintf(f, "omnibatch: report: %d rank%s", rep->nranks, 1 == rep->nranks ? "" : "s");
-    if (rep->measured) {
-        fprintf(f, ", %ld measured step%s per rank (after %ld warm-up)", rep->steps,
-                1 == rep->steps ? "" : "s", rep->settings.warmup);
-    }
-    if (cps > 0) {
-        fprintf(f, ", %ld gradient allreduce%s per step (%s)", cps, 1 == cps ? "" : "s",
-                rep->settings.steps_from_api ? "omnibatch API"
-                : rep->settings.calls_per_step_given > 0 ? "OMNIBATCH_CALLS_PER_STEP" : "detected");
-    }
-    fprintf(f, "\n");
-    fprintf(f, "  %5s  %-20s %5s %5s %9s %10s %10s %11s %10s %8s\n", "rank", "host", "cores", "gpus", "batch",
-            "compute_s", "blocked_s", "reduction_s", "waiting_s", "waiting");
-    for (int i = 0; i < rep->nranks; i++) {
-        const ob_rank_stats *s = &rep->stats[i];
-        const ob_report_rank *r = &rep->ranks[i];
-        char batch[32] = "-";
-
-        if (isfinite(r->batch)) {
-            snprintf(batch, sizeof batch, "%.1f", r->batch);
-        }
-        if (s->steps > 0) {
-            fprintf(f, "  %5d  %-20.20s %5d %5d %9s %10.6f %10.6f %11.6f %10.6f %7.1f%%\n", i, s->host,
-                    s->cores, s->gpus, batch, r->compute, r->blocked, r->reduction, r->wait, 100.0 * r->waiting);
-        } else {
-            fprintf(f, "  %5d  %-20.20s %5d %5d %9s %10s %10s %11s %10s %8s\n", i, s->host, s->cores, s->gpus,
-                    "-", "-", "-", "-", "-", "-");
-        }
-    }
-}
-
-static void ob_report_text_split(FILE *f, const ob_report *rep)
-{
-    if (!rep->split_ok) {
-        fprintf(f, "  no balanced split: %s\n", rep->split_error);
-        return;
-    }
-    if (rep->global_batch > 0) {
-        fprintf(f, "  balanced split of the global batch %ld:", rep->global_batch);
-        for (int i = 0; i < rep->nranks; i++) {
-            fprintf(f, " %ld", rep->ranks[i].plan);
-        }
-        if (rep->batch_known) {
-            fprintf(f, " (now");
-            for (int i = 0; i < rep->nranks; i++) {
-                fprintf(f, " %.0f", rep->ranks[i].batch);
-            }
-            fprintf(f, ")");
-        }
-        fprintf(f, "\n");
-    } else {
-        fprintf(f, "  balanced split, in shares of the global batch (OMNIBATCH_GLOBAL_BATCH gives sizes):");
-        for (int i = 0; i < rep->nranks; i++) {
-            fprintf(f, " %.1f%%", 100.0 * rep->ranks[i].share);
-        }
-        fprintf(f, "\n");
-    }
-    fprintf(f, "  predicted step time, reduction included: %.6f s now (measured %.6f s), %.6f s with "
-            "that split (%.2fx faster)\n", rep->step_predicted, rep->step_now, rep->step_balanced, rep->speedup);
-}
-
-/* The verdict line, and the slow link when there is one. */
-static void ob_report_text_verdict(FILE *f, const ob_report *rep)
-{
-    double gain = rep->max_gain > 0.0 ? rep->max_gain : 0.0;
-
-    fprintf(f, "  verdict: %s: ", ob_report_verdict_name(rep->verdict));
-    if (OB_VERDICT_COMPUTE_IMBALANCED == rep->verdict && rep->split_ok) {
-        fprintf(f, "the split above makes the step %.6f s, reduction included (%.2fx faster)", rep->step_balanced,
-                rep->speedup);
-    } else if (OB_VERDICT_COMPUTE_IMBALANCED == rep->verdict) {
-        fprintf(f, "rank %d computes %.1fx as long as the fastest", rep->slowest, rep->spread);
-    } else {
-        fprintf(f, "the reduction is %.0f%% of the step (%.6f s of %.6f s)", 100.0 * rep->reduction_share,
-                rep->reduction, rep->step_now);
-        if (rep->split_ok) {
-            fprintf(f, "; rebalancing the batch can win at most %.0f%%", 100.0 * gain);
-        }
-    }
-    fprintf(f, "\n");
-    if (rep->slow_link >= 0) {
-        fprintf(f, "  slow link: host %s (rank %d): the other ranks wait %.0f%% of the step for its reduction, "
-                "not for its compute\n", rep->stats[rep->slow_link].host, rep->slow_link,
-                100.0 * rep->others_link_wait);
-    }
-}
-
-/* The ranks that measured nothing, and why that can be. */
-static void ob_report_text_unmeasured(FILE *f, const ob_report *rep)
-{
-    int *missing = malloc((size_t) rep->nranks * sizeof *missing);
-    int n = 0;
-
-    for (int i = 0; NULL != missing && i < rep->nranks; i++) {
-        if (rep->stats[i].steps <= 0) {
-            missing[n++] = i;
-        }
-    }
-    fprintf(f, "  no training step measured on rank%s ", 1 == n ? "" : "s");
-    ob_report_list(f, missing, n);
-    fprintf(f, ": no float or double MPI_SUM allreduce of at least %zu bytes repeated there "
-            "(OMNIBATCH_MIN_BYTES)", rep->settings.min_bytes);
-    if (rep->settings.warmup > 0) {
-        fprintf(f, " after the %ld warm-up steps (OMNIBATCH_WARMUP)", rep->settings.warmup);
-    }
-    fprintf(f, "\n");
-    free(missing);
-}
-
-/* " (host a, b)": each straggler's host once ("hosts vm, vm" says nothing
- * "host vm" does not). */
-static void ob_report_text_hosts(FILE *f, const ob_report *rep)
-{
-    int nhosts = 0;
-
-    for (int k = 0; k < rep->nstragglers; k++) {
-        nhosts += ob_report_new_host(rep, k);
-    }
-    fprintf(f, " (host%s", 1 == nhosts ? "" : "s");
-    for (int k = 0, shown = 0; k < rep->nstragglers; k++) {
-        if (ob_report_new_host(rep, k)) {
-            fprintf(f, "%s %s", shown++ > 0 ? "," : "", rep->stats[rep->stragglers[k]].host);
-        }
-    }
-    fprintf(f, ")");
-}
-
-/* The stragglers' line: who, how much longer, and how long the others wait. */
-static void ob_report_text_stragglers(FILE *f, const ob_report *rep)
-{
-    int nothers = rep->nranks - rep->nstragglers;
-    int *others = malloc((size_t) (nothers > 0 ? nothers : 1) * sizeof *others);
-    int one = 1 == rep->nstragglers;
-
-    for (int i = 0, k = 0, o = 0; NULL != others && i < rep->nranks; i++) {
-        if (k < rep->nstragglers && rep->stragglers[k] == i) {
-            k++;
-        } else {
-            others[o++] = i;
-        }
-    }
-    fprintf(f, "  rank%s ", one ? "" : "s");
-    ob_report_list(f, rep->stragglers, rep->nstragglers);
-    ob_report_text_hosts(f, rep);
-    fprintf(f, " %s: %s %.1fx as long as the fastest", one ? "is the straggler" : "are the stragglers",
-            one ? "it computes" : "they compute",
-            rep->ranks[rep->slowest].compute / rep->ranks[rep->fastest].compute);
-    if (nothers > 0 && NULL != others) {
-        fprintf(f, "; rank%s ", 1 == nothers ? "" : "s");
-        ob_report_list(f, others, nothers);
-        fprintf(f, " wait%s %.0f%% of %s step", 1 == nothers ? "s" : "", 100.0 * rep->others_waiting,
-                1 == nothers ? "its" : "their");
-    }
-    fprintf(f, "\n");
-    free(others);
-}
-
-/* Ranks parked at batch 0 (OMNIBATCH_MIN_BATCH=0), and for how long. */
-static void ob_report_text_parked(FILE *f, const ob_report *rep)
-{
-    for (int i = 0; i < rep->nranks; i++) {
-        const ob_rank_stats *s = &rep->stats[i];
-
-        if (s->parked_steps > 0) {
-            fprintf(f, "  parked: rank %d (%s) at batch 0 for %lld step%s, the longest stretch %lld\n", i,
-                    s->host, (long long) s->parked_steps, 1 == s->parked_steps ? "" : "s",
-                    (long long) s->parked_longest);
-        }
-    }
-}
-
-int ob_report_write_text(FILE *f, const ob_report *rep)
-{
-    ob_report_text_header(f, rep);
-    if (!rep->measured) {
-        ob_report_text_unmeasured(f, rep);
-    } else {
-        fprintf(f, "  imbalance: max/mean compute %.2f, slowest/fastest %.2fx\n", rep->imbalance,
-                rep->spread);
-        if (0 == rep->nstragglers) {
-            fprintf(f, "  no straggler: every rank computes within %.0f%% of the fastest; "
-                    "the ranks wait %.0f%% of their step on average\n",
-                    100.0 * (OB_REPORT_STRAGGLER_RATIO - 1.0), 100.0 * rep->others_waiting);
-        } else {
-            ob_report_text_stragglers(f, rep);
-        }
-        ob_report_text_split(f, rep);
-        ob_report_text_verdict(f, rep);
-    }
-    ob_report_text_parked(f, rep);
-    if (rep->settings.trace_dropped > 0) {
-        fprintf(f, "  trace: %ld step rows past the memory cap were not written\n",
-                rep->settings.trace_dropped);
-    }
-    if (0 != fflush(f) || ferror(f)) {
-        return ob_fail(OMNIBATCH_ERR_IO, "%s", strerror(errno));
-    }
-    return OMNIBATCH_SUCCESS;
-}
-
-/* ------------------------------------------------------------------- JSON */
-
-static void ob_json_string(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; '\0' != *s; s++) {
-        unsigned char c = (unsigned char) *s;
-
-        if ('"' == c || '\\' == c) {
-            fprintf(f, "\\%c", c);
-        } else if (c < 0x20) {
-            fprintf(f, "\\u%04x", c);
-        } else {
-            fputc(c, f);
-        }
-    }
-    fputc('"', f);
-}
-
-/* JSON has no NaN or infinity: null. */
-static void ob_json_number(FILE *f, double x)
-{
-    if (isfinite(x)) {
-        fprintf(f, "%.9g", x);
-    } else {
-        fprintf(f, "null");
-    }
-}
-
-static void ob_json_key_number(FILE *f, const char *key, double x, const char *after)
-{
-    fprintf(f, "\"%s\": ", key);
-    ob_json_number(f, x);
-    fprintf(f, "%s", after);
-}
-
-/* The step model's figures and the verdict, each line followed by ",\n  ". */
-static void ob_report_json_verdict(FILE *f, const ob_report *rep)
-{
-    double nan = (double) NAN;
-
-    ob_json_key_number(f, "predicted_now_s", rep->measured ? rep->step_predicted : nan, ",\n  ");
-    ob_json_key_number(f, "reduction_s", rep->measured ? rep->reduction : nan, ",\n  ");
-    ob_json_key_number(f, "reduction_share", rep->measured ? rep->reduction_share : nan, ",\n  ");
-    ob_json_key_number(f, "max_gain", rep->split_ok ? rep->max_gain : nan, ",\n  ");
-    fprintf(f, "\"verdict\": \"%s\",\n  \"slowest_host\": ", ob_report_verdict_name(rep->verdict));
-    if (rep->measured) {
-        ob_json_string(f, rep->stats[rep->slowest].host);
-    } else {
-        fprintf(f, "null");
-    }
-    fprintf(f, ",\n  \"slow_link_host\": ");
-    if (rep->slow_link >= 0) {
-        ob_json_string(f, rep->stats[rep->slow_link].host);
-    } else {
-        fprintf(f, "null");
-    }
-    fprintf(f, ",\n  ");
-}
-
-int ob_report_write_json(FILE *f, const ob_report *rep)
-{
-    fprintf(f, "{\n  \"omnibatch_version\": \"%s\",\n", OMNIBATCH_VERSION_STRING);
-    fprintf(f, "  \"ranks\": %d,\n  \"measured\": %s,\n", rep->nranks, rep->measured ? "true" : "false");
-    fprintf(f, "  \"steps\": %ld,\n  \"warmup_steps\": %ld,\n", rep->measured ? rep->steps : 0L,
-            rep->settings.warmup);
-    fprintf(f, "  \"calls_per_step\": %lld,\n  \"calls_per_step_given\": %s,\n",
-            (long long) rep->stats[0].calls_per_step,
-            rep->settings.calls_per_step_given > 0 ? "true" : "false");
-    fprintf(f, "  \"steps_from_api\": %s,\n", rep->settings.steps_from_api ? "true" : "false");
-    fprintf(f, "  \"min_bytes\": %zu,\n", rep->settings.min_bytes);
-    fprintf(f, "  \"per_rank\": [\n");
-    for (int i = 0; i < rep->nranks; i++) {
-        const ob_rank_stats *s = &rep->stats[i];
-        const ob_report_rank *r = &rep->ranks[i];
-
-        fprintf(f, "    {\"rank\": %d, \"host\": ", i);
-        ob_json_string(f, s->host);
-        fprintf(f, ", \"cores\": %d, \"gpus\": %d, \"steps\": %lld, \"parked_steps\": %lld, "
-                "\"parked_longest\": %lld, ", s->cores, s->gpus, (long long) s->steps,
-                (long long) s->parked_steps, (long long) s->parked_longest);
-        ob_json_key_number(f, "batch", r->batch, ", ");
-        ob_json_key_number(f, "compute_s", r->compute, ", ");
-        ob_json_key_number(f, "blocked_s", r->blocked, ", ");
-        ob_json_key_number(f, "step_s", r->step, ", ");
-        ob_json_key_number(f, "reduction_s", r->reduction, ", ");
-        ob_json_key_number(f, "waiting_s", r->wait, ", ");
-        ob_json_key_number(f, "other_s", r->other, ", ");
-        ob_json_key_number(f, "waiting", r->waiting, ", ");
-        ob_json_key_number(f, "balanced_share", r->share, ", ");
-        fprintf(f, "\"balanced_batch\": ");
-        if (r->plan >= 0) {
-            fprintf(f, "%ld}", r->plan);
-        } else {
-            fprintf(f, "null}");
-        }
-        fprintf(f, "%s\n", i + 1 < rep->nranks ? "," : "");
-    }
-    fprintf(f, "  ],\n");
-    if (rep->measured) {
-        fprintf(f, "  \"slowest_rank\": %d,\n  \"fastest_rank\": %d,\n", rep->slowest, rep->fastest);
-        fprintf(f, "  ");
-        ob_json_key_number(f, "imbalance", rep->imbalance, ",\n  ");
-        ob_json_key_number(f, "spread", rep->spread, ",\n");
-    }
-    fprintf(f, "  \"stragglers\": [");
-    for (int k = 0; k < rep->nstragglers; k++) {
-        fprintf(f, "%s%d", k > 0 ? ", " : "", rep->stragglers[k]);
-    }
-    fprintf(f, "],\n  ");
-    ob_json_key_number(f, "others_waiting", rep->measured ? rep->others_waiting : (double) NAN, ",\n  ");
-    if (rep->global_batch > 0) {
-        fprintf(f, "\"global_batch\": %ld,\n  ", rep->global_batch);
-    } else {
-        fprintf(f, "\"global_batch\": null,\n  ");
-    }
-    fprintf(f, "\"split_ok\": %s,\n  ", rep->split_ok ? "true" : "false");
-    if (!rep->split_ok && '\0' != rep->split_error[0]) {
-        fprintf(f, "\"split_error\": ");
-        ob_json_string(f, rep->split_error);
-        fprintf(f, ",\n  ");
-    }
-    ob_json_key_number(f, "step_time_s", rep->measured ? rep->step_now : (double) NAN, ",\n  ");
-    ob_json_key_number(f, "predicted_step_time_s", rep->split_ok ? rep->step_balanced : (double) NAN, ",\n  ");
-    ob_json_key_number(f, "speedup", rep->split_ok ? rep->speedup : (double) NAN, ",\n  ");
-    ob_report_json_verdict(f, rep);
-    fprintf(f, "\"trace_rows_dropped\": %ld\n}\n", rep->settings.trace_dropped);
-    if (0 != fflush(f) || ferror(f)) {
-        return ob_fail(OMNIBATCH_ERR_IO, "%s", strerror(errno));
-    }
-    return OMNIBATCH_SUCCESS;
 }

@@ -174,6 +174,76 @@ START_TEST(test_split_in_samples_with_a_global_batch)
 }
 END_TEST
 
+/* A code on the API: every rank carries the controller's plan and model
+ * (ob_hook.h), and the report shows those, not a split of its own fit. */
+static void run_fill_api(run *r, const long *plan, int with_plans)
+{
+    static const double compute[4] = { 0.010, 0.010, 0.030, 0.010 };
+    static const long batch[4] = { 62, 62, 63, 63 };
+    static const double beta[4] = { 1e-4, 1e-4, 3e-4, 1e-4 };
+
+    run_fill(r, 4, compute, 0.031, 40, batch);
+    r->settings.global_batch = 250;
+    r->settings.steps_from_api = 1;
+    for (int i = 0; i < with_plans; i++) {
+        ob_rank_stats_set_plan(&r->stats[i], plan[i], 1e-3, beta[i]);
+    }
+}
+
+START_TEST(test_an_api_code_shows_the_controllers_plan_and_models)
+{
+    static const long plan[4] = { 70, 70, 40, 70 };
+    run r;
+
+    run_fill_api(&r, plan, 4);
+    run_report(&r);
+    ck_assert(r.rep.split_ok);
+    ck_assert(r.rep.split_from_controller);
+    for (int i = 0; i < 4; i++) {
+        ck_assert_int_eq(r.rep.ranks[i].plan, plan[i]);
+        ck_assert_double_eq_tol(r.rep.ranks[i].share, (double) plan[i] / 250.0, 1e-12);
+        ck_assert_double_eq_tol(r.rep.ranks[i].alpha, 1e-3, 1e-15);
+        ck_assert_double_eq_tol(r.rep.ranks[i].beta, 2 == i ? 3e-4 : 1e-4, 1e-15);
+    }
+    /* The plan's step by those models: rank 2's 1 ms + 40 x 0.3 ms, and the
+     * reduction of 1 ms (rank 2's blocked time). */
+    ck_assert_double_eq_tol(r.rep.step_balanced, 0.013 + 0.001, 1e-12);
+    assert_contains(r.text, "balanced split of the global batch 250 (the controller's plan and "
+                    "models): 70 70 40 70");
+    assert_contains(r.json, "\"split_source\": \"controller\"");
+    assert_contains(r.json, "\"model_beta_s\": 0.0003");
+    run_free(&r);
+}
+END_TEST
+
+START_TEST(test_without_every_ranks_plan_the_report_fits_its_own)
+{
+    static const long plan[4] = { 70, 70, 40, 70 };
+    static const long short_plan[4] = { 70, 70, 40, 69 };     /* sums to 249, not B */
+    run r;
+
+    /* Rank 3 sent no plan (the controller does not plan, or no model yet). */
+    run_fill_api(&r, plan, 3);
+    run_report(&r);
+    ck_assert(r.rep.split_ok);
+    ck_assert(!r.rep.split_from_controller);
+    ck_assert_int_ne(r.rep.ranks[2].plan, 40);
+    assert_contains(r.json, "\"split_source\": \"fit\"");
+    run_free(&r);
+    /* Plans that are no split of the global batch are not shown as one. */
+    run_fill_api(&r, short_plan, 4);
+    run_report(&r);
+    ck_assert(!r.rep.split_from_controller);
+    run_free(&r);
+    /* Nor are plans of a code that did not reduce through the API. */
+    run_fill_api(&r, plan, 4);
+    r.settings.steps_from_api = 0;
+    run_report(&r);
+    ck_assert(!r.rep.split_from_controller);
+    run_free(&r);
+}
+END_TEST
+
 /* The split in samples keeps the bounds and the granularity, as the API's
  * plan does: unbounded it would give rank 2 about 26 of 256. */
 START_TEST(test_split_in_samples_keeps_bounds_and_granularity)
@@ -575,6 +645,8 @@ static Suite *make_report_suite(void)
     tcase_add_test(tc, test_predicted_now_counts_what_is_neither);
     tcase_add_test(tc, test_verdict_balanced);
     tcase_add_test(tc, test_an_evaluation_between_steps_is_not_the_step);
+    tcase_add_test(tc, test_an_api_code_shows_the_controllers_plan_and_models);
+    tcase_add_test(tc, test_without_every_ranks_plan_the_report_fits_its_own);
     suite_add_tcase(s, tc);
     return s;
 }

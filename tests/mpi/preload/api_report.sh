@@ -24,3 +24,12 @@ while [ $r -lt "$np" ]; do
 done
 bad=$(awk -F, 'NR > 1 { s[$1] += $3 } END { for (k in s) if (s[k] != 128) n++; print n + 0 }' "$work/trace.csv")
 [ "$bad" -eq 0 ] || fail "$bad steps whose batches do not sum to 128"
+# One path for the plan: the report's split is the controller's plan, the
+# one the example printed after its last step, with the controller's models.
+grep -q '"split_source": "controller"' "$work/report.json" ||
+    fail "the report's split is not the controller's plan"
+printed=$(sed -n 's/^lsq_train: loss .*, plan //p' "$work/out")
+reported=$(grep -o '"balanced_batch": [0-9]*' "$work/report.json" | awk '{ printf "%s%s", s, $2; s = " " }')
+[ -n "$printed" ] && [ "$printed" = "$reported" ] ||
+    fail "the report's split '$reported' is not the controller's plan '$printed'"
+grep -q '"model_beta_s": [0-9]' "$work/report.json" || fail "the report does not show the models"
