@@ -26,3 +26,24 @@ done
 # Every plan holds the global batch (256).
 awk '/^(static|omnibatch|omnilearn) / { s = 0; for (i = 8; i <= NF; i++) s += $i
                                           if (s != 256) { print "bench_smoke: plan sums to " s; exit 1 } }' "$out"
+# --quota: the operating system enforces the speeds (a cgroup per rank),
+# or, without a writable cpu controller, one line and nothing measured.
+# Either way no group of the run is left behind.
+OB_PY_ENV="OMNIBATCH_LIBRARY=$library OMP_NUM_THREADS=1" \
+    run 4 "$src/bench/torch/bench_torch.py" --data "$data" --subset 512 --test-subset 128 \
+    --epochs 1 --eval-every 2 --quota 0.5,0.5,0.5,0.25 --policies static,omnibatch \
+    --overhead-steps 0 | tee "$out"
+if grep -q "^bench-torch: --quota: .*: nothing measured" "$out"; then
+    echo "bench_smoke: no cgroup cpu controller: the quota mode said so"
+else
+    for want in "CPU quota 0.5,0.5,0.5,0.25 of a core" "^bench-torch: omnibatch: per rank periods throttled" \
+                "^omnibatch " "(limit 1.75x)"; do
+        grep -q -- "$want" "$out" || { echo "bench_smoke: --quota: no line matching '$want'"; exit 1; }
+    done
+fi
+for root in /sys/fs/cgroup/cpu /sys/fs/cgroup; do
+    if ls -d "$root"/omnibatch-torch.* >/dev/null 2>&1; then
+        echo "bench_smoke: --quota left a cgroup behind: $(ls -d "$root"/omnibatch-torch.*)"
+        exit 1
+    fi
+done
