@@ -83,6 +83,11 @@ EXTRA_DIST += %reldir%/topology-gpus.xml
 TESTS += %reldir%/check_core_mpi_free.sh
 EXTRA_DIST += %reldir%/check_core_mpi_free.sh
 
+# No two files of the library include or call each other in a loop (nm on
+# the built objects, the includes of the sources; tsort finds a loop).
+TESTS += %reldir%/check_no_loops.sh
+EXTRA_DIST += %reldir%/check_no_loops.sh
+
 # The PMPI layer's request table: a leaf of mpi_wrappers/ that makes no MPI
 # call, tested on its own (built with the MPI compiler for its types; MPI
 # is never started).
