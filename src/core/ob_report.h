@@ -11,7 +11,9 @@
  * own exchanges).  The reduction is what every rank spends in the gradient
  * allreduce whoever arrives last: the least blocked time over the ranks
  * (the last to arrive waits for nobody).  The rest of a rank's blocked time
- * is waiting.  The verdict:
+ * is waiting.  What stays of "other" once the ranks are balanced is that of
+ * the last rank to reach the reduction (a fast rank that waits for the
+ * others before its allreduce has the wait in its other).  The verdict:
  *   - compute-imbalanced: the balanced split shortens the predicted step,
  *     reduction included, by at least OB_REPORT_MIN_GAIN;
  *   - communication-bound: it would not, and the reduction is at least

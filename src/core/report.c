@@ -27,6 +27,9 @@
 /* A rank measured with no compute at all (its blocked time filled the
  * step) is planned as this fraction of the slowest, not as infinitely fast. */
 #define OB_REPORT_COMPUTE_FLOOR 1e-6
+/* Ranks that reach the reduction within this share of the step of the
+ * last one arrive together (they waited for each other before it). */
+#define OB_REPORT_ARRIVAL_TIE 0.02
 /* The batch must vary this much (coefficient of variation) before the
  * fixed per-step cost alpha is told apart from the per-sample cost. */
 #define OB_REPORT_BATCH_SPREAD 0.05
@@ -230,6 +233,38 @@ static int ob_report_fitted_split(ob_report *rep, ob_rank_model *m, double *targ
     return 1;
 }
 
+/*
+ * What stays of "other" (time outside compute and the gradient allreduces)
+ * once the ranks are balanced: that of the last rank to reach the
+ * reduction (the most compute + other), among ranks arriving together the
+ * one with the most compute.  A code that waits for the others outside the
+ * allreduce (a barrier before it, a rank's own polling) has that wait in
+ * its "other"; the rank everyone waits for waits for nobody, so its other
+ * is its own work.  The largest other of any rank would count the fast
+ * ranks' wait as work that balancing cannot remove.
+ */
+static double ob_report_other_after(const ob_report *rep)
+{
+    int k = 0;
+    double last = 0.0;
+
+    for (int i = 0; i < rep->nranks; i++) {
+        double a = rep->ranks[i].compute + rep->ranks[i].other;
+
+        last = a > last ? a : last;
+    }
+    for (int i = 1; i < rep->nranks; i++) {
+        const ob_report_rank *r = &rep->ranks[i], *best = &rep->ranks[k];
+        int together = r->compute + r->other >= last - OB_REPORT_ARRIVAL_TIE * rep->step_now;
+        int best_together = best->compute + best->other >= last - OB_REPORT_ARRIVAL_TIE * rep->step_now;
+
+        if (together && (!best_together || r->compute > best->compute)) {
+            k = i;
+        }
+    }
+    return rep->ranks[k].other;
+}
+
 static void ob_report_split(ob_report *rep)
 {
     int P = rep->nranks;
@@ -237,7 +272,7 @@ static void ob_report_split(ob_report *rep)
     double *target = calloc((size_t) P, sizeof *target);
     long *plan = calloc((size_t) P, sizeof *plan);
     long B = 0;
-    double T = 0.0, other = 0.0;
+    double T = 0.0;
 
     if (NULL == m || NULL == target || NULL == plan) {
         snprintf(rep->split_error, sizeof rep->split_error, "out of memory");
@@ -257,12 +292,11 @@ static void ob_report_split(ob_report *rep)
         rep->ranks[i].beta = m[i].beta;
         rep->ranks[i].share = target[i] / (double) B;
         rep->ranks[i].plan = rep->global_batch > 0 ? plan[i] : -1;
-        other = rep->ranks[i].other > other ? rep->ranks[i].other : other;
     }
     /* The reduction is what the allreduces cost when nobody waits for
-     * anybody, and what a rank does outside compute and the allreduces does
-     * not scale with its batch: both stay after balancing. */
-    rep->step_balanced = T + rep->reduction + other;
+     * anybody, and what the last rank does outside compute and the
+     * allreduces does not scale with its batch: both stay after balancing. */
+    rep->step_balanced = T + rep->reduction + ob_report_other_after(rep);
     rep->speedup = rep->step_balanced > 0.0 ? rep->step_predicted / rep->step_balanced : (double) NAN;
     rep->max_gain = rep->step_predicted > 0.0 ? 1.0 - rep->step_balanced / rep->step_predicted : 0.0;
     rep->split_ok = 1;

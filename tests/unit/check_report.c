@@ -573,6 +573,39 @@ START_TEST(test_predicted_now_counts_what_is_neither)
 }
 END_TEST
 
+START_TEST(test_a_wait_outside_the_allreduce_is_no_work)
+{
+    /* A code that waits for the others partly before its allreduce (a
+     * barrier, a polled request): the fast rank computes 10 ms, waits 10 ms
+     * there and 10 ms in the allreduce; the slow one computes 30 ms; both
+     * spend 5 ms reducing.  The fast rank's 10 ms of "other" is waiting,
+     * which balancing removes: the balanced split (192, 64 of 256) computes
+     * 15 ms on each, so the step is 15 + 5 ms, not 15 + 5 + 10. */
+    run r;
+
+    memset(&r, 0, sizeof r);
+    r.P = 2;
+    r.settings.min_bytes = 1024;
+    r.settings.global_batch = 256;
+    for (int i = 0; i < 2; i++) {
+        ob_rank_stats_init(&r.stats[i], i);
+        snprintf(r.stats[i].host, sizeof r.stats[i].host, "host%d", i);
+        for (long k = 0; k < 30; k++) {
+            ob_rank_stats_add_step(&r.stats[i], -1, 0 == i ? 0.010 : 0.030, 0 == i ? 0.015 : 0.005, 0.035);
+        }
+    }
+    run_report(&r);
+    ck_assert_double_eq_tol(r.rep.ranks[0].other, 0.010, 1e-12);
+    ck_assert_double_eq_tol(r.rep.ranks[1].other, 0.0, 1e-12);
+    ck_assert_double_eq_tol(r.rep.step_predicted, 0.035, 1e-12);
+    ck_assert_int_eq(r.rep.ranks[0].plan, 192);
+    ck_assert_int_eq(r.rep.ranks[1].plan, 64);
+    ck_assert_double_eq_tol(r.rep.step_balanced, 0.020, 1e-12);
+    ck_assert_int_eq(r.rep.verdict, OB_VERDICT_COMPUTE_IMBALANCED);
+    run_free(&r);
+}
+END_TEST
+
 START_TEST(test_an_evaluation_between_steps_is_not_the_step)
 {
     /* Nine steps of 20 ms, and one followed by a 1 s evaluation: its other
@@ -645,6 +678,7 @@ static Suite *make_report_suite(void)
     tcase_add_test(tc, test_predicted_now_counts_what_is_neither);
     tcase_add_test(tc, test_verdict_balanced);
     tcase_add_test(tc, test_an_evaluation_between_steps_is_not_the_step);
+    tcase_add_test(tc, test_a_wait_outside_the_allreduce_is_no_work);
     tcase_add_test(tc, test_an_api_code_shows_the_controllers_plan_and_models);
     tcase_add_test(tc, test_without_every_ranks_plan_the_report_fits_its_own);
     suite_add_tcase(s, tc);
