@@ -14,7 +14,11 @@
 #   slowlink   the last host's link is rate-limited both ways (tc tbf)
 # It prints one table: static and omnibatch steady step time, their ratio,
 # and the verdict of omnibatch's report (for hetsgd's static run, and for
-# the unmodified program).  Everything it made (namespaces, links, bridge,
+# the unmodified program).  With --repeat N each case runs N pairs, the
+# order of static and omnibatch swapped each time, and the table gives the
+# medians and the median of the pairs' ratios with their range: on a shared
+# machine two runs of the same split differ by more than the 2% a slow link
+# is judged on.  Everything it made (namespaces, links, bridge,
 # qdiscs, files, processes) is removed on exit, also on failure.
 #
 # Where namespaces cannot be made (not root, no ip/unshare/tc, no
@@ -27,6 +31,7 @@
 #   --rate R         the slow link's rate, as tc reads it (default 100mbit)
 #   --steps N        hetsgd steps per run (default 60)
 #   --cases LIST     of equal,slowcpu,slowlink (default all)
+#   --repeat N       pairs of runs per case, 1 to 20 (default 3; --smoke: 2)
 #   --slowdown X     hetsgd's emulation slowdown, the same for every run (default 10:
 #                    three ranks computing at once on a shared 2-core machine ran
 #                    4-8x their CPU time, so a smaller one measures the crowding)
@@ -51,6 +56,7 @@ hosts=3
 rate=100mbit
 steps=60
 cases="equal,slowcpu,slowlink"
+repeat=
 smoke=no
 slowdown=10
 out=
@@ -62,6 +68,7 @@ while [ $# -gt 0 ]; do
     --rate) need_value "$@"; rate=$2; shift 2 ;;
     --steps) need_value "$@"; steps=$2; shift 2 ;;
     --cases) need_value "$@"; cases=$2; shift 2 ;;
+    --repeat) need_value "$@"; repeat=$2; shift 2 ;;
     --smoke) smoke=yes; shift ;;
     --slowdown) need_value "$@"; slowdown=$2; shift 2 ;;
     --out) need_value "$@"; out=$2; shift 2 ;;
@@ -73,6 +80,11 @@ done
 case $hosts in
 [2-8]) ;;
 *) die "--hosts '$hosts': expected an integer from 2 to 8" ;;
+esac
+[ -n "$repeat" ] || { [ yes = "$smoke" ] && repeat=2 || repeat=3; }
+case $repeat in
+[1-9] | 1[0-9] | 20) ;;
+*) die "--repeat '$repeat': expected an integer from 1 to 20" ;;
 esac
 case $steps in
 ''|*[!0-9]*) die "--steps '$steps': expected an integer from 20 to 100000" ;;
@@ -273,9 +285,25 @@ verdict() {
 steady_ms() {
     sed -n 's/.*steady_step_s=\([0-9.e+-]*\).*/\1/p' "$1" | tail -1 | awk '{ printf "%.2f", 1e3 * $1 }'
 }
+# median: of the numbers on standard input, one per line.
+median() {
+    sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "NA"; else if (NR % 2) print v[(NR + 1) / 2];
+                                        else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+# hetsgd_run CASE POLICY K: one hetsgd run into $keep/CASE-POLICY.K.*
+hetsgd_run() {
+    f=$keep/$1-$2.$3
+    # shellcheck disable=SC2086
+    if ! mpi_run 600 -x OMNIBATCH_REPORT_FILE="$f.json" "$hetsgd" --policy "$2" \
+        ${speeds:+--speeds "$speeds"} --data "$data" $targs --summary "$f.summary" \
+        > "$f.out" 2>&1; then
+        tail -5 "$f.out" >&2
+        die "case $1: hetsgd --policy $2 failed (output: $f.out)"
+    fi
+}
 
-printf '%-9s %11s %13s %7s  %-44s %s\n' case static_ms omnibatch_ms ratio "verdict (hetsgd, static run)" \
-    "verdict (unmodified program)" > "$work/table"
+printf '%-9s %11s %13s %7s %13s  %-44s %s\n' case static_ms omnibatch_ms ratio "ratio_range" \
+    "verdict (hetsgd, static run)" "verdict (unmodified program)" > "$work/table"
 for c in $(echo "$cases" | tr ',' ' '); do
     speeds=
     slow=-1
@@ -286,15 +314,18 @@ for c in $(echo "$cases" | tr ',' ' '); do
         slow=$last ;;
     slowlink) slow_link ;;
     esac
-    for policy in static omnibatch; do
-        f=$keep/$c-$policy
-        # shellcheck disable=SC2086
-        if ! mpi_run 600 -x OMNIBATCH_REPORT_FILE="$f.json" "$hetsgd" --policy "$policy" \
-            ${speeds:+--speeds "$speeds"} --data "$data" $targs --summary "$f.summary" \
-            > "$f.out" 2>&1; then
-            tail -5 "$f.out" >&2
-            die "case $c: hetsgd --policy $policy failed (output: $f.out)"
-        fi
+    : > "$work/ratios"
+    k=1
+    while [ "$k" -le "$repeat" ]; do
+        # Interleaved: static first in odd pairs, omnibatch first in even ones.
+        if [ $((k % 2)) -eq 1 ]; then order="static omnibatch"; else order="omnibatch static"; fi
+        for policy in $order; do
+            hetsgd_run "$c" "$policy" "$k"
+        done
+        st=$(steady_ms "$keep/$c-static.$k.summary")
+        ob=$(steady_ms "$keep/$c-omnibatch.$k.summary")
+        echo "$st $ob" >> "$work/ratios"
+        k=$((k + 1))
     done
     f=$keep/$c-unmodified
     if ! mpi_run 300 -x LD_PRELOAD="$lib" -x OMNIBATCH_REPORT_FILE="$f.json" "$straggler" "$ssteps" "$slow" \
@@ -303,15 +334,18 @@ for c in $(echo "$cases" | tr ',' ' '); do
         die "case $c: the unmodified program failed (output: $f.out)"
     fi
     grep -q "results right" "$f.out" || die "case $c: the unmodified program's results are wrong under the preload"
-    st=$(steady_ms "$keep/$c-static.summary")
-    ob=$(steady_ms "$keep/$c-omnibatch.summary")
-    ratio=$(awk -v a="$ob" -v b="$st" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "NA" }')
-    printf '%-9s %11s %13s %7s  %-44s %s\n' "$c" "$st" "$ob" "$ratio" "$(verdict "$keep/$c-static.json")" \
-        "$(verdict "$f.json")" >> "$work/table"
+    st=$(awk '{ print $1 }' "$work/ratios" | median)
+    ob=$(awk '{ print $2 }' "$work/ratios" | median)
+    awk '$1 > 0 { printf "%.3f\n", $2 / $1 }' "$work/ratios" > "$work/ratio"
+    ratio=$(median < "$work/ratio")
+    range=$(sort -g "$work/ratio" | awk 'NR == 1 { lo = $1 } { hi = $1 } END { if (NR) printf "%.3f-%.3f", lo, hi; else print "NA" }')
+    printf '%-9s %11s %13s %7s %13s  %-44s %s\n' "$c" "$st" "$ob" "$ratio" "$range" \
+        "$(verdict "$keep/$c-static.1.json")" "$(verdict "$f.json")" >> "$work/table"
 done
 fast_link
 echo "bench-hosts: $hosts hosts (network namespaces obhost0..obhost$last on $subnet.0/24, Open MPI over TCP);" \
-    "slow CPU: obhost$last at half speed; slow link: obhost$last at $rate both ways; hetsgd slowdown $slowdown"
+    "slow CPU: obhost$last at half speed; slow link: obhost$last at $rate both ways; hetsgd slowdown $slowdown;" \
+    "$repeat pair(s) per case, interleaved: medians, ratio = median of omnibatch/static per pair"
 cat "$work/table"
 [ -n "$out" ] && echo "bench-hosts: outputs in $out"
 exit 0

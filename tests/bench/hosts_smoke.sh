@@ -2,7 +2,8 @@
 # make bench-hosts in --smoke mode: three network namespaces with their own
 # host names, Open MPI over TCP between them, hetsgd (static, omnibatch) and
 # the preload on an unmodified program for equal hosts, a slow CPU and a
-# slow link, on a generated data set.  Checks the table's rows, the host
+# slow link, on a generated data set, two interleaved pairs per case.
+# Checks the table's rows (medians and the ratios' range), the host
 # names the report saw, and that nothing the script made is left behind.
 # No timing is asserted.  Skipped (77) where root cannot make namespaces.
 set -eu
@@ -33,11 +34,17 @@ after=$(ip netns list 2>/dev/null | grep -c '^obh' || true)
 [ "$before" = "$after" ] || fail "namespaces left behind: $(ip netns list | grep '^obh')"
 ip link show 2>/dev/null | grep -q ' obh[0-9]*br' && fail "a bridge was left behind"
 for c in equal slowcpu slowlink; do
-    grep -Eq "^$c +[0-9.]+ +[0-9.]+ +[0-9.]+ " "$tmp/out" || fail "no row for case $c"
+    grep -Eq "^$c +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+-[0-9.]+ " "$tmp/out" || fail "no row for case $c"
+    # --smoke runs two pairs, interleaved.
+    for k in 1 2; do
+        for p in static omnibatch; do
+            [ -s "$tmp/runs/$c-$p.$k.summary" ] || fail "case $c: no run $k of $p"
+        done
+    done
 done
 # The ranks ran on three distinct hosts, as the report saw them.
 for h in obhost0 obhost1 obhost2; do
-    grep -q "\"host\": \"$h\"" "$tmp/runs/equal-static.json" || fail "the report saw no host $h"
+    grep -q "\"host\": \"$h\"" "$tmp/runs/equal-static.1.json" || fail "the report saw no host $h"
 done
 grep -q "results right" "$tmp/runs/slowlink-unmodified.out" || fail "the unmodified program's results"
 cat "$tmp/out"
