@@ -23,6 +23,7 @@ libobcore_la_SOURCES = \
 	%reldir%/ob_trace.h %reldir%/trace.c \
 	%reldir%/ob_writer.h %reldir%/writer.c \
 	%reldir%/ob_timeline.h %reldir%/timeline.c \
+	%reldir%/ob_json.h %reldir%/json.c \
 	%reldir%/ob_report.h %reldir%/report.c %reldir%/report_write.c \
 	%reldir%/ob_state.h %reldir%/state.c \
 	%reldir%/ob_profile.h %reldir%/profile.c

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "ob_error.h"
+#include "ob_json.h"
 #include "ob_report.h"
 #include "omnibatch_status.h"
 
@@ -258,23 +259,6 @@ int ob_report_write_text(FILE *f, const ob_report *rep)
 
 /* ------------------------------------------------------------------- JSON */
 
-static void ob_json_string(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; '\0' != *s; s++) {
-        unsigned char c = (unsigned char) *s;
-
-        if ('"' == c || '\\' == c) {
-            fprintf(f, "\\%c", c);
-        } else if (c < 0x20) {
-            fprintf(f, "\\u%04x", c);
-        } else {
-            fputc(c, f);
-        }
-    }
-    fputc('"', f);
-}
-
 /* JSON has no NaN or infinity: null. */
 static void ob_json_number(FILE *f, double x)
 {
@@ -303,13 +287,13 @@ static void ob_report_json_verdict(FILE *f, const ob_report *rep)
     ob_json_key_number(f, "max_gain", rep->split_ok ? rep->max_gain : nan, ",\n  ");
     fprintf(f, "\"verdict\": \"%s\",\n  \"slowest_host\": ", ob_report_verdict_name(rep->verdict));
     if (rep->measured) {
-        ob_json_string(f, rep->stats[rep->slowest].host);
+        ob_json_quoted(f, rep->stats[rep->slowest].host);
     } else {
         fprintf(f, "null");
     }
     fprintf(f, ",\n  \"slow_link_host\": ");
     if (rep->slow_link >= 0) {
-        ob_json_string(f, rep->stats[rep->slow_link].host);
+        ob_json_quoted(f, rep->stats[rep->slow_link].host);
     } else {
         fprintf(f, "null");
     }
@@ -324,7 +308,7 @@ static void ob_report_json_rank(FILE *f, const ob_report *rep, int i)
     double nan = (double) NAN;
 
     fprintf(f, "    {\"rank\": %d, \"host\": ", i);
-    ob_json_string(f, s->host);
+    ob_json_quoted(f, s->host);
     fprintf(f, ", \"cores\": %d, \"gpus\": %d, \"steps\": %lld, \"parked_steps\": %lld, "
             "\"parked_longest\": %lld, ", s->cores, s->gpus, (long long) s->steps,
             (long long) s->parked_steps, (long long) s->parked_longest);
@@ -387,7 +371,7 @@ int ob_report_write_json(FILE *f, const ob_report *rep)
     }
     if (!rep->split_ok && '\0' != rep->split_error[0]) {
         fprintf(f, "\"split_error\": ");
-        ob_json_string(f, rep->split_error);
+        ob_json_quoted(f, rep->split_error);
         fprintf(f, ",\n  ");
     }
     ob_json_key_number(f, "step_time_s", rep->measured ? rep->step_now : (double) NAN, ",\n  ");

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "ob_error.h"
+#include "ob_json.h"
 #include "ob_timeline.h"
 
 /* Trace-event times are microseconds. */
@@ -19,22 +20,6 @@ static void ob_timeline_sep(ob_timeline *t)
 {
     fputs(0 == t->events ? "\n" : ",\n", t->f);
     t->events++;
-}
-
-/* A JSON string's body: quotes, backslashes and control characters escaped. */
-static void ob_timeline_string(FILE *f, const char *s)
-{
-    for (; '\0' != *s; s++) {
-        unsigned char c = (unsigned char) *s;
-
-        if ('"' == c || '\\' == c) {
-            fprintf(f, "\\%c", c);
-        } else if (c < 0x20) {
-            fprintf(f, "\\u%04x", c);
-        } else {
-            fputc(c, f);
-        }
-    }
 }
 
 void ob_timeline_begin(ob_timeline *t, FILE *f, double origin)
@@ -52,7 +37,7 @@ void ob_timeline_rank(ob_timeline *t, int rank, const char *host)
             "\"args\":{\"name\":\"rank %d", rank, rank);
     if (NULL != host && '\0' != host[0]) {
         fputs(" (", t->f);
-        ob_timeline_string(t->f, host);
+        ob_json_escaped(t->f, host);
         fputs(")", t->f);
     }
     fputs("\"}}", t->f);
