@@ -19,23 +19,21 @@
 
 #include "ob_error.h"
 #include "ob_planner.h"
+#include "ob_rng.h"
 #include "ob_planner_dist.h"
 
 #define MAXP 256
 #define NTHREADS 4
 
+/* The project's generator (ob_rng.h): splitmix64 for a seeded stream. */
 static uint64_t rng_next(uint64_t *s)
 {
-    uint64_t z = (*s += UINT64_C(0x9e3779b97f4a7c15));
-
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return z ^ (z >> 31);
+    return ob_rng_splitmix64(s);
 }
 
 static double rng_uniform(uint64_t *s)
 {
-    return (double) (rng_next(s) >> 11) * 0x1.0p-53;
+    return ob_rng_unit(ob_rng_splitmix64(s));
 }
 
 static long rng_range(uint64_t *s, long lo, long hi)
