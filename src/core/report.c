@@ -245,24 +245,23 @@ static int ob_report_fitted_split(ob_report *rep, ob_rank_model *m, double *targ
  */
 static double ob_report_other_after(const ob_report *rep)
 {
-    int k = 0;
-    double last = 0.0;
+    int k = -1;
+    double last = 0.0, cut;
 
     for (int i = 0; i < rep->nranks; i++) {
         double a = rep->ranks[i].compute + rep->ranks[i].other;
 
         last = a > last ? a : last;
     }
-    for (int i = 1; i < rep->nranks; i++) {
-        const ob_report_rank *r = &rep->ranks[i], *best = &rep->ranks[k];
-        int together = r->compute + r->other >= last - OB_REPORT_ARRIVAL_TIE * rep->step_now;
-        int best_together = best->compute + best->other >= last - OB_REPORT_ARRIVAL_TIE * rep->step_now;
+    cut = last - OB_REPORT_ARRIVAL_TIE * rep->step_now;
+    for (int i = 0; i < rep->nranks; i++) {
+        const ob_report_rank *r = &rep->ranks[i];
 
-        if (together && (!best_together || r->compute > best->compute)) {
+        if (r->compute + r->other >= cut && (k < 0 || r->compute > rep->ranks[k].compute)) {
             k = i;
         }
     }
-    return rep->ranks[k].other;
+    return k < 0 ? 0.0 : rep->ranks[k].other;
 }
 
 static void ob_report_split(ob_report *rep)
