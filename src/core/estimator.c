@@ -485,6 +485,26 @@ static double ob_est_outlier_tol(const ob_estimator *est, double detect_noise, d
     return tol < OB_EST_TOL_FLOOR ? OB_EST_TOL_FLOOR : tol;
 }
 
+/* Judged against the prediction, a sample is also as far off as the
+ * model's own error at its batch allows: a split fitted from a narrow range
+ * of batches errs most far from them (its fixed cost 1.8x the true one from
+ * batches 40-64 at 3% noise, 60% too slow at batch 2), and those samples
+ * are what corrects it; held back, three of them made a change of speed
+ * that kept the wrong split, and every move of the plan after it another
+ * (simulated: a rank of 4,096 moved between batches 2 and 30, the plan at
+ * 1.6x the best step).  A change of speed where the model is sure (at the
+ * batches it ran) is judged against the noise as before. */
+static double ob_est_model_tol(const ob_estimator *est, double batch, double tol)
+{
+    double model;
+
+    if (!est->shape_known) {
+        return tol;
+    }
+    model = OB_EST_MODEL_SIGMAS * ob_estimator_error(est, batch);
+    return model > tol ? model : tol;
+}
+
 ob_sample_verdict ob_estimator_add_probe(ob_estimator *est, double batch, double seconds)
 {
     ob_sample_verdict v;
@@ -520,6 +540,7 @@ ob_sample_verdict ob_estimator_add(ob_estimator *est, double batch, double secon
     tol = ob_est_outlier_tol(est, noise, dof);
     ob_est_fold_diff(est, batch, seconds);
     e = ob_est_distance(est, batch, seconds);
+    tol = ob_est_model_tol(est, batch, tol);
     if (fabs(e) <= tol) {
         est->nheld = 0;
         if (alarm) {

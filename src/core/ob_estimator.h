@@ -148,6 +148,8 @@
 #define OB_EST_TOL_FLOOR 0.2
 /** Outlier threshold in standard deviations of the noise. */
 #define OB_EST_TOL_SIGMAS 4.0
+/** ... or in the model's own error at the sample's batch, when that is wider (a known split). */
+#define OB_EST_MODEL_SIGMAS 3.0
 /** CUSUM alarm level in standard deviations (at 65,536 ranks, and when the ranks are not known). */
 #define OB_EST_CUSUM_LIMIT 14.0
 /** CUSUM alarm level for a handful of ranks (ob_estimator_set_ranks()). */
