@@ -10,18 +10,22 @@
  * implements them with PMPI on its private communicator; the simulator and
  * the tests emulate them).
  *
- * What the collectives carry (7-8 of them in a steady decision):
+ * What the collectives carry (5-7 of them in a steady decision, at most 8
+ * in the simulated runs up to 65,536 ranks):
  *   - the water level T, twice (the optimum of the models hedged at the
  *     plan held, then of those hedged at its targets within the trust
  *     region): every round evaluates OB_DIST_CANDIDATES levels at once
- *     (around the last decision's level, then inside the bracket found,
- *     evenly in the order of the doubles and clustered around the linear
- *     interpolation), each with sum_i x_i(level), the slopes of the sum on
- *     both sides, and between neighbours the number and extremes of the
- *     breakpoints; where the sum is linear on the stretch it crosses the
- *     total, T is solved there exactly, as the central planner does on its
- *     segment (one round once the plan is steady, 2-4 in the first
- *     decisions);
+ *     (first a ladder of half-octave steps around the last decision's
+ *     level, then inside the bracket found, evenly in the order of the
+ *     doubles and clustered around the linear interpolation), each with
+ *     sum_i x_i(level), the slopes of the sum on both sides, and between
+ *     neighbours the number and extremes of the breakpoints; where the sum
+ *     is linear on the stretch it crosses the total, T is solved there
+ *     exactly, as the central planner does on its segment (one round once
+ *     the plan is steady, 2-3 in the first decisions).  The first of the
+ *     two only places each rank's error (where that optimum puts its
+ *     batch): a bracket within 1/8 is interpolated instead of solved, so it
+ *     takes one round once a decision has a level to start from;
  *   - the integer plan (largest remainder by step time, as ob_plan_decide):
  *     the floors' sum gives the granules still to hand out; a histogram of
  *     the keys t_i(floor + 1 granule) (even bins in a window around the
@@ -31,8 +35,13 @@
  *     the ranks tied on it by index and gives every rank its data offset;
  *   - the dead-band: the expected step time E[max_i t_i] of the plan held
  *     and of the candidate, each from three maxima and the sums of
- *     -log Phi at fixed levels (the first rides on other collectives, the
- *     second takes one of its own when there is a candidate).
+ *     -log Phi at fixed levels, riding on other collectives: the plan
+ *     held's maxima on the first and its sums on the second level's first
+ *     round; the candidate's maxima on the floors' collective (over the
+ *     three batches each rank's can be: its floor and a granule either
+ *     side; bounds, so the grid is a little wider than the candidate's
+ *     own: within 5e-4 of it in the simulated runs, 1e-5 on average) and
+ *     its sums on the last one.
  *
  * Identical on every rank, bit for bit: every collective reduces int64 by
  * SUM (exact, so the order of the reduction does not matter) and doubles by
@@ -55,10 +64,10 @@
 #include "ob_planner.h"
 
 /** Levels evaluated per round of the water-level search. */
-#define OB_DIST_CANDIDATES 48
+#define OB_DIST_CANDIDATES 96
 /** Uniform bins per round of the threshold search after the first (exponential) one. */
 #define OB_DIST_BINS 256
-/** Rounds of either search before it gives up (never reached: each round narrows by >= 24x). */
+/** Rounds of either search before it gives up (never reached: each round narrows by >= 48x). */
 #define OB_DIST_MAX_ROUNDS 24
 
 /**

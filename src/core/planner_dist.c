@@ -35,9 +35,12 @@ __extension__ typedef unsigned __int128 ob_u128;
 #define OB_DIST_WINDOW_BELOW 0.015625
 #define OB_DIST_WINDOW_ABOVE 0.0625
 #define OB_DIST_SIDE_BINS 64
-/* Relative steps of the first round's ladder around a hint: 2^-1 .. 2^-OB_DIST_LADDER. */
-#define OB_DIST_LADDER 22
-/* Without a hint the first round's levels are 2^e s for e from OB_DIST_COLD_LOW, every other. */
+/* Relative steps of the first round's ladder around a hint: 2^(-e/2), e = 2 .. OB_DIST_LADDER. */
+#define OB_DIST_LADDER 37
+/* The controller's first level only places each rank's error (where the
+ * optimum puts its batch): a bracket within 1/8 of it is interpolated. */
+#define OB_DIST_PLACE_TOL 0.125
+/* Without a hint the first round's levels are 2^e s for e from OB_DIST_COLD_LOW on. */
 #define OB_DIST_COLD_LOW (-40)
 
 /* One collective's payload. */
@@ -204,7 +207,14 @@ typedef struct ob_level {
     ob_u128 f_lo, f_hi;
     int done;
     double level;                /* the answer once done */
+    double tol;                  /* 0: exact; else a bracket this narrow (relative) is interpolated */
 } ob_level;
+
+/* 2^(e/2). */
+static double ob_half_octave(int e)
+{
+    return 0 == e % 2 ? ldexp(1.0, e / 2) : ldexp(M_SQRT2, (e - 1) / 2);
+}
 
 static int ob_cmp_double(const void *a, const void *b)
 {
@@ -229,23 +239,31 @@ static void ob_level_tidy(ob_level *s, double lo, double hi)
     s->ncand = n;
 }
 
-/* First round: a ladder around the hint (relative steps 2^-1 .. 2^-22 each
- * side, and 2x, 4x, 16x above), or powers of two of seconds without one. */
+/* First round: a ladder around the hint, 1 -+ 2^(-e/2) for e = 2 ..
+ * OB_DIST_LADDER (half-octave steps from 1/2 down to ~2^-18.5), then
+ * 2^(-e/2) below down to 1/16 and 2^(e/2) above up to 256 (the planner's
+ * level after the trust region can lie several times above the hint), or
+ * powers of two of seconds without one. */
 static void ob_level_first(ob_level *s, double hint)
 {
     s->ncand = 0;
     if (hint > 0.0 && isfinite(hint)) {
         s->cand[s->ncand++] = hint;
-        for (int e = 1; e <= OB_DIST_LADDER; e++) {
-            s->cand[s->ncand++] = hint * (1.0 - ldexp(1.0, -e));
-            s->cand[s->ncand++] = hint * (1.0 + ldexp(1.0, -e));
+        for (int e = 2; e <= OB_DIST_LADDER; e++) {
+            double r = ob_half_octave(-e);
+
+            s->cand[s->ncand++] = hint * (1.0 - r);
+            s->cand[s->ncand++] = hint * (1.0 + r);
         }
-        s->cand[s->ncand++] = hint * 4.0;
-        s->cand[s->ncand++] = hint * 16.0;
-        s->cand[s->ncand++] = hint * 256.0;
+        for (int e = 3; e <= 8; e++) {
+            s->cand[s->ncand++] = hint * ob_half_octave(-e);
+        }
+        for (int e = 2; e <= 16; e++) {
+            s->cand[s->ncand++] = hint * ob_half_octave(e);
+        }
     } else {
         for (int k = 0; k < OB_DIST_CANDIDATES - 1; k++) {
-            s->cand[s->ncand++] = ldexp(1.0, OB_DIST_COLD_LOW + 2 * k);
+            s->cand[s->ncand++] = ldexp(1.0, OB_DIST_COLD_LOW + k);
         }
         s->cand[s->ncand++] = 0.0;
     }
@@ -281,10 +299,11 @@ static void ob_level_next(ob_level *s)
     ob_level_tidy(s, s->lo, s->hi);
 }
 
-static void ob_level_init(ob_level *s, long total, double hint)
+static void ob_level_init(ob_level *s, long total, double hint, double tol)
 {
     memset(s, 0, sizeof *s);
     s->total = ob_fix_of_long(total);
+    s->tol = tol;
     ob_level_first(s, hint);
 }
 
@@ -389,6 +408,24 @@ static void ob_level_kinks(ob_level *s, const ob_msg *msg, int j)
     }
 }
 
+/* Approximate (s->tol > 0): is the bracket narrow enough to interpolate? */
+static int ob_level_close_enough(const ob_level *s)
+{
+    return s->tol > 0.0 && s->hi - s->lo <= s->tol * s->hi;
+}
+
+/* Approximate (s->tol): the level on the chord between the breakpoints
+ * kmin and kmax of this round's bracket (lo0, hi0), where the sum is known
+ * from the linear stretches at both ends. */
+static double ob_level_between_kinks(const ob_level *s, const ob_msg *msg, int j, double lo0, double hi0)
+{
+    double kmin = -msg->maxs[s->at_kink + 2 * (j - 1)], kmax = msg->maxs[s->at_kink + 2 * (j - 1) + 1];
+    double need = ob_fix_double(s->total - s->f_lo) - ob_level_slope(s, msg, j - 1, 0) * (kmin - lo0);
+    double spare = ob_fix_double(s->f_hi - s->total) - ob_level_slope(s, msg, j, 1) * (hi0 - kmax);
+
+    return need > 0.0 && spare > 0.0 ? kmin + (kmax - kmin) * (need / (need + spare)) : 0.5 * (kmin + kmax);
+}
+
 /* The reduced round: the new bracket, and the level when it is linear on
  * it (no breakpoint inside: interpolate exactly, as the central planner
  * does on its segment), linear where it crosses, or only two adjacent
@@ -435,7 +472,16 @@ static void ob_level_absorb(ob_level *s, const ob_msg *msg)
         return;
     }
     if (both) {
+        double lo0 = s->lo, hi0 = s->hi;
+
         ob_level_kinks(s, msg, j);
+        if (!s->done && ob_level_close_enough(s)) {
+            ob_level_finish(s, ob_level_between_kinks(s, msg, j, lo0, hi0));
+        }
+    } else if (ob_level_close_enough(s)) {
+        double f = (double) (s->total - s->f_lo) / (double) (s->f_hi - s->f_lo);
+
+        ob_level_finish(s, s->lo + (s->hi - s->lo) * f);
     }
     if (s->done) {
         return;
@@ -459,14 +505,14 @@ typedef struct ob_extra {
 /* The level of \p r summing to \p total; \p extra rides on the first round.
  * When every rank's bounds are read from \p r and their sums miss the total
  * the search cannot start: *feasible = 0 (the caller decides what that is). */
-static int ob_level_solve(ob_dist_comm *comm, const ob_dwf *r, int n, long total, double hint,
+static int ob_level_solve(ob_dist_comm *comm, const ob_dwf *r, int n, long total, double hint, double tol,
                           const ob_extra *extra, double *level)
 {
     ob_level s;
     ob_msg msg;
     int rc;
 
-    ob_level_init(&s, total, hint);
+    ob_level_init(&s, total, hint, tol);
     while (!s.done) {
         msg.nsum = 0;
         msg.nmax = 0;
@@ -627,7 +673,7 @@ int ob_dist_optimum(ob_dist_comm *comm, ob_dist_block blk, const ob_rank_model *
         return ob_fail(OMNIBATCH_ERR_NOMEM, "distributed planner: no memory for %d ranks", blk.n);
     }
     ob_dwf_from_models(m, blk.n, B, 1, r);
-    rc = ob_level_solve(comm, r, blk.n, B, hint, &extra, &level);
+    rc = ob_level_solve(comm, r, blk.n, B, hint, 0.0, &extra, &level);
     if (OMNIBATCH_SUCCESS == rc && NULL != T) {
         /* The step time: the level, or more where a lower bound alone takes longer. */
         msg.nsum = 0;
@@ -898,6 +944,7 @@ typedef struct ob_decider {
     double level_plan;
     ob_select sel;
     ob_decide_sums ds;
+    const ob_extra *floors_extra; /* rides on the collective of the floors (after them) */
     const ob_extra *final_extra; /* rides on the last collective */
     uint64_t digest;
 } ob_decider;
@@ -923,6 +970,9 @@ static int ob_decider_first_round(ob_decider *dc, ob_round_block *rb, ob_msg *ms
     ds->at = ob_msg_sum_at(msg, 3);
     ds->at_max = ob_msg_max_at(msg, 2);
     ob_decider_floors(dc);
+    if (NULL != dc->floors_extra) {
+        dc->floors_extra->add(dc->floors_extra->ctx, msg);
+    }
     for (int i = 0; i < dc->blk.n; i++) {
         const ob_dwf *r = &dc->oracle[i];
         int fits = dc->z[i] >= dc->L[i] && dc->z[i] <= dc->H[i];
@@ -946,6 +996,9 @@ static int ob_decider_first_round(ob_decider *dc, ob_round_block *rb, ob_msg *ms
     ds->unfit = 0 != msg->sums[ds->at + 2];
     ds->t_optimum = msg->maxs[ds->at_max];
     ds->t_current = msg->maxs[ds->at_max + 1];
+    if (NULL != dc->floors_extra) {
+        dc->floors_extra->read(dc->floors_extra->ctx, msg);
+    }
     return OMNIBATCH_SUCCESS;
 }
 
@@ -963,7 +1016,7 @@ static int ob_decider_shift(ob_decider *dc)
         dc->shift[i].lo = dc->L[i];
         dc->shift[i].hi = dc->H[i];
     }
-    rc = ob_level_solve(dc->comm, dc->shift, dc->blk.n, dc->Q, 0.0, NULL, &level);
+    rc = ob_level_solve(dc->comm, dc->shift, dc->blk.n, dc->Q, 0.0, 0.0, NULL, &level);
     for (int i = 0; OMNIBATCH_SUCCESS == rc && i < dc->blk.n; i++) {
         dc->z[i] = ob_dwf_x(&dc->shift[i], level);
     }
@@ -1020,14 +1073,14 @@ static int ob_decider_targets(ob_decider *dc, double hint, const ob_extra *first
     int rc;
 
     ob_dwf_from_models(m, dc->blk.n, dc->B, 1, dc->oracle);
-    rc = ob_level_solve(dc->comm, dc->oracle, dc->blk.n, dc->B, hint, first_extra, &dc->level_oracle);
+    rc = ob_level_solve(dc->comm, dc->oracle, dc->blk.n, dc->B, hint, 0.0, first_extra, &dc->level_oracle);
     if (OMNIBATCH_SUCCESS != rc) {
         return rc;
     }
     dc->level_plan = dc->level_oracle;
     if (g > 1) {
         ob_dwf_from_models(m, dc->blk.n, dc->B, g, dc->shift);
-        rc = ob_level_solve(dc->comm, dc->shift, dc->blk.n, dc->B, dc->level_oracle, NULL, &dc->level_plan);
+        rc = ob_level_solve(dc->comm, dc->shift, dc->blk.n, dc->B, dc->level_oracle, 0.0, NULL, &dc->level_plan);
         if (OMNIBATCH_SUCCESS != rc) {
             return rc;
         }
@@ -1393,33 +1446,68 @@ static int ob_ctl_first_verdict(void *ctx)
     return ob_check_verdict((void *) &f->chk);
 }
 
-/* The planner's last collective carries the candidate's bounds of the
- * expected step time; one more its sums, if the candidate is worth it. */
+/* The candidate's expected step time in the planner's last collective:
+ * every rank's batch in it is its floor or one granule either side, so the
+ * bounds of its grid ride on the floors' collective (from those three
+ * batches: the least of the lower tails, the largest mean and upper tail)
+ * and its sums on the last one, once the batches are known. */
 typedef struct ob_ctl_final {
     ob_dist_block blk;
     const ob_rank_record *rec;
     const long *next;
+    const long *floors;          /* granules */
+    long g;
     ob_emax then;
 } ob_ctl_final;
 
-static void ob_ctl_final_add(void *ctx, ob_msg *msg)
+static void ob_ctl_floors_add(void *ctx, ob_msg *msg)
 {
     ob_ctl_final *f = ctx;
 
     f->then.at = ob_msg_max_at(msg, 3);
     for (int i = 0; i < f->blk.n; i++) {
+        double tail = HUGE_VAL;
+
+        for (long d = -1; d <= 1; d++) {
+            double b = (double) ((f->floors[i] + d) * f->g);
+            double mu, s;
+
+            if (b < 0.0) {
+                continue;
+            }
+            mu = ob_model_mean(&f->rec[i], b);
+            s = ob_controller_error_at(&f->rec[i], b) * mu;
+            if (0 == d) {
+                ob_max_into(&msg->maxs[f->then.at], mu);
+            }
+            ob_max_into(&msg->maxs[f->then.at + 2], mu + OB_EMAX_TAIL * s);
+            tail = mu - OB_EMAX_TAIL * s < tail ? mu - OB_EMAX_TAIL * s : tail;
+        }
+        ob_max_into(&msg->maxs[f->then.at + 1], tail);
+    }
+}
+
+static void ob_ctl_floors_read(void *ctx, const ob_msg *msg)
+{
+    ob_emax_bounds_read(&((ob_ctl_final *) ctx)->then, msg);
+}
+
+static void ob_ctl_final_add(void *ctx, ob_msg *msg)
+{
+    ob_ctl_final *f = ctx;
+
+    f->then.at_sum = ob_msg_sum_at(msg, OB_EMAX_POINTS);
+    for (int i = 0; i < f->blk.n; i++) {
         double b = (double) f->next[i];
         double mu = ob_model_mean(&f->rec[i], b);
 
-        ob_emax_bounds_add(&f->then, msg, mu, ob_controller_error_at(&f->rec[i], b) * mu);
+        ob_emax_grid_add(&f->then, msg, mu, ob_controller_error_at(&f->rec[i], b) * mu);
     }
 }
 
 static void ob_ctl_final_read(void *ctx, const ob_msg *msg)
 {
-    ob_ctl_final *f = ctx;
-
-    ob_emax_bounds_read(&f->then, msg);
+    ob_emax_grid_read(&((ob_ctl_final *) ctx)->then, msg);
 }
 
 /* The plan held's sums ride on the planner's first collective. */
@@ -1438,28 +1526,6 @@ static void ob_ctl_now_add(void *ctx, ob_msg *msg)
 static void ob_ctl_now_read(void *ctx, const ob_msg *msg)
 {
     ob_emax_grid_read(&((ob_ctl_first *) ctx)->now, msg);
-}
-
-/* The candidate's sums, in a collective of their own. */
-static int ob_ctl_then(ob_dist_comm *comm, ob_ctl_final *f)
-{
-    ob_msg msg;
-    int rc;
-
-    msg.nsum = 0;
-    msg.nmax = 0;
-    f->then.at_sum = ob_msg_sum_at(&msg, OB_EMAX_POINTS);
-    for (int i = 0; i < f->blk.n; i++) {
-        double b = (double) f->next[i];
-        double mu = ob_model_mean(&f->rec[i], b);
-
-        ob_emax_grid_add(&f->then, &msg, mu, ob_controller_error_at(&f->rec[i], b) * mu);
-    }
-    if (OMNIBATCH_SUCCESS != (rc = ob_msg_reduce(comm, &msg))) {
-        return rc;
-    }
-    ob_emax_grid_read(&f->then, &msg);
-    return OMNIBATCH_SUCCESS;
 }
 
 int ob_dist_init(ob_dist_state *st, long P, long B, const ob_planner_params *params)
@@ -1559,7 +1625,8 @@ static int ob_ctl_prepare(ob_dist_state *st, ob_dist_comm *comm, ob_dist_block b
     first->plan = plan;
     first->err = w->err_plan;
     ob_dwf_from_models(w->models, blk.n, st->global_batch, 1, w->wf);
-    rc = ob_level_solve(comm, w->wf, blk.n, st->global_batch, st->hint_oracle, &extra, level);
+    rc = ob_level_solve(comm, w->wf, blk.n, st->global_batch, st->hint_oracle, OB_DIST_PLACE_TOL, &extra,
+                        level);
     if (OMNIBATCH_SUCCESS != rc) {
         return rc;
     }
@@ -1592,6 +1659,7 @@ static int ob_ctl_decide(ob_dist_state *st, ob_dist_comm *comm, ob_dist_block bl
     ob_planner_params p = st->params;
     ob_ctl_final fin;
     ob_extra extra = { ob_ctl_final_add, ob_ctl_final_read, NULL, &fin };
+    ob_extra floors_extra = { ob_ctl_floors_add, ob_ctl_floors_read, NULL, &fin };
     ob_extra now_extra = { ob_ctl_now_add, ob_ctl_now_read, NULL, first };
     ob_decider dc;
     ob_decision inner;
@@ -1614,13 +1682,13 @@ static int ob_ctl_decide(ob_dist_state *st, ob_dist_comm *comm, ob_dist_block bl
     dc.Q = st->global_batch / p.granularity;
     dc.current = plan;
     dc.final_extra = &extra;
+    dc.floors_extra = &floors_extra;
     if (OMNIBATCH_SUCCESS != (rc = ob_decider_alloc(&dc, blk.n))) {
         return rc;
     }
+    fin.floors = dc.k;
+    fin.g = p.granularity;
     rc = ob_decider_run(&dc, &st->hint_plan, &now_extra, w->next, w->off, &inner);
-    if (OMNIBATCH_SUCCESS == rc && inner.changed) {
-        rc = ob_ctl_then(comm, &fin);
-    }
     if (OMNIBATCH_SUCCESS == rc) {
         double now = first->now.value, then = inner.changed ? fin.then.value : now;
 

@@ -493,6 +493,60 @@ START_TEST(test_distributed_controller_run_keeps_invariants_and_settles)
 }
 END_TEST
 
+/* How many collectives each decision takes, at scale: a tenth of 16,384
+ * ranks 20 times faster (GPUs among CPUs), models a little noisier at every
+ * decision as a learning estimator gives them, from the equal split on:
+ * the first decisions (no level to start from, the trust region holding
+ * the fast ranks back, so that thousands of breakpoints crowd the level)
+ * take the most.  At most 8 (10 before the placing level was interpolated
+ * and the candidate's expected step rode on the last collective). */
+START_TEST(test_decisions_take_at_most_eight_collectives)
+{
+    enum { P = 16384 };
+    const long B = 64L * P;
+    ob_planner_params p = { 1.0, 0.02, 1 };
+    ob_dist_state st;
+    ob_rank_record *rec = calloc(P, sizeof *rec);
+    long *plan = calloc(P, sizeof *plan), *offset = calloc(P, sizeof *offset);
+    ob_dist_comm c = one_comm();
+    uint64_t s = 20261201;
+    long most = 0;
+
+    ck_assert_ptr_nonnull(rec);
+    ck_assert_ptr_nonnull(plan);
+    ck_assert_ptr_nonnull(offset);
+    ck_assert_int_eq(ob_dist_init(&st, P, B, &p), OMNIBATCH_SUCCESS);
+    for (int i = 0; i < P; i++) {
+        plan[i] = B / P;
+    }
+    for (int k = 0; k < 12; k++) {
+        ob_decision d;
+        long before = c.collectives;
+
+        for (int i = 0; i < P; i++) {
+            double speed = 0 == i % 10 ? 20.0 : 1.0;
+            double noise = 0.05 / sqrt(1.0 + k);
+
+            memset(&rec[i], 0, sizeof rec[i]);
+            rec[i].alpha = 0.01 / speed * (1.0 + noise * (2.0 * rng_uniform(&s) - 1.0));
+            rec[i].beta = 0.001 / speed * (1.0 + noise * (2.0 * rng_uniform(&s) - 1.0));
+            rec[i].samples = 4 * (k + 1);
+            rec[i].lo = 1;
+            rec[i].hi = B;
+            rec[i].rel_error = noise;
+        }
+        ck_assert_int_eq(ob_dist_update(&st, &c, (ob_dist_block) { P, 0 }, rec, plan, offset, &d, NULL),
+                         OMNIBATCH_SUCCESS);
+        most = c.collectives - before > most ? c.collectives - before : most;
+    }
+    ck_assert_int_gt(st.changes, 0);
+    ck_assert_int_le(most, 8);
+    free(rec);
+    free(plan);
+    free(offset);
+}
+END_TEST
+
 /* The whole step: a change that saves compute worth less than the band of
  * compute plus reduction (the least mean blocked time) is not made, as the
  * central controller judges it; without the reduction the same one is. */
@@ -541,6 +595,7 @@ static Suite *make_planner_dist_suite(void)
     TCase *ctl = tcase_create("controller");
 
     tcase_set_timeout(agree, 120);
+    tcase_set_timeout(ctl, 120);
     tcase_add_test(agree, test_level_matches_central_on_random_sets);
     tcase_add_test(agree, test_decision_matches_central_on_random_sets);
     tcase_add_test(agree, test_decision_matches_central_at_many_ranks);
@@ -548,6 +603,7 @@ static Suite *make_planner_dist_suite(void)
     tcase_add_test(agree, test_refusals_name_the_fault);
     tcase_add_test(ctl, test_distributed_controller_run_keeps_invariants_and_settles);
     tcase_add_test(ctl, test_change_is_judged_on_the_whole_step);
+    tcase_add_test(ctl, test_decisions_take_at_most_eight_collectives);
     suite_add_tcase(s, agree);
     suite_add_tcase(s, ctl);
     return s;
