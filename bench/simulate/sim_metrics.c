@@ -3,6 +3,7 @@
  */
 #include "config.h"
 
+#include <math.h>
 #include <stddef.h>
 
 #include "sim_metrics.h"
@@ -35,4 +36,37 @@ long ob_sim_converged(const double *ratio, const int *changed, long n, double li
         *settle = s;
     }
     return last_change > s ? last_change : s;
+}
+
+double ob_sim_expected_max_normal(long P)
+{
+    /* E = integral of x P phi(x) Phi(x)^(P-1) dx, on [-12, 12] by the midpoint rule. */
+    const double h = 1.0 / 1024.0;
+    double sum = 0.0;
+
+    if (P <= 1) {
+        return 0.0;
+    }
+    for (double x = -12.0 + 0.5 * h; x < 12.0; x += h) {
+        const double phi = exp(-0.5 * x * x) / sqrt(2.0 * M_PI);
+        const double Phi = 0.5 * erfc(-x / sqrt(2.0));
+
+        sum += x * (double) P * phi * pow(Phi, (double) (P - 1));
+    }
+    return sum * h;
+}
+
+double ob_sim_noise_floor(double expected_max, double sd, double forget, long samples)
+{
+    double w = 0.0, w2 = 0.0, f = 1.0;
+
+    if (samples < 1) {
+        return INFINITY;
+    }
+    for (long k = 0; k < samples; k++) {
+        w += f;
+        w2 += f * f;
+        f *= forget;
+    }
+    return 1.0 + expected_max * sd / sqrt(w * w / w2);
 }

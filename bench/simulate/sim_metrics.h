@@ -24,4 +24,19 @@ long ob_sim_first_for_good(const double *x, long from, long n, double limit);
  */
 long ob_sim_converged(const double *ratio, const int *changed, long n, double limit, long *settle);
 
+/**
+ * \brief E[max of P independent standard normal deviates] (0 for P = 1), by quadrature.
+ */
+double ob_sim_expected_max_normal(long P);
+
+/**
+ * \brief The noise floor of a plan after \p samples timings per rank: a plan that makes
+ *        the times estimated from them equal runs, on the true times, the slowest of P
+ *        independent relative errors of deviation sd / sqrt(n), n the samples' effective
+ *        count under the estimator's forgetting factor \p forget ((sum w)^2 / sum w^2,
+ *        w = forget^age); returned as 1 + E[that slowest error], the step over the best plan.
+ *        No estimator of each rank's speed from its own timings does better on average.
+ */
+double ob_sim_noise_floor(double expected_max, double sd, double forget, long samples);
+
 #endif /* OB_SIM_METRICS_H */

@@ -128,6 +128,8 @@ typedef struct ob_sim_result {
     long converge;               /* ... and no longer changing; -1 never */
     double steady;               /* last quarter: mean true step time / oracle */
     double floor;                /* best integer plan / oracle (final models) */
+    double nf_steady;            /* the noise floor over the same quarter (ob_sim_noise_floor()) x floor */
+    long nf_settle;              /* the decisions the noise floor takes to come within OB_SIM_CONVERGED */
     double statik;               /* equal split / oracle (final models) */
     long recover;                /* steps after the change to within 1.05x for good; -1 never, -2 n/a */
     double ol_steady;
@@ -413,6 +415,30 @@ static int ob_sim_phase_of(const ob_rank_model *m, int P, long B, long *scratch,
 
 /* Every rank's record, as the API fills it on that rank with
  * ob_controller_record() (O(1) each: the controller keeps its plan's hash). */
+/* The noise floor beside the run: its mean over the last quarter (times
+ * the integer floor, to compare with steady) and the first decision at
+ * which it is within OB_SIM_CONVERGED. */
+static void ob_sim_noise_floors(const ob_sim_opts *o, int P, long steps, ob_sim_result *res)
+{
+    /* The clipped normal's deviation is 0.9975 sigma; the uniform's width / sqrt(3). */
+    const double sd = o->noise_uniform ? o->noise / sqrt(3.0) : 0.9975 * o->noise;
+    const double em = ob_sim_expected_max_normal(P);
+    const long q = steps - steps / 4;
+    double sum = 0.0;
+
+    for (long k = q; k < steps; k++) {
+        sum += ob_sim_noise_floor(em, sd, o->forget, k + 1);
+    }
+    res->nf_steady = res->floor * sum / (double) (steps - q);
+    res->nf_settle = -1;
+    for (long d = 1; d * o->period <= 100000; d++) {
+        if (ob_sim_noise_floor(em, sd, o->forget, d * o->period) <= OB_SIM_CONVERGED) {
+            res->nf_settle = d;
+            break;
+        }
+    }
+}
+
 static void ob_sim_records(const ob_controller *ctl, const ob_estimator *est, const double *compute_mean,
                            ob_rank_record *rec)
 {
@@ -710,6 +736,7 @@ static int ob_sim_run(const ob_sim_opts *o, const ob_sim_scenario *sc, int P, ob
     res->steady = s_ob / (double) (steps - q);
     res->ol_steady = s_ol / (double) (steps - q);
     res->floor = phase.integer / phase.oracle;
+    ob_sim_noise_floors(o, P, steps, res);
     res->statik = phase.statik / phase.oracle;
     if (change >= 0) {
         const long r = ob_sim_first_for_good(step_ratio, change, steps, OB_SIM_RECOVERED);
@@ -790,7 +817,13 @@ static void ob_sim_print_header(const ob_sim_opts *o)
            "  no longer changes (before any change event); steady = mean true step time of the plan / oracle\n"
            "  over the last quarter of the run; static = equal split / oracle; recover = steps after the change\n"
            "  until within %.2fx of the best integer plan for good; OL-sum-B = largest excess of OmniLearn's\n"
-           "  batches over B, in percent of B.\n", OB_SIM_CONVERGED, OB_SIM_RECOVERED);
+           "  batches over B, in percent of B.\n"
+           "  nf = the noise floor: where a plan that makes the times estimated from each rank's own timings\n"
+           "  so far equal lands on average (1 + E[max of P normal errors of deviation noise / sqrt(samples)],\n"
+           "  samples counted under the forgetting factor; no estimator of each rank's own speed does better):\n"
+           "  nf-stdy = its mean over the last quarter x floor (to compare with steady), nf-set = the\n"
+           "  decisions it takes to come within %.2fx (to compare with settle).\n", OB_SIM_CONVERGED, OB_SIM_RECOVERED,
+           OB_SIM_CONVERGED);
     if (o->big_steps != o->steps) {
         printf("  Runs above 4096 ranks take %ld steps instead of %ld.\n", o->big_steps, o->steps);
     }
@@ -805,12 +838,13 @@ static void ob_sim_print_header(const ob_sim_opts *o)
            "  alone against the collectives' results); coll = collectives per decision (mean, cmax = most),\n"
            "  KB = bytes per rank per decision;\n"
            "  lat = emulated decision latency (collectives + cmp).\n", o->latency, o->bandwidth);
-    printf("\n%-8s %6s %4s %5s %8s %8s %5s %4s %8s %8s %6s %5s %4s %7s %6s %7s %7s %9s %9s %7s %7s\n",
+    printf("\n%-8s %6s %4s %5s %8s %8s %5s %4s %8s %8s %6s %5s %4s %7s %6s %7s %6s %7s %7s %9s %9s %7s %7s\n",
            "scenario", "P", "plan", "steps", "cmp-mean", "cmp-max", "coll", "cmax", "KB", "lat-mean", "settle", "conv",
-           "chg", "steady", "floor", "static", "recover", "OL-steady", "OL-sum-B", "OL-rec", "wall-s");
-    printf("%-8s %6s %4s %5s %8s %8s %5s %4s %8s %8s %6s %5s %4s %7s %6s %7s %7s %9s %9s %7s %7s\n", "", "", "",
-           "", "ms", "ms", "/dec", "", "/rank", "ms", "dec", "dec", "", "/orc", "", "/orc", "steps", "/orc", "", "steps",
-           "");
+           "chg", "steady", "floor", "nf-stdy", "nf-set", "static", "recover", "OL-steady", "OL-sum-B", "OL-rec",
+           "wall-s");
+    printf("%-8s %6s %4s %5s %8s %8s %5s %4s %8s %8s %6s %5s %4s %7s %6s %7s %6s %7s %7s %9s %9s %7s %7s\n", "", "",
+           "", "", "ms", "ms", "/dec", "", "/rank", "ms", "dec", "dec", "", "/orc", "", "/orc", "dec", "/orc", "steps",
+           "/orc", "", "steps", "");
     fflush(stdout);
 }
 
@@ -822,11 +856,13 @@ static void ob_sim_print_row(const ob_sim_result *r)
     char b4[32];
     char excess[32];
     snprintf(excess, sizeof excess, "+%.1f%%", 100.0 * (double) r->ol_excess_max / (double) r->B);
-    printf("%-8s %6d %4s %5ld %8.3f %8.3f %5.1f %4ld %8.2f %8.3f %6s %5s %4ld %7.3f %6.3f %7.3f %7s %9.3f %9s %7s "
-           "%7.2f\n", r->sc->name, r->P, OB_SIM_CENTRAL == r->planner ? "cen" : "dist", r->steps, 1e3 * r->dec_mean_s,
-           1e3 * r->dec_max_s, r->coll_mean, r->coll_max, r->bytes_mean / 1024.0, 1e3 * r->lat_mean_s,
-           ob_sim_count_text(r->settle, b1, sizeof b1),
-           ob_sim_count_text(r->converge, b2, sizeof b2), r->changes, r->steady, r->floor, r->statik,
+    char b5[32];
+    printf("%-8s %6d %4s %5ld %8.3f %8.3f %5.1f %4ld %8.2f %8.3f %6s %5s %4ld %7.3f %6.3f %7.3f %6s %7.3f %7s %9.3f "
+           "%9s %7s %7.2f\n", r->sc->name, r->P, OB_SIM_CENTRAL == r->planner ? "cen" : "dist", r->steps,
+           1e3 * r->dec_mean_s, 1e3 * r->dec_max_s, r->coll_mean, r->coll_max, r->bytes_mean / 1024.0,
+           1e3 * r->lat_mean_s, ob_sim_count_text(r->settle, b1, sizeof b1),
+           ob_sim_count_text(r->converge, b2, sizeof b2), r->changes, r->steady, r->floor, r->nf_steady,
+           ob_sim_count_text(r->nf_settle, b5, sizeof b5), r->statik,
            ob_sim_count_text(r->recover, b3, sizeof b3), r->ol_steady, excess,
            ob_sim_count_text(r->ol_recover, b4, sizeof b4), r->wall_s);
     fflush(stdout);
@@ -869,12 +905,13 @@ static int ob_sim_write_summary(const ob_sim_opts *o, const ob_sim_result *r, in
                    "\"change_step\": %ld, \"decisions\": %ld, \"plan_changes\": %ld, "
                    "\"decision_ms_mean\": %.6f, \"decision_ms_max\": %.6f, \"settle_decisions\": %ld, "
                    "\"converge_decisions\": %ld, \"steady_over_oracle\": %.6f, \"floor_over_oracle\": %.6f, "
+                   "\"noise_floor_steady_over_oracle\": %.6f, \"noise_floor_settle_decisions\": %ld, "
                    "\"static_over_oracle\": %.6f, \"recover_steps\": %s, \"omnilearn_steady_over_oracle\": %.6f, "
                    "\"omnilearn_sum_excess_max\": %ld, \"omnilearn_sum_excess_fraction\": %.6f, "
                    "\"omnilearn_recover_steps\": %s, \"wall_s\": %.3f}%s\n",
                 r[k].sc->name, r[k].P, r[k].B, r[k].steps, r[k].change_step, r[k].decisions, r[k].changes,
                 1e3 * r[k].dec_mean_s, 1e3 * r[k].dec_max_s, r[k].settle, r[k].converge, r[k].steady, r[k].floor,
-                r[k].statik, rec, r[k].ol_steady, r[k].ol_excess_max,
+                r[k].nf_steady, r[k].nf_settle, r[k].statik, rec, r[k].ol_steady, r[k].ol_excess_max,
                 (double) r[k].ol_excess_max / (double) r[k].B, olrec, r[k].wall_s, k + 1 < n ? "," : "");
     }
     fprintf(f, "  ],\n  \"wall_s\": %.3f\n}\n", total_s);

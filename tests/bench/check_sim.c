@@ -490,12 +490,35 @@ START_TEST(test_converged_needs_the_band_and_no_later_change)
 }
 END_TEST
 
+START_TEST(test_expected_max_of_normals)
+{
+    /* Exact for 2 and 3: 1 / sqrt(pi), 3 / (2 sqrt(pi)); 1000: 3.2414 (tables). */
+    ck_assert_double_eq(ob_sim_expected_max_normal(1), 0.0);
+    ck_assert_double_eq_tol(ob_sim_expected_max_normal(2), 1.0 / sqrt(M_PI), 1e-6);
+    ck_assert_double_eq_tol(ob_sim_expected_max_normal(3), 1.5 / sqrt(M_PI), 1e-6);
+    ck_assert_double_eq_tol(ob_sim_expected_max_normal(1000), 3.2414, 1e-3);
+    ck_assert_double_gt(ob_sim_expected_max_normal(65536), ob_sim_expected_max_normal(4096));
+}
+END_TEST
+
+START_TEST(test_noise_floor_counts_forgotten_samples_less)
+{
+    /* Without forgetting: sd / sqrt(samples); with it, fewer effective samples, a higher floor. */
+    ck_assert_double_eq_tol(ob_sim_noise_floor(4.0, 0.1, 1.0, 100), 1.04, 1e-12);
+    ck_assert_double_gt(ob_sim_noise_floor(4.0, 0.1, 0.99, 100), 1.04);
+    ck_assert_double_lt(ob_sim_noise_floor(4.0, 0.1, 0.99, 1000), ob_sim_noise_floor(4.0, 0.1, 0.99, 100));
+    ck_assert(isinf(ob_sim_noise_floor(4.0, 0.1, 1.0, 0)));
+}
+END_TEST
+
 static Suite *make_sim_metrics_suite(void)
 {
     Suite *s = suite_create("sim_metrics");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, test_first_for_good);
     tcase_add_test(tc, test_converged_needs_the_band_and_no_later_change);
+    tcase_add_test(tc, test_expected_max_of_normals);
+    tcase_add_test(tc, test_noise_floor_counts_forgotten_samples_less);
     suite_add_tcase(s, tc);
     return s;
 }
