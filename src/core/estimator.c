@@ -502,6 +502,9 @@ static double ob_est_model_tol(const ob_estimator *est, double batch, double tol
         return tol;
     }
     model = OB_EST_MODEL_SIGMAS * ob_estimator_error(est, batch);
+    if (batch > OB_EST_FAR * est->mean_b || OB_EST_FAR * batch < est->mean_b) {
+        model *= 2.0;
+    }
     return model > tol ? model : tol;
 }
 

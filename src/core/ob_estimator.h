@@ -148,12 +148,16 @@
 #define OB_EST_TOL_FLOOR 0.2
 /** Outlier threshold in standard deviations of the noise. */
 #define OB_EST_TOL_SIGMAS 4.0
-/** ... or in the model's own error at the sample's batch, when that is wider (a known split).
- *  The error of a split learnt from a narrow range of batches understates how wrong it can be
- *  far from them (a fixed cost 2.4x the true one, its error at batch 1 put at 17%): 3 let a
- *  simulated plan of 65,536 ranks (bimodal, 10% noise) swing one rank between batches 1 and 33,
- *  re-learnt at every move, to 1.51x the best step; 6: 1.10x. */
-#define OB_EST_MODEL_SIGMAS 6.0
+/** ... or in the model's own error at the sample's batch, when that is wider (a known split). */
+#define OB_EST_MODEL_SIGMAS 3.0
+/** ... and twice as many of them at a batch over OB_EST_FAR times the mean batch or under its
+ *  inverse, where the split is extrapolated: a split learnt from a narrow range of batches
+ *  understates how wrong it can be there (a fixed cost 2.4x the true one, its error at batch 1
+ *  put at 17% from a mean batch of 33).  With 3 there, a simulated plan of 65,536 ranks (bimodal,
+ *  10% noise) swung such ranks between batches 1 and 33, re-learnt at every move, at 1.51x the
+ *  best step; with 6, 1.10x.  Nearer, where a change of speed moves the plan (by 1.3-2x in the
+ *  ramp), the 3 stay. */
+#define OB_EST_FAR 3.0
 /** CUSUM alarm level in standard deviations (at 65,536 ranks, and when the ranks are not known). */
 #define OB_EST_CUSUM_LIMIT 14.0
 /** CUSUM alarm level for a handful of ranks (ob_estimator_set_ranks()). */
