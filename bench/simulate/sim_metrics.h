@@ -35,7 +35,8 @@ double ob_sim_expected_max_normal(long P);
  *        independent relative errors of deviation sd / sqrt(n), n the samples' effective
  *        count under the estimator's forgetting factor \p forget ((sum w)^2 / sum w^2,
  *        w = forget^age); returned as 1 + E[that slowest error], the step over the best plan.
- *        No estimator of each rank's speed from its own timings does better on average.
+ *        A guide to what the timing noise allows, not a bound: ranks held at their bounds
+ *        or several ranks of one speed can do better.
  */
 double ob_sim_noise_floor(double expected_max, double sd, double forget, long samples);
 

@@ -820,7 +820,8 @@ static void ob_sim_print_header(const ob_sim_opts *o)
            "  batches over B, in percent of B.\n"
            "  nf = the noise floor: where a plan that makes the times estimated from each rank's own timings\n"
            "  so far equal lands on average (1 + E[max of P normal errors of deviation noise / sqrt(samples)],\n"
-           "  samples counted under the forgetting factor; no estimator of each rank's own speed does better):\n"
+           "  samples counted under the forgetting factor; a guide, not a bound: planning near a rank's bounds\n"
+           "  or on ranks of one speed can do better):\n"
            "  nf-stdy = its mean over the last quarter x floor (to compare with steady), nf-set = the\n"
            "  decisions it takes to come within %.2fx (to compare with settle).\n", OB_SIM_CONVERGED, OB_SIM_RECOVERED,
            OB_SIM_CONVERGED);
