@@ -13,7 +13,7 @@ fail() { echo "simulate_smoke: $*"; exit 1; }
     --summary "$work/summary.json" >"$work/out" 2>&1 || { cat "$work/out"; fail "simulate failed"; }
 cat "$work/out"
 
-grep -q '^scenario  *P  *plan  *steps  *cmp-mean  *cmp-max  *coll  *cmax  *KB  *lat-mean  *settle  *conv' "$work/out" \
+grep -q '^scenario  *P  *plan  *steps  *cmp-mean  *cmp-max  *coll  *cmax  *KB  *lat-mean  *settle  *conv  *chg  *steady  *floor  *nf-stdy  *nf-set  *static  *recover' "$work/out" \
     || fail "no table header"
 # Both planners side by side: today's allgather (one collective) and the distributed decision.
 for sc in uniform bimodal hl2 hl4 hl8 slow10 vanish; do
@@ -21,15 +21,15 @@ for sc in uniform bimodal hl2 hl4 hl8 slow10 vanish; do
         for pl in cen dist; do
             awk -v sc="$sc" -v p="$p" -v pl="$pl" '
                 $1 == sc && $2 == p && $3 == pl && $4 == 40 && $7 + 0 >= 1 && $8 >= $7 && $14 + 0 >= 1 \
-                    && $15 + 0 >= 1 && $16 + 0 >= 1 { found = 1 }
+                    && $15 + 0 >= 1 && $16 + 0 >= 1 && $17 + 0 >= 1 && $18 + 0 >= 1 { found = 1 }
                 END { exit !found }' "$work/out" || fail "no $pl row for $sc at P=$p (or a ratio below 1)"
         done
     done
 done
 awk '$3 == "cen" && ($7 != "1.0" || $8 != 1) { bad = 1 } END { exit bad }' "$work/out" || fail "the allgather design shows more than one collective"
 # static scenarios have no recovery figure; change scenarios have one
-awk '$1 == "hl4" && $2 == 4 && $17 == "-" { ok = 1 } END { exit !ok }' "$work/out" || fail "hl4 shows a recovery"
-awk '$1 == "slow10" && $2 == 4 && $17 != "-" { ok = 1 } END { exit !ok }' "$work/out" || fail "slow10 lacks a recovery"
+awk '$1 == "hl4" && $2 == 4 && $19 == "-" { ok = 1 } END { exit !ok }' "$work/out" || fail "hl4 shows a recovery"
+awk '$1 == "slow10" && $2 == 4 && $19 != "-" { ok = 1 } END { exit !ok }' "$work/out" || fail "slow10 lacks a recovery"
 
 s=$work/summary.json
 grep -q '"benchmark": "simulate"' "$s" || fail "summary lacks the benchmark name"
