@@ -419,20 +419,19 @@ static void ob_est_relearn(ob_estimator *est, double rho, double evidence)
 
 /* Page's two-sided CUSUM of the log residual against the prediction,
  * standardised by the detectors' noise (ob_est_detect_noise(), on dof
- * degrees of freedom) and the model's own error at that batch, each term
+ * degrees of freedom) and the model's own error \p err at that batch, each term
  * clipped so that a single spike cannot raise the alarm alone.
  * Returns 1 on an alarm, with the estimated log shift (the mean residual of
  * the run that raised it) and the length of that run. */
-static int ob_est_cusum(ob_estimator *est, double batch, double seconds, double noise, double dof,
+static int ob_est_cusum(ob_estimator *est, double batch, double seconds, double noise, double dof, double err,
                         double *shift, long *run)
 {
-    double err, sd, r, z;
+    double sd, r, z;
     double clip = est->cusum_limit / OB_EST_CUSUM_TERMS + OB_EST_CUSUM_SLACK;
 
     if (est->n < OB_EST_MIN_FIT || dof < OB_EST_CUSUM_MIN_DOF) {
         return 0;
     }
-    err = ob_estimator_error(est, batch);
     sd = sqrt(noise * noise + err * err);
     r = log(seconds / ob_estimator_predict(est, batch));
     z = r / sd;
@@ -494,14 +493,14 @@ static double ob_est_outlier_tol(const ob_estimator *est, double detect_noise, d
  * (simulated: a rank of 4,096 moved between batches 2 and 30, the plan at
  * 1.6x the best step).  A change of speed where the model is sure (at the
  * batches it ran) is judged against the noise as before. */
-static double ob_est_model_tol(const ob_estimator *est, double batch, double tol)
+static double ob_est_model_tol(const ob_estimator *est, double batch, double err, double tol)
 {
     double model;
 
     if (!est->shape_known) {
         return tol;
     }
-    model = OB_EST_MODEL_SIGMAS * ob_estimator_error(est, batch);
+    model = OB_EST_MODEL_SIGMAS * err;
     if (batch > OB_EST_FAR * est->mean_b || OB_EST_FAR * batch < est->mean_b) {
         model *= 2.0;
     }
@@ -524,7 +523,7 @@ ob_sample_verdict ob_estimator_add_probe(ob_estimator *est, double batch, double
 
 ob_sample_verdict ob_estimator_add(ob_estimator *est, double batch, double seconds)
 {
-    double tol, e, shift = 0.0, evidence, noise, dof;
+    double tol, e, err, shift = 0.0, evidence, noise, dof;
     long run = 0;
     int side, alarm;
 
@@ -538,12 +537,14 @@ ob_sample_verdict ob_estimator_add(ob_estimator *est, double batch, double secon
         return OB_SAMPLE_USED;
     }
     noise = ob_est_detect_noise(est, &dof);
-    alarm = ob_est_cusum(est, batch, seconds, noise, dof, &shift, &run);
+    /* The model's error at this batch, for both judgements (ob_est_fold_diff() does not change it). */
+    err = ob_estimator_error(est, batch);
+    alarm = ob_est_cusum(est, batch, seconds, noise, dof, err, &shift, &run);
     evidence = (double) (run > OB_EST_CUSUM_TERMS ? run : OB_EST_CUSUM_TERMS);
     tol = ob_est_outlier_tol(est, noise, dof);
     ob_est_fold_diff(est, batch, seconds);
     e = ob_est_distance(est, batch, seconds);
-    tol = ob_est_model_tol(est, batch, tol);
+    tol = ob_est_model_tol(est, batch, err, tol);
     if (fabs(e) <= tol) {
         est->nheld = 0;
         if (alarm) {

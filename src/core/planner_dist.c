@@ -270,6 +270,12 @@ static void ob_level_first(ob_level *s, double hint)
     ob_level_tidy(s, 0.0, HUGE_VAL);
 }
 
+/* Where the chord across the bracket meets the total. */
+static double ob_level_chord(const ob_level *s)
+{
+    return s->lo + (s->hi - s->lo) * ((double) (s->total - s->f_lo) / (double) (s->f_hi - s->f_lo));
+}
+
 /* Later rounds: the bracket's ends, half the levels evenly spaced in the
  * order of the doubles inside it (every round narrows it at least that much)
  * and half clustered around the linear interpolation (where the answer is
@@ -279,7 +285,7 @@ static void ob_level_next(ob_level *s)
     uint64_t ka = ob_dkey(s->lo), kb = ob_dkey(s->hi);
     int half = OB_DIST_CANDIDATES / 2;
     double w = s->hi - s->lo;
-    double guess = s->lo + w * ((double) (s->total - s->f_lo) / (double) (s->f_hi - s->f_lo));
+    double guess = ob_level_chord(s);
 
     s->ncand = 0;
     s->cand[s->ncand++] = s->lo;
@@ -465,10 +471,9 @@ static void ob_level_absorb(ob_level *s, const ob_msg *msg)
     }
     /* Breakpoints inside are known only between two levels of this round. */
     both = j > 0 && j < K && s->lo == s->cand[j - 1] && s->hi == s->cand[j];
-    if ((both && 0 == msg->sums[s->at_count + j - 1]) || s->round >= OB_DIST_MAX_ROUNDS) {
-        double f = (double) (s->total - s->f_lo) / (double) (s->f_hi - s->f_lo);
-
-        ob_level_finish(s, s->lo + (s->hi - s->lo) * f);
+    if ((both && 0 == msg->sums[s->at_count + j - 1]) || s->round >= OB_DIST_MAX_ROUNDS
+        || (!both && ob_level_close_enough(s))) {
+        ob_level_finish(s, ob_level_chord(s));
         return;
     }
     if (both) {
@@ -478,10 +483,6 @@ static void ob_level_absorb(ob_level *s, const ob_msg *msg)
         if (!s->done && ob_level_close_enough(s)) {
             ob_level_finish(s, ob_level_between_kinks(s, msg, j, lo0, hi0));
         }
-    } else if (ob_level_close_enough(s)) {
-        double f = (double) (s->total - s->f_lo) / (double) (s->f_hi - s->f_lo);
-
-        ob_level_finish(s, s->lo + (s->hi - s->lo) * f);
     }
     if (s->done) {
         return;
@@ -1269,11 +1270,12 @@ typedef struct ob_emax {
     double value;
 } ob_emax;
 
-static void ob_emax_bounds_add(ob_emax *e, ob_msg *msg, double mu, double s)
+/* One rank's mean and the ends of its tails (mu -+ OB_EMAX_TAIL s). */
+static void ob_emax_bounds_add(ob_emax *e, ob_msg *msg, double mu, double low, double high)
 {
     ob_max_into(&msg->maxs[e->at], mu);
-    ob_max_into(&msg->maxs[e->at + 1], mu - OB_EMAX_TAIL * s);
-    ob_max_into(&msg->maxs[e->at + 2], mu + OB_EMAX_TAIL * s);
+    ob_max_into(&msg->maxs[e->at + 1], low);
+    ob_max_into(&msg->maxs[e->at + 2], high);
 }
 
 static void ob_emax_bounds_read(ob_emax *e, const ob_msg *msg)
@@ -1412,8 +1414,9 @@ static void ob_ctl_first_add(void *ctx, ob_msg *msg)
         ob_fix_add(&msg->sums[f->at], f->err[i]);
         {
             double mu = ob_model_mean(r, (double) p);
+            double s = OB_EMAX_TAIL * (f->err[i] * mu);
 
-            ob_emax_bounds_add(&f->now, msg, mu, f->err[i] * mu);
+            ob_emax_bounds_add(&f->now, msg, mu, mu - s, mu + s);
         }
     }
 }
@@ -1466,7 +1469,7 @@ static void ob_ctl_floors_add(void *ctx, ob_msg *msg)
 
     f->then.at = ob_msg_max_at(msg, 3);
     for (int i = 0; i < f->blk.n; i++) {
-        double tail = HUGE_VAL;
+        double low = HUGE_VAL, high = -HUGE_VAL;
 
         for (long d = -1; d <= 1; d++) {
             double b = (double) ((f->floors[i] + d) * f->g);
@@ -1476,14 +1479,11 @@ static void ob_ctl_floors_add(void *ctx, ob_msg *msg)
                 continue;
             }
             mu = ob_model_mean(&f->rec[i], b);
-            s = ob_controller_error_at(&f->rec[i], b) * mu;
-            if (0 == d) {
-                ob_max_into(&msg->maxs[f->then.at], mu);
-            }
-            ob_max_into(&msg->maxs[f->then.at + 2], mu + OB_EMAX_TAIL * s);
-            tail = mu - OB_EMAX_TAIL * s < tail ? mu - OB_EMAX_TAIL * s : tail;
+            s = OB_EMAX_TAIL * (ob_controller_error_at(&f->rec[i], b) * mu);
+            low = mu - s < low ? mu - s : low;
+            high = mu + s > high ? mu + s : high;
         }
-        ob_max_into(&msg->maxs[f->then.at + 1], tail);
+        ob_emax_bounds_add(&f->then, msg, ob_model_mean(&f->rec[i], (double) (f->floors[i] * f->g)), low, high);
     }
 }
 
