@@ -58,15 +58,13 @@ double ob_sim_expected_max_normal(long P)
 
 double ob_sim_noise_floor(double expected_max, double sd, double forget, long samples)
 {
-    double w = 0.0, w2 = 0.0, f = 1.0;
+    /* sum_{k<n} f^k and sum_{k<n} f^2k in closed form. */
+    const double n = (double) samples;
+    const double w = forget < 1.0 ? (1.0 - pow(forget, n)) / (1.0 - forget) : n;
+    const double w2 = forget < 1.0 ? (1.0 - pow(forget, 2.0 * n)) / (1.0 - forget * forget) : n;
 
     if (samples < 1) {
         return INFINITY;
-    }
-    for (long k = 0; k < samples; k++) {
-        w += f;
-        w2 += f * f;
-        f *= forget;
     }
     return 1.0 + expected_max * sd / sqrt(w * w / w2);
 }

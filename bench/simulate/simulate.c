@@ -413,8 +413,6 @@ static int ob_sim_phase_of(const ob_rank_model *m, int P, long B, long *scratch,
     return OMNIBATCH_SUCCESS;
 }
 
-/* Every rank's record, as the API fills it on that rank with
- * ob_controller_record() (O(1) each: the controller keeps its plan's hash). */
 /* The noise floor beside the run: its mean over the last quarter (times
  * the integer floor, to compare with steady) and the first decision at
  * which it is within OB_SIM_CONVERGED. */
@@ -439,6 +437,8 @@ static void ob_sim_noise_floors(const ob_sim_opts *o, int P, long steps, ob_sim_
     }
 }
 
+/* Every rank's record, as the API fills it on that rank with
+ * ob_controller_record() (O(1) each: the controller keeps its plan's hash). */
 static void ob_sim_records(const ob_controller *ctl, const ob_estimator *est, const double *compute_mean,
                            ob_rank_record *rec)
 {
@@ -855,9 +855,9 @@ static void ob_sim_print_row(const ob_sim_result *r)
     char b2[32];
     char b3[32];
     char b4[32];
+    char b5[32];
     char excess[32];
     snprintf(excess, sizeof excess, "+%.1f%%", 100.0 * (double) r->ol_excess_max / (double) r->B);
-    char b5[32];
     printf("%-8s %6d %4s %5ld %8.3f %8.3f %5.1f %4ld %8.2f %8.3f %6s %5s %4ld %7.3f %6.3f %7.3f %6s %7.3f %7s %9.3f "
            "%9s %7s %7.2f\n", r->sc->name, r->P, OB_SIM_CENTRAL == r->planner ? "cen" : "dist", r->steps,
            1e3 * r->dec_mean_s, 1e3 * r->dec_max_s, r->coll_mean, r->coll_max, r->bytes_mean / 1024.0,
