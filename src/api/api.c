@@ -414,6 +414,13 @@ OMNIBATCH_EXPORT int omnibatch_create(MPI_Comm comm, long global_batch, long dat
     c->global_batch = global_batch;
     c->dataset_size = dataset_size;
     c->reduction = -1.0;         /* unknown until the first exchange */
+    {
+        const ob_config *cfg = NULL;
+
+        /* On a bad setting cfg holds the defaults: the blocking call. */
+        c->wait_sleep = OMNIBATCH_SUCCESS == ob_config_global(&cfg) && NULL != cfg &&
+                        OB_WAIT_SLEEP == cfg->wait;
+    }
     PMPI_Comm_rank(comm, &c->rank);
     PMPI_Comm_size(comm, &c->nranks);
     local_rc = ob_create_local(global_batch, dataset_size, opt, c, &mine, &all);

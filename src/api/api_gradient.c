@@ -10,13 +10,19 @@
  * GPU buffers (ob_memtype.h) are scaled on their device and reduced by the
  * MPI library itself, which must then be CUDA-aware; the CPU never touches
  * them.  Host buffers take the CPU path, unchanged.
+ *
+ * OMNIBATCH_WAIT=sleep reduces host buffers with a nonblocking allreduce
+ * tested between naps, for ranks under a CPU quota; device buffers keep the
+ * blocking call (Open MPI's CUDA-aware collectives are the blocking ones).
  */
 #include "config.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "ob_api.h"
+#include "ob_config.h"
 #include "ob_error.h"
 #include "ob_memtype.h"
 #include "ob_timing.h"
@@ -187,6 +193,28 @@ static int ob_on_device(const void *sendbuf, const void *recvbuf, int count)
            || (MPI_IN_PLACE != sendbuf && OB_MEMTYPE_DEVICE == ob_memtype_of(sendbuf));
 }
 
+/* OMNIBATCH_WAIT=sleep: the same sum by a nonblocking allreduce, tested
+ * with naps between, so that a rank waiting for the others sleeps instead
+ * of polling (a rank under a CPU quota would spend in polling what its
+ * compute needs).  The naps add up to OB_WAIT_NAP_US (and the timer's
+ * slack) to the reduction's end. */
+static int ob_allreduce_asleep(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Comm comm)
+{
+    const struct timespec nap = { 0, OB_WAIT_NAP_US * 1000L };
+    MPI_Request req = MPI_REQUEST_NULL;
+    int done = 0;
+    int mpi_rc = PMPI_Iallreduce(sendbuf, recvbuf, count, type, MPI_SUM, comm, &req);
+
+    while (MPI_SUCCESS == mpi_rc) {
+        mpi_rc = PMPI_Test(&req, &done, MPI_STATUS_IGNORE);
+        if (MPI_SUCCESS != mpi_rc || done) {
+            break;
+        }
+        nanosleep(&nap, NULL);
+    }
+    return mpi_rc;
+}
+
 OMNIBATCH_EXPORT int omnibatch_allreduce_gradient(omnibatch_t ctx, const void *sendbuf,
                                                   void *recvbuf, int count, MPI_Datatype type)
 {
@@ -196,6 +224,7 @@ OMNIBATCH_EXPORT int omnibatch_allreduce_gradient(omnibatch_t ctx, const void *s
     uint64_t end;
     size_t elem = 0;
     double w;
+    int asleep;
     int mpi_rc;
     int rc;
 
@@ -210,7 +239,9 @@ OMNIBATCH_EXPORT int omnibatch_allreduce_gradient(omnibatch_t ctx, const void *s
     }
 
     w = c->step.scale;
+    asleep = c->wait_sleep;
     if (ob_on_device(sendbuf, recvbuf, count)) {
+        asleep = 0;
         rc = ob_weight_on_device(c, sendbuf, recvbuf, count, elem, w, fn);
         sendbuf = MPI_IN_PLACE;  /* weighted into recvbuf */
     } else {
@@ -221,7 +252,8 @@ OMNIBATCH_EXPORT int omnibatch_allreduce_gradient(omnibatch_t ctx, const void *s
     }
 
     begin = ob_now_ns();
-    mpi_rc = PMPI_Allreduce(sendbuf, recvbuf, count, type, MPI_SUM, c->comm);
+    mpi_rc = asleep ? ob_allreduce_asleep(sendbuf, recvbuf, count, type, c->comm)
+                    : PMPI_Allreduce(sendbuf, recvbuf, count, type, MPI_SUM, c->comm);
     end = ob_now_ns();
     c->reductions++;
     c->blocked_ns += end - begin;

@@ -80,6 +80,9 @@ struct omnibatch_context {
     int dist_chosen;
     ob_dist_state dist;
 
+    /* OMNIBATCH_WAIT=sleep: the gradient allreduce waits with naps (api_gradient.c). */
+    int wait_sleep;
+
     /* Reused for scaling a separate send buffer: the user's is never written. */
     void *scratch;
     size_t scratch_bytes;

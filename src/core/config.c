@@ -84,6 +84,10 @@ static const ob_choice ob_prior_choices[] = {
     { "equal", OB_PRIOR_EQUAL }, { "cores", OB_PRIOR_CORES }, { "gpus", OB_PRIOR_GPUS }, { NULL, 0 }
 };
 
+static const ob_choice ob_wait_choices[] = {
+    { "poll", OB_WAIT_POLL }, { "sleep", OB_WAIT_SLEEP }, { NULL, 0 }
+};
+
 #define OB_BOOL_ALLOWED "a boolean: 1/0, on/off, true/false or yes/no"
 #define OB_PATH_ALLOWED "a non-empty path shorter than " OB_STR(PATH_MAX) " bytes"
 #define OB_OFF(field) offsetof(ob_config, field)
@@ -186,12 +190,19 @@ static const ob_var ob_vars[] = {
                  "collectives give every rank the same plan (O(1) per rank); auto: distributed from "
                  OB_STR(OB_PLANNER_AUTO_RANKS) " ranks on (central when the granularity does not divide "
                  "the global batch)." },
+    { .name = "OMNIBATCH_WAIT", .default_value = "poll",
+      .kind = OB_VAR_CHOICE, .offset = OB_OFF(wait), .choices = ob_wait_choices,
+      .meaning = "How omnibatch_allreduce_gradient() waits for the other ranks. poll: in the MPI "
+                 "library's blocking allreduce (Open MPI polls, a core busy all the wait); sleep: a "
+                 "nonblocking allreduce tested with naps of " OB_STR(OB_WAIT_NAP_US) " us between, "
+                 "for ranks under a CPU quota (containers, cgroups), whose polling would spend the "
+                 "quota their compute needs. Local: may differ between ranks." },
     { .name = "OMNIBATCH_VERIFY", .default_value = "off", .kind = OB_VAR_BOOL, .offset = OB_OFF(verify),
       .meaning = "Check at every exchange that all ranks computed the same plan." },
     { .name = "OMNIBATCH_DEBUG", .default_value = "0",
       .kind = OB_VAR_LEVEL, .offset = OB_OFF(debug), .min = 0, .max = OB_CONFIG_DEBUG_LIMIT,
-      .meaning = "Debug messages on standard error, more at each level (0: none). The one setting "
-                 "that may differ between ranks." },
+      .meaning = "Debug messages on standard error, more at each level (0: none). May differ "
+                 "between ranks (as OMNIBATCH_WAIT may)." },
     { .name = "OMNIBATCH_LIBRARY", .kind = OB_VAR_PATH, .offset = OB_OFF(library),
       .meaning = "Python package: the libomnibatch.so to load when none is in the process already "
                  "(before the installed one)." },
@@ -336,6 +347,7 @@ void ob_config_defaults(ob_config *cfg)
     cfg->planner = OB_PLANNER_AUTO;
     cfg->verify = 0;
     cfg->react = 1;
+    cfg->wait = OB_WAIT_POLL;
     cfg->debug = 0;
     cfg->library[0] = '\0';
 }
@@ -648,10 +660,11 @@ static int ob_check_together(const ob_config *cfg)
 
 /* ---- agreement between ranks ------------------------------------------------ */
 
-/* The one setting each rank may have its own: how much it says. */
+/* The settings each rank may have its own: how much it says, and how it
+ * waits in the gradient allreduce (neither changes what the ranks compute). */
 static int ob_var_per_rank(const ob_var *v)
 {
-    return OB_OFF(debug) == v->offset;
+    return OB_OFF(debug) == v->offset || OB_OFF(wait) == v->offset;
 }
 
 size_t ob_config_count(void)

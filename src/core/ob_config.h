@@ -80,6 +80,15 @@ typedef enum ob_planner_kind {
     OB_PLANNER_DISTRIBUTED = 2   /* each rank keeps its own record; a few small collectives */
 } ob_planner_kind;
 
+/** OMNIBATCH_WAIT: how omnibatch_allreduce_gradient() waits for the reduction. */
+typedef enum ob_wait_kind {
+    OB_WAIT_POLL = 0,            /* the blocking MPI_Allreduce: the MPI library's own waiting (busy polling) */
+    OB_WAIT_SLEEP = 1            /* a nonblocking allreduce, tested with naps of OB_WAIT_NAP_US between */
+} ob_wait_kind;
+
+/** OMNIBATCH_WAIT=sleep: the nap between two tests of the reduction, in microseconds. */
+#define OB_WAIT_NAP_US 50
+
 /** OMNIBATCH_PLANNER=auto: the distributed decision from this many ranks on. */
 #define OB_PLANNER_AUTO_RANKS 256
 
@@ -107,6 +116,7 @@ typedef struct ob_config {
     ob_planner_kind planner;     /* OMNIBATCH_PLANNER: auto | central | distributed; default auto */
     int verify;                  /* OMNIBATCH_VERIFY, bool, default off: check every rank computed the same plan */
     int react;                   /* OMNIBATCH_REACT, bool, default on: a change of speed triggers an exchange */
+    ob_wait_kind wait;           /* OMNIBATCH_WAIT: poll | sleep; default poll */
     int debug;                   /* OMNIBATCH_DEBUG, 0..3, default 0 */
     char library[PATH_MAX];      /* OMNIBATCH_LIBRARY, "" = unset: read by the Python package */
 } ob_config;

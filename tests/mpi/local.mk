@@ -18,6 +18,7 @@ check_PROGRAMS += \
 	%reldir%/mpi_api_lifetime \
 	%reldir%/mpi_api_restart \
 	%reldir%/mpi_api_dynamics \
+	%reldir%/mpi_api_wait \
 	%reldir%/check_api_dl
 
 %canon_reldir%_mpi_api_plan_SOURCES = %reldir%/mpi_api_plan.c %reldir%/mpi_api_common.h
@@ -52,6 +53,10 @@ check_PROGRAMS += \
 %canon_reldir%_mpi_api_dynamics_CFLAGS = $(OB_API_TEST_CFLAGS)
 %canon_reldir%_mpi_api_dynamics_LDADD = $(OB_API_TEST_LDADD)
 
+%canon_reldir%_mpi_api_wait_SOURCES = %reldir%/mpi_api_wait.c %reldir%/mpi_api_common.h
+%canon_reldir%_mpi_api_wait_CFLAGS = $(OB_API_TEST_CFLAGS)
+%canon_reldir%_mpi_api_wait_LDADD = $(OB_API_TEST_LDADD)
+
 %canon_reldir%_check_api_dl_SOURCES = %reldir%/check_api_dl.c
 %canon_reldir%_check_api_dl_CFLAGS = $(OB_API_TEST_CFLAGS)
 %canon_reldir%_check_api_dl_LDADD = $(OB_API_TEST_LDADD)
@@ -66,6 +71,7 @@ TESTS += \
 	%reldir%/mpi_api_dist.sh \
 	%reldir%/mpi_api_restart.sh \
 	%reldir%/mpi_api_dynamics.sh \
+	%reldir%/mpi_api_wait.sh \
 	%reldir%/example_lsq.sh \
 	%reldir%/example_python.sh \
 	%reldir%/install_prefix.sh \
@@ -83,6 +89,7 @@ EXTRA_DIST += \
 	%reldir%/mpi_api_dist.sh \
 	%reldir%/mpi_api_restart.sh \
 	%reldir%/mpi_api_dynamics.sh \
+	%reldir%/mpi_api_wait.sh \
 	%reldir%/example_lsq.sh \
 	%reldir%/example_python.sh
 

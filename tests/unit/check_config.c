@@ -33,7 +33,7 @@ static const char *const documented_names[] = {
     "OMNIBATCH_GRANULARITY", "OMNIBATCH_GLOBAL_BATCH", "OMNIBATCH_MIN_BYTES",
     "OMNIBATCH_CALLS_PER_STEP", "OMNIBATCH_WEIGHT", "OMNIBATCH_CONVENTION", "OMNIBATCH_REPORT",
     "OMNIBATCH_REPORT_FILE", "OMNIBATCH_TRACE", "OMNIBATCH_TIMELINE", "OMNIBATCH_PROFILE",
-    "OMNIBATCH_PRIOR", "OMNIBATCH_PLANNER", "OMNIBATCH_VERIFY", "OMNIBATCH_DEBUG", "OMNIBATCH_LIBRARY",
+    "OMNIBATCH_PRIOR", "OMNIBATCH_PLANNER", "OMNIBATCH_WAIT", "OMNIBATCH_VERIFY", "OMNIBATCH_DEBUG", "OMNIBATCH_LIBRARY",
 };
 #define N_DOCUMENTED (sizeof documented_names / sizeof documented_names[0])
 
@@ -67,7 +67,7 @@ static int config_equal(const ob_config *a, const ob_config *b)
            && 0 == strcmp(a->report_file, b->report_file)
            && 0 == strcmp(a->trace_file, b->trace_file)
            && 0 == strcmp(a->timeline_file, b->timeline_file) && a->prior == b->prior
-           && a->planner == b->planner
+           && a->planner == b->planner && a->wait == b->wait
            && 0 == strcmp(a->profile_file, b->profile_file) && a->react == b->react
            && a->verify == b->verify && a->debug == b->debug
            && 0 == strcmp(a->library, b->library);
@@ -112,6 +112,7 @@ static void non_default_config(ob_config *cfg)
     cfg->planner = OB_PLANNER_CENTRAL;
     snprintf(cfg->profile_file, sizeof cfg->profile_file, "profile.txt");
     cfg->react = 0;
+    cfg->wait = OB_WAIT_SLEEP;
     cfg->verify = 1;
     cfg->debug = 2;
 }
@@ -183,6 +184,7 @@ static const setting_case one_each[] = {
     { "OMNIBATCH_TIMELINE", "timeline.json", OFF(timeline_file), F_STR, 0, "timeline.json" },
     { "OMNIBATCH_PRIOR", "cores", OFF(prior), F_INT, OB_PRIOR_CORES, NULL },
     { "OMNIBATCH_PLANNER", "distributed", OFF(planner), F_INT, OB_PLANNER_DISTRIBUTED, NULL },
+    { "OMNIBATCH_WAIT", "sleep", OFF(wait), F_INT, OB_WAIT_SLEEP, NULL },
     { "OMNIBATCH_VERIFY", "yes", OFF(verify), F_INT, 1, NULL },
     { "OMNIBATCH_REACT", "off", OFF(react), F_INT, 0, NULL },
     { "OMNIBATCH_PROFILE", "split.profile", OFF(profile_file), F_STR, 0, "split.profile" },
@@ -395,7 +397,7 @@ static double field_of(const ob_config *cfg, const char *name)
         { "OMNIBATCH_CALLS_PER_STEP", OFF(calls_per_step), F_LONG },
         { "OMNIBATCH_WEIGHT", OFF(weight), F_INT }, { "OMNIBATCH_CONVENTION", OFF(convention), F_INT },
         { "OMNIBATCH_REPORT", OFF(report), F_INT }, { "OMNIBATCH_PRIOR", OFF(prior), F_INT },
-        { "OMNIBATCH_PLANNER", OFF(planner), F_INT },
+        { "OMNIBATCH_PLANNER", OFF(planner), F_INT }, { "OMNIBATCH_WAIT", OFF(wait), F_INT },
         { "OMNIBATCH_VERIFY", OFF(verify), F_INT }, { "OMNIBATCH_DEBUG", OFF(debug), F_INT },
         { "OMNIBATCH_REACT", OFF(react), F_INT },
     };
@@ -481,6 +483,8 @@ static const good_case good_values[] = {
     { "OMNIBATCH_PLANNER", "auto", OB_PLANNER_AUTO },
     { "OMNIBATCH_PLANNER", "central", OB_PLANNER_CENTRAL },
     { "OMNIBATCH_PLANNER", "Distributed", OB_PLANNER_DISTRIBUTED },
+    { "OMNIBATCH_WAIT", "poll", OB_WAIT_POLL },
+    { "OMNIBATCH_WAIT", "Sleep", OB_WAIT_SLEEP },
     { "OMNIBATCH_DEBUG", "0", 0 },
     { "OMNIBATCH_DEBUG", "1", 1 },
     { "OMNIBATCH_DEBUG", "3", 3 },
@@ -652,6 +656,7 @@ static const bad_case bad_values[] = {
     { "OMNIBATCH_PRIOR", "gpu", "OMNIBATCH_PRIOR='gpu': expected equal, cores or gpus" },
     { "OMNIBATCH_PRIOR", "none", "OMNIBATCH_PRIOR='none': expected equal, cores or gpus" },
     { "OMNIBATCH_PLANNER", "root", "OMNIBATCH_PLANNER='root': expected auto, central or distributed" },
+    { "OMNIBATCH_WAIT", "yield", "OMNIBATCH_WAIT='yield': expected poll or sleep" },
     { "OMNIBATCH_REPORT_FILE", "", "OMNIBATCH_REPORT_FILE='': " PATH_SAYS },
     { "OMNIBATCH_TRACE", "", "OMNIBATCH_TRACE='': " PATH_SAYS },
     { "OMNIBATCH_TIMELINE", "", "OMNIBATCH_TIMELINE='': " PATH_SAYS },
@@ -1143,7 +1148,7 @@ END_TEST
 
 /* ---- agreement between ranks ------------------------------------------------------- */
 
-/* Every setting but OMNIBATCH_DEBUG must agree; each one's hash follows its
+/* Every setting but OMNIBATCH_DEBUG and OMNIBATCH_WAIT must agree; each one's hash follows its
  * value, whatever spelling set it, and changes when its value does. */
 START_TEST(test_hash_follows_every_value_that_must_agree)
 {
@@ -1154,7 +1159,7 @@ START_TEST(test_hash_follows_every_value_that_must_agree)
     ck_assert_uint_eq(ob_config_count(), sizeof documented_names / sizeof documented_names[0]);
     for (size_t i = 0; i < ob_config_count(); i++) {
         const char *name = ob_config_name(i);
-        int per_rank = 0 == strcmp(name, "OMNIBATCH_DEBUG");
+        int per_rank = 0 == strcmp(name, "OMNIBATCH_DEBUG") || 0 == strcmp(name, "OMNIBATCH_WAIT");
 
         ck_assert_int_eq(ob_config_must_agree(i), !per_rank);
         ck_assert_uint_lt(ob_config_hash(&base, i), OB_CONFIG_HASH_TOP);

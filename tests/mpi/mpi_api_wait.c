@@ -1,0 +1,153 @@
+/*
+ * Copyright (c) 2026 The omnibatch authors.
+ *
+ * OMNIBATCH_WAIT=sleep (set by this program before MPI_Init): the gradient
+ * allreduce gives the same sums as the blocking one, and a rank that waits
+ * in it for a late rank sleeps instead of polling: its process spends less
+ * than WAIT_CPU_SHARE of the wait on a CPU (a rank under a CPU quota would
+ * otherwise spend its quota there).  With the blocking call Open MPI and
+ * MPICH poll, a core busy for the whole wait.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "mpi_api_common.h"
+
+#define LEN 1000                 /* gradient length */
+#define LATE_S 0.3               /* the last rank reaches the reduction this late */
+#define WAITS 3
+#define WAIT_CPU_SHARE 0.3       /* most CPU time over wall time of a rank that waits */
+
+static double clock_s(clockid_t id)
+{
+    struct timespec ts;
+
+    clock_gettime(id, &ts);
+    return (double) ts.tv_sec + 1e-9 * (double) ts.tv_nsec;
+}
+
+static void sleep_s(double s)
+{
+    struct timespec ts = { (time_t) s, (long) ((s - (double) (time_t) s) * 1e9) };
+
+    while (0 != nanosleep(&ts, &ts)) {
+    }
+}
+
+/* A context whose plan stays equal: divide-by-p makes every rank's scale 1,
+ * so the sums of integer-valued floats are exact. */
+static omnibatch_t equal_context(void)
+{
+    omnibatch_options opt;
+    omnibatch_t ctx = NULL;
+    const long B = 8L * mpi_size();
+
+    OB_CK_OK(omnibatch_options_init(&opt));
+    opt.adaptive = 0;
+    opt.convention = OMNIBATCH_GRAD_DIVIDE_BY_P;
+    OB_CK_OK(omnibatch_create(MPI_COMM_WORLD, B, 100L * B, &opt, &ctx));
+    return ctx;
+}
+
+START_TEST(test_sleeping_wait_gives_the_same_sums)
+{
+    omnibatch_t ctx = equal_context();
+    const int P = mpi_size(), r = mpi_rank();
+    float *g = malloc(LEN * sizeof *g), *in = malloc(LEN * sizeof *in);
+    double *d = malloc(LEN * sizeof *d);
+
+    ck_assert_ptr_nonnull(g);
+    ck_assert_ptr_nonnull(in);
+    ck_assert_ptr_nonnull(d);
+    for (int s = 0; s < 4; s++) {
+        omnibatch_step st;
+
+        OB_CK_OK(omnibatch_next_step(ctx, &st));
+        ck_assert_double_eq(st.scale, 1.0);
+        for (int k = 0; k < LEN; k++) {
+            g[k] = (float) ((r + 1) * (k % 97 + s));
+            in[k] = g[k];
+            d[k] = (double) ((r + 1) * (k + s));
+        }
+        OB_CK_OK(omnibatch_allreduce_gradient(ctx, MPI_IN_PLACE, g, LEN, MPI_FLOAT));
+        OB_CK_OK(omnibatch_allreduce_gradient(ctx, MPI_IN_PLACE, d, LEN, MPI_DOUBLE));
+        for (int k = 0; k < LEN; k++) {
+            const double ranks = (double) P * (P + 1) / 2.0;
+
+            ck_assert_double_eq((double) g[k], ranks * (k % 97 + s));
+            ck_assert_double_eq(d[k], ranks * (k + s));
+        }
+        /* A separate send buffer is read, never written. */
+        OB_CK_OK(omnibatch_allreduce_gradient(ctx, in, g, LEN, MPI_FLOAT));
+        for (int k = 0; k < LEN; k++) {
+            ck_assert_double_eq((double) in[k], (double) ((r + 1) * (k % 97 + s)));
+        }
+    }
+    OB_CK_OK(omnibatch_destroy(&ctx));
+    free(g);
+    free(in);
+    free(d);
+}
+END_TEST
+
+START_TEST(test_a_rank_waiting_for_a_late_one_sleeps)
+{
+    omnibatch_t ctx = equal_context();
+    const int P = mpi_size(), r = mpi_rank();
+    float g[LEN];
+    double cpu = 0.0, wall = 0.0;
+
+    for (int s = 0; s < WAITS; s++) {
+        omnibatch_step st;
+        double w0, c0;
+
+        OB_CK_OK(omnibatch_next_step(ctx, &st));
+        memset(g, 0, sizeof g);
+        if (P - 1 == r) {
+            sleep_s(LATE_S);
+        }
+        w0 = clock_s(CLOCK_MONOTONIC);
+        c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
+        OB_CK_OK(omnibatch_allreduce_gradient(ctx, MPI_IN_PLACE, g, LEN, MPI_FLOAT));
+        cpu += clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
+        wall += clock_s(CLOCK_MONOTONIC) - w0;
+    }
+    if (0 == r) {
+        printf("mpi_api_wait: rank 0 waited %.3f s in %d gradient allreduces, on a CPU %.3f s of it\n",
+               wall, WAITS, cpu);
+        /* It did wait for the late rank, and slept through the wait. */
+        ck_assert_double_ge(wall, 0.5 * WAITS * LATE_S);
+        ck_assert_msg(cpu < WAIT_CPU_SHARE * wall, "rank 0 spent %.3f s of a %.3f s wait on a CPU "
+                      "(expected less than %.0f%%: OMNIBATCH_WAIT=sleep)", cpu, wall,
+                      100.0 * WAIT_CPU_SHARE);
+    }
+    OB_CK_OK(omnibatch_destroy(&ctx));
+}
+END_TEST
+
+static Suite *make_mpi_api_wait_suite(void)
+{
+    Suite *s = suite_create("mpi_api_wait");
+    TCase *tc = tcase_create("sleep");
+
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_sleeping_wait_gives_the_same_sums);
+    tcase_add_test(tc, test_a_rank_waiting_for_a_late_one_sleeps);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(int argc, char **argv)
+{
+    int rc;
+
+    /* Before MPI_Init: the settings are read once, at the first use. */
+    setenv("OMNIBATCH_WAIT", "sleep", 1);
+    MPI_Init(&argc, &argv);
+    rc = mpi_run_suite(make_mpi_api_wait_suite());
+    MPI_Finalize();
+    return rc;
+}
