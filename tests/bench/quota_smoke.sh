@@ -26,8 +26,12 @@ sh "$srcdir/bench/hetsgd/run.sh" --builddir "$builddir" --quota 0.5,0.5,0.25,0.2
     --data "$tmp/data" --out "$tmp/runs" >"$tmp/out" 2>&1 || rc=$?
 [ 77 -eq "$rc" ] && { cat "$tmp/out"; exit 77; }
 [ 0 -eq "$rc" ] || fail "bench/hetsgd/run.sh --quota --smoke exited $rc"
-grep -q "^quota: 4 ranks, CPU quota 0.5,0.5,0.25,0.2 of a core" "$tmp/out" || fail "no setup line"
+grep -q "^quota: 4 ranks, CPU quota 0.5,0.5,0.25,0.2 of a core .*global batch 64, OMNIBATCH_WAIT=sleep" "$tmp/out" \
+    || fail "no setup line"
 grep -Eq "^quota: static steady step [0-9.]+ ms; its report: [a-z-]+, predicted now" "$tmp/out" || fail "no static line"
-grep -Eq "^quota: omnibatch steady step [0-9.]+ ms; omnibatch/static [0-9.]+; limit" "$tmp/out" || fail "no omnibatch line"
+grep -Eq "^quota: CPU s per sample \(static, steady steps\) [0-9.e+-]+(,[0-9.e+-]+){3} ms; limits: measured throughput and reduction [0-9.]+ ms, the quotas [0-9.]+ ms" \
+    "$tmp/out" || fail "no limits line"
+grep -Eq "^quota: omnibatch steady step [0-9.]+ ms; omnibatch/static [0-9.]+; limit \(the larger, (throughput|quotas)\)" \
+    "$tmp/out" || fail "no omnibatch line"
 ls -d /sys/fs/cgroup/cpu/omnibatch-quota.* /sys/fs/cgroup/omnibatch-quota.* 2>/dev/null && fail "cgroups left behind"
 cat "$tmp/out"
