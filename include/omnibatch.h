@@ -230,11 +230,12 @@ OMNIBATCH_EXPORT int omnibatch_compute_end(omnibatch_t ctx);
  * several buckets calls this once per bucket.  Collective.
  *
  * How the rank waits for the others: in the MPI library's blocking
- * allreduce (OMNIBATCH_WAIT=poll, the default; Open MPI and MPICH poll, a
- * core busy for the whole wait), or with OMNIBATCH_WAIT=sleep in a
- * nonblocking allreduce tested between naps of 50 us, for ranks under a CPU
- * quota (containers), whose polling would spend the quota their compute
- * needs; the sum is the same.  GPU buffers always take the blocking call.
+ * allreduce (OMNIBATCH_WAIT=poll; Open MPI and MPICH poll, a core busy for
+ * the whole wait), or with OMNIBATCH_WAIT=sleep in a nonblocking allreduce
+ * tested between naps of 50 us, so that a rank under a CPU quota
+ * (containers) does not spend in polling the quota its compute needs; the
+ * default, auto, sleeps where the rank runs under a quota.  The sum is the
+ * same.  GPU buffers always take the blocking call.
  *
  * GPU memory (CUDA device buffers, found through the CUDA driver when the
  * process has loaded it; nothing is loaded otherwise) is scaled on its GPU,

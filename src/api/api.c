@@ -20,6 +20,7 @@
 #include "ob_active.h"
 #include "ob_api.h"
 #include "ob_config.h"
+#include "ob_cpuquota.h"
 #include "ob_error.h"
 #include "ob_log.h"
 #include "ob_shard.h"
@@ -160,7 +161,7 @@ typedef struct ob_create_record {
     int32_t adaptive;
     int32_t verify;
     int32_t react;
-    int32_t reserved;
+    int32_t wait_sleep;          /* this rank's OMNIBATCH_WAIT would sleep; any rank's wins */
     uint64_t seed;
     int64_t lo;
     int64_t hi;
@@ -198,6 +199,7 @@ static int ob_create_local(long B, long N, const omnibatch_options *opt, struct 
     mine->prior = (int32_t) c->opt.prior;
     mine->adaptive = c->opt.adaptive;
     mine->verify = c->opt.verify;
+    mine->wait_sleep = c->wait_sleep;
     mine->react = c->opt.react;
     mine->seed = c->opt.seed;
     mine->lo = c->opt.min_batch;
@@ -281,8 +283,33 @@ static void ob_agree_show(const ob_create_record *r, const ob_agree_field *f, ch
     }
 }
 
-static int ob_create_agree(const ob_create_record *all, int P)
+/* The CPU quota this rank runs under, and how it waits in the gradient
+ * allreduce (OMNIBATCH_CPU_QUOTA, OMNIBATCH_WAIT); ob_create_agree() makes
+ * the wait the same on every rank. */
+static void ob_create_quota(struct omnibatch_context *c)
 {
+    const ob_config *cfg = NULL;
+    ob_wait_kind how = OB_WAIT_AUTO;
+    int plan_quota = 1;
+
+    c->cpu_quota = ob_cpu_quota("/proc/self/cgroup", "/sys/fs/cgroup");
+    /* On a bad setting cfg holds the defaults. */
+    if (OMNIBATCH_SUCCESS == ob_config_global(&cfg) && NULL != cfg) {
+        how = cfg->wait;
+        plan_quota = cfg->cpu_quota;
+    }
+    c->wait_sleep = OB_WAIT_SLEEP == how || (OB_WAIT_AUTO == how && c->cpu_quota > 0.0);
+    /* OMNIBATCH_CPU_QUOTA=off: the quota still chooses the wait, not the plan. */
+    c->cpu_plan = plan_quota && c->cpu_quota > 0.0;
+}
+
+static int ob_create_agree(struct omnibatch_context *c, const ob_create_record *all, int P)
+{
+    /* A blocking allreduce never matches a nonblocking one: every rank waits
+     * the same way, asleep when any would (its setting, or a quota). */
+    for (int i = 0; i < P; i++) {
+        c->wait_sleep = c->wait_sleep || 0 != all[i].wait_sleep;
+    }
     for (size_t k = 0; k < sizeof ob_agree_fields / sizeof ob_agree_fields[0]; k++) {
         const ob_agree_field *f = &ob_agree_fields[k];
 
@@ -414,13 +441,7 @@ OMNIBATCH_EXPORT int omnibatch_create(MPI_Comm comm, long global_batch, long dat
     c->global_batch = global_batch;
     c->dataset_size = dataset_size;
     c->reduction = -1.0;         /* unknown until the first exchange */
-    {
-        const ob_config *cfg = NULL;
-
-        /* On a bad setting cfg holds the defaults: the blocking call. */
-        c->wait_sleep = OMNIBATCH_SUCCESS == ob_config_global(&cfg) && NULL != cfg &&
-                        OB_WAIT_SLEEP == cfg->wait;
-    }
+    ob_create_quota(c);
     PMPI_Comm_rank(comm, &c->rank);
     PMPI_Comm_size(comm, &c->nranks);
     local_rc = ob_create_local(global_batch, dataset_size, opt, c, &mine, &all);
@@ -458,7 +479,7 @@ OMNIBATCH_EXPORT int omnibatch_create(MPI_Comm comm, long global_batch, long dat
         goto fail;
     }
     /* From the same gathered records every rank reaches the same verdict. */
-    rc = ob_create_agree(all, c->nranks);
+    rc = ob_create_agree(c, all, c->nranks);
     if (OMNIBATCH_SUCCESS == rc) {
         rc = ob_create_plan(c, all);
     }

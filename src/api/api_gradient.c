@@ -193,17 +193,14 @@ static int ob_on_device(const void *sendbuf, const void *recvbuf, int count)
            || (MPI_IN_PLACE != sendbuf && OB_MEMTYPE_DEVICE == ob_memtype_of(sendbuf));
 }
 
-/* OMNIBATCH_WAIT=sleep: the same sum by a nonblocking allreduce, tested
- * with naps between, so that a rank waiting for the others sleeps instead
- * of polling (a rank under a CPU quota would spend in polling what its
- * compute needs).  The naps add up to OB_WAIT_NAP_US (and the timer's
- * slack) to the reduction's end. */
-static int ob_allreduce_asleep(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Comm comm)
+/* OMNIBATCH_WAIT=sleep (ob_api.h). */
+int ob_api_allreduce_asleep(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                            MPI_Comm comm)
 {
     const struct timespec nap = { 0, OB_WAIT_NAP_US * 1000L };
     MPI_Request req = MPI_REQUEST_NULL;
     int done = 0;
-    int mpi_rc = PMPI_Iallreduce(sendbuf, recvbuf, count, type, MPI_SUM, comm, &req);
+    int mpi_rc = PMPI_Iallreduce(sendbuf, recvbuf, count, type, op, comm, &req);
 
     while (MPI_SUCCESS == mpi_rc) {
         mpi_rc = PMPI_Test(&req, &done, MPI_STATUS_IGNORE);
@@ -223,6 +220,7 @@ OMNIBATCH_EXPORT int omnibatch_allreduce_gradient(omnibatch_t ctx, const void *s
     uint64_t begin;
     uint64_t end;
     size_t elem = 0;
+    uint64_t cpu;
     double w;
     int asleep;
     int mpi_rc;
@@ -251,10 +249,15 @@ OMNIBATCH_EXPORT int omnibatch_allreduce_gradient(omnibatch_t ctx, const void *s
         return rc;
     }
 
+    cpu = c->cpu_plan ? ob_cpu_ns() : 0;
     begin = ob_now_ns();
-    mpi_rc = asleep ? ob_allreduce_asleep(sendbuf, recvbuf, count, type, c->comm)
+    mpi_rc = asleep ? ob_api_allreduce_asleep(sendbuf, recvbuf, count, type, MPI_SUM, c->comm)
                     : PMPI_Allreduce(sendbuf, recvbuf, count, type, MPI_SUM, c->comm);
     end = ob_now_ns();
+    if (c->cpu_plan) {
+        c->cpu_reduced_ns = ob_cpu_ns();
+        c->cpu_blocked_ns += c->cpu_reduced_ns - cpu;
+    }
     c->reductions++;
     c->blocked_ns += end - begin;
     c->stats.blocked_total_s += (double) (end - begin) * 1e-9;

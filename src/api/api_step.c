@@ -20,6 +20,29 @@
 #include "ob_shard.h"
 #include "ob_timing.h"
 
+/* The median CPU after the gradient allreduce over the last OB_API_CPU_AFTER
+ * steps, \p now's included: an evaluation every few steps moves it not. */
+static double ob_api_cpu_after(struct omnibatch_context *c, double now)
+{
+    double v[OB_API_CPU_AFTER];
+    int n;
+
+    c->cpu_after[c->cpu_after_n % OB_API_CPU_AFTER] = now;
+    c->cpu_after_n++;
+    n = c->cpu_after_n < OB_API_CPU_AFTER ? c->cpu_after_n : OB_API_CPU_AFTER;
+    memcpy(v, c->cpu_after, (size_t) n * sizeof v[0]);
+    for (int i = 1; i < n; i++) {
+        double x = v[i];
+        int j = i - 1;
+
+        for (; j >= 0 && v[j] > x; j--) {
+            v[j + 1] = v[j];
+        }
+        v[j + 1] = x;
+    }
+    return 0 == n % 2 ? 0.5 * (v[n / 2 - 1] + v[n / 2]) : v[n / 2];
+}
+
 void ob_api_step_close(struct omnibatch_context *c)
 {
     uint64_t now = ob_now_ns();
@@ -56,6 +79,19 @@ void ob_api_step_close(struct omnibatch_context *c)
         note.beta = c->last_record.beta;
         note.model = c->opt.adaptive && c->last_record.samples > 0;
         ob_hook_note_step(&note);
+    }
+    /* Under a CPU quota q a step of T has at most q T of CPU, whichever part
+     * of the step the rank spends it in: a rank that needs cpu of it outside
+     * its gradient allreduces needs cpu / q of the step, of which the
+     * reduction is everyone's.  The controller plans on the larger; the
+     * report keeps what the compute measured. */
+    if (compute >= 0.0 && c->cpu_plan && c->reductions > 0) {
+        double before = (double) (c->cpu_reduced_ns - c->cpu_begin_ns - c->cpu_blocked_ns) * 1e-9;
+        double need = (before + ob_api_cpu_after(c, (double) (ob_cpu_ns() - c->cpu_reduced_ns) * 1e-9)) /
+                          c->cpu_quota -
+                      (c->reduction > 0.0 ? c->reduction : 0.0);
+
+        compute = need > compute ? need : compute;
     }
     /* Warm-up steps (cold caches, lazy allocation, first-touch) would teach
      * the model a speed the rank does not have; a rank without samples has
@@ -216,7 +252,8 @@ static int ob_exchange_early(struct omnibatch_context *c, long gs, int *due)
         return OMNIBATCH_SUCCESS;
     }
     t0 = ob_now_ns();
-    mpi_rc = PMPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, c->comm);
+    mpi_rc = c->wait_sleep ? ob_api_allreduce_asleep(&mine, &any, 1, MPI_INT, MPI_MAX, c->comm)
+                           : PMPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, c->comm);
     c->stats.react_total_s += (double) (ob_now_ns() - t0) * 1e-9;
     if (MPI_SUCCESS != mpi_rc) {
         return ob_api_mpi_fail(mpi_rc, "omnibatch_next_step", "MPI_Allreduce");
@@ -291,6 +328,12 @@ OMNIBATCH_EXPORT int omnibatch_next_step(omnibatch_t ctx, omnibatch_step *step)
         if (OMNIBATCH_SUCCESS != rc) {
             return rc;
         }
+    }
+    /* The step's CPU under a quota, from here: the exchange's waiting is the
+     * others' lateness, not this rank's need. */
+    if (c->cpu_plan) {
+        c->cpu_begin_ns = ob_cpu_ns();
+        c->cpu_blocked_ns = 0;
     }
 
     k = gs % c->steps_per_epoch;

@@ -20,6 +20,9 @@
 #include "ob_estimator.h"
 #include "ob_planner_dist.h"
 
+/** Under a CPU quota: the steps whose CPU after the gradient allreduce gives its median. */
+#define OB_API_CPU_AFTER 8
+
 /** OMNIBATCH_REACT: exchanges brought forward in a row at most (then the period applies). */
 #define OB_API_MAX_EARLY 4
 
@@ -83,12 +86,33 @@ struct omnibatch_context {
     /* OMNIBATCH_WAIT=sleep: the gradient allreduce waits with naps (api_gradient.c). */
     int wait_sleep;
 
+    /* The CPU quota this rank runs under, in cores (0: none; ob_cpuquota.h), and
+     * the process's CPU time since the step's exchange and inside its gradient
+     * allreduces: a rank near its quota needs cpu / quota of the step whatever
+     * its compute measured (ob_api_step_close()). */
+    double cpu_quota;
+    int cpu_plan;                /* OMNIBATCH_CPU_QUOTA: plan on it (a quota and the setting on) */
+    uint64_t cpu_begin_ns;
+    uint64_t cpu_blocked_ns;
+    uint64_t cpu_reduced_ns;     /* at the end of the step's last gradient allreduce */
+    /* The CPU after it (an optimiser's update; now and then an evaluation or a
+     * checkpoint, which are not the step's): the median of the last steps'. */
+    double cpu_after[OB_API_CPU_AFTER];
+    int cpu_after_n;
+
     /* Reused for scaling a separate send buffer: the user's is never written. */
     void *scratch;
     size_t scratch_bytes;
 
     struct omnibatch_context *registry_next; /* the live contexts (api_registry.c) */
 };
+
+/* api_gradient.c: OMNIBATCH_WAIT=sleep, an allreduce whose waiting rank
+ * sleeps: a nonblocking one tested between naps of OB_WAIT_NAP_US (a rank
+ * under a CPU quota would spend in polling what its compute needs; the naps
+ * add up to one nap and the timer's slack to the reduction's end). */
+int ob_api_allreduce_asleep(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                            MPI_Comm comm);
 
 /* api_errors.c */
 

@@ -85,7 +85,7 @@ static const ob_choice ob_prior_choices[] = {
 };
 
 static const ob_choice ob_wait_choices[] = {
-    { "poll", OB_WAIT_POLL }, { "sleep", OB_WAIT_SLEEP }, { NULL, 0 }
+    { "auto", OB_WAIT_AUTO }, { "poll", OB_WAIT_POLL }, { "sleep", OB_WAIT_SLEEP }, { NULL, 0 }
 };
 
 #define OB_BOOL_ALLOWED "a boolean: 1/0, on/off, true/false or yes/no"
@@ -190,13 +190,20 @@ static const ob_var ob_vars[] = {
                  "collectives give every rank the same plan (O(1) per rank); auto: distributed from "
                  OB_STR(OB_PLANNER_AUTO_RANKS) " ranks on (central when the granularity does not divide "
                  "the global batch)." },
-    { .name = "OMNIBATCH_WAIT", .default_value = "poll",
+    { .name = "OMNIBATCH_WAIT", .default_value = "auto",
       .kind = OB_VAR_CHOICE, .offset = OB_OFF(wait), .choices = ob_wait_choices,
-      .meaning = "How omnibatch_allreduce_gradient() waits for the other ranks. poll: in the MPI "
-                 "library's blocking allreduce (Open MPI polls, a core busy all the wait); sleep: a "
-                 "nonblocking allreduce tested with naps of " OB_STR(OB_WAIT_NAP_US) " us between, "
-                 "for ranks under a CPU quota (containers, cgroups), whose polling would spend the "
-                 "quota their compute needs. Local: may differ between ranks." },
+      .meaning = "How omnibatch_allreduce_gradient() (and OMNIBATCH_REACT's one-integer allreduce) "
+                 "waits for the other ranks. poll: in the MPI library's blocking allreduce (Open MPI "
+                 "polls, a core busy all the wait); sleep: a nonblocking allreduce tested with naps of "
+                 OB_STR(OB_WAIT_NAP_US) " us between, so that a rank under a CPU quota (containers, "
+                 "cgroups) does not spend in polling the quota its compute needs; auto: sleep where "
+                 "the rank runs under a CPU quota, else poll. May differ between ranks: where any rank "
+                 "sleeps, all do (a blocking allreduce does not match a nonblocking one)." },
+    { .name = "OMNIBATCH_CPU_QUOTA", .default_value = "on", .kind = OB_VAR_BOOL, .offset = OB_OFF(cpu_quota),
+      .meaning = "On: a rank under a CPU quota (cgroup v1 cpu.cfs_quota_us, v2 cpu.max, read at "
+                 "omnibatch_create) also measures its CPU time per step, outside its gradient "
+                 "allreduces, and the controller plans on the larger of its compute and that CPU "
+                 "time over the quota, less the reduction; off: on its compute alone." },
     { .name = "OMNIBATCH_VERIFY", .default_value = "off", .kind = OB_VAR_BOOL, .offset = OB_OFF(verify),
       .meaning = "Check at every exchange that all ranks computed the same plan." },
     { .name = "OMNIBATCH_DEBUG", .default_value = "0",
@@ -347,7 +354,8 @@ void ob_config_defaults(ob_config *cfg)
     cfg->planner = OB_PLANNER_AUTO;
     cfg->verify = 0;
     cfg->react = 1;
-    cfg->wait = OB_WAIT_POLL;
+    cfg->wait = OB_WAIT_AUTO;
+    cfg->cpu_quota = 1;
     cfg->debug = 0;
     cfg->library[0] = '\0';
 }

@@ -82,8 +82,9 @@ typedef enum ob_planner_kind {
 
 /** OMNIBATCH_WAIT: how omnibatch_allreduce_gradient() waits for the reduction. */
 typedef enum ob_wait_kind {
-    OB_WAIT_POLL = 0,            /* the blocking MPI_Allreduce: the MPI library's own waiting (busy polling) */
-    OB_WAIT_SLEEP = 1            /* a nonblocking allreduce, tested with naps of OB_WAIT_NAP_US between */
+    OB_WAIT_AUTO = 0,            /* sleep where the rank runs under a CPU quota (ob_cpuquota.h), else poll */
+    OB_WAIT_POLL = 1,            /* the blocking MPI_Allreduce: the MPI library's own waiting (busy polling) */
+    OB_WAIT_SLEEP = 2            /* a nonblocking allreduce, tested with naps of OB_WAIT_NAP_US between */
 } ob_wait_kind;
 
 /** OMNIBATCH_WAIT=sleep: the nap between two tests of the reduction, in microseconds. */
@@ -116,7 +117,8 @@ typedef struct ob_config {
     ob_planner_kind planner;     /* OMNIBATCH_PLANNER: auto | central | distributed; default auto */
     int verify;                  /* OMNIBATCH_VERIFY, bool, default off: check every rank computed the same plan */
     int react;                   /* OMNIBATCH_REACT, bool, default on: a change of speed triggers an exchange */
-    ob_wait_kind wait;           /* OMNIBATCH_WAIT: poll | sleep; default poll */
+    ob_wait_kind wait;           /* OMNIBATCH_WAIT: auto | poll | sleep; default auto */
+    int cpu_quota;               /* OMNIBATCH_CPU_QUOTA, bool, default on: plan on a quota's CPU budget */
     int debug;                   /* OMNIBATCH_DEBUG, 0..3, default 0 */
     char library[PATH_MAX];      /* OMNIBATCH_LIBRARY, "" = unset: read by the Python package */
 } ob_config;

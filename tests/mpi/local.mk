@@ -48,6 +48,9 @@ check_PROGRAMS += \
 # Plain MPI programs on the API (no Check): driven by their scripts.
 %canon_reldir%_mpi_api_restart_SOURCES = %reldir%/mpi_api_restart.c
 %canon_reldir%_mpi_api_restart_LDADD = libomnibatch.la -lm
+check_PROGRAMS += %reldir%/mpi_api_quota
+%canon_reldir%_mpi_api_quota_SOURCES = %reldir%/mpi_api_quota.c
+%canon_reldir%_mpi_api_quota_LDADD = libomnibatch.la -lm
 
 %canon_reldir%_mpi_api_dynamics_SOURCES = %reldir%/mpi_api_dynamics.c %reldir%/mpi_api_common.h
 %canon_reldir%_mpi_api_dynamics_CFLAGS = $(OB_API_TEST_CFLAGS)
@@ -72,6 +75,7 @@ TESTS += \
 	%reldir%/mpi_api_restart.sh \
 	%reldir%/mpi_api_dynamics.sh \
 	%reldir%/mpi_api_wait.sh \
+	%reldir%/mpi_api_quota.sh \
 	%reldir%/example_lsq.sh \
 	%reldir%/example_python.sh \
 	%reldir%/install_prefix.sh \
@@ -90,6 +94,7 @@ EXTRA_DIST += \
 	%reldir%/mpi_api_restart.sh \
 	%reldir%/mpi_api_dynamics.sh \
 	%reldir%/mpi_api_wait.sh \
+	%reldir%/mpi_api_quota.sh \
 	%reldir%/example_lsq.sh \
 	%reldir%/example_python.sh
 

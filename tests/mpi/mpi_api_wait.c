@@ -1,9 +1,11 @@
 /*
  * Copyright (c) 2026 The omnibatch authors.
  *
- * OMNIBATCH_WAIT=sleep (set by this program before MPI_Init): the gradient
- * allreduce gives the same sums as the blocking one, and a rank that waits
- * in it for a late rank sleeps instead of polling: its process spends less
+ * OMNIBATCH_WAIT=sleep (set by this program before MPI_Init, on every rank
+ * but rank 0, which asks for poll: where any rank sleeps, all must, since a
+ * blocking allreduce does not match a nonblocking one): the gradient
+ * allreduce gives the same sums as the blocking one, and rank 0, waiting in
+ * it for a late rank, sleeps instead of polling: its process spends less
  * than WAIT_CPU_SHARE of the wait on a CPU (a rank under a CPU quota would
  * otherwise spend its quota there).  With the blocking call Open MPI and
  * MPICH poll, a core busy for the whole wait.
@@ -144,8 +146,16 @@ int main(int argc, char **argv)
 {
     int rc;
 
-    /* Before MPI_Init: the settings are read once, at the first use. */
-    setenv("OMNIBATCH_WAIT", "sleep", 1);
+    /* Before MPI_Init: the settings are read once, at the first use.  Rank 0
+     * asks for polling, the others for sleep: a blocking allreduce would not
+     * match their nonblocking one, so every rank must sleep (rank 0 too,
+     * which the CPU test sees).  The launcher's rank variable says which. */
+    {
+        const char *r = getenv("OMPI_COMM_WORLD_RANK");
+
+        r = NULL != r ? r : getenv("PMI_RANK");
+        setenv("OMNIBATCH_WAIT", NULL != r && 0 == strcmp(r, "0") ? "poll" : "sleep", 1);
+    }
     MPI_Init(&argc, &argv);
     rc = mpi_run_suite(make_mpi_api_wait_suite());
     MPI_Finalize();

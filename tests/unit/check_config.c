@@ -33,7 +33,7 @@ static const char *const documented_names[] = {
     "OMNIBATCH_GRANULARITY", "OMNIBATCH_GLOBAL_BATCH", "OMNIBATCH_MIN_BYTES",
     "OMNIBATCH_CALLS_PER_STEP", "OMNIBATCH_WEIGHT", "OMNIBATCH_CONVENTION", "OMNIBATCH_REPORT",
     "OMNIBATCH_REPORT_FILE", "OMNIBATCH_TRACE", "OMNIBATCH_TIMELINE", "OMNIBATCH_PROFILE",
-    "OMNIBATCH_PRIOR", "OMNIBATCH_PLANNER", "OMNIBATCH_WAIT", "OMNIBATCH_VERIFY", "OMNIBATCH_DEBUG", "OMNIBATCH_LIBRARY",
+    "OMNIBATCH_PRIOR", "OMNIBATCH_PLANNER", "OMNIBATCH_WAIT", "OMNIBATCH_CPU_QUOTA", "OMNIBATCH_VERIFY", "OMNIBATCH_DEBUG", "OMNIBATCH_LIBRARY",
 };
 #define N_DOCUMENTED (sizeof documented_names / sizeof documented_names[0])
 
@@ -67,7 +67,7 @@ static int config_equal(const ob_config *a, const ob_config *b)
            && 0 == strcmp(a->report_file, b->report_file)
            && 0 == strcmp(a->trace_file, b->trace_file)
            && 0 == strcmp(a->timeline_file, b->timeline_file) && a->prior == b->prior
-           && a->planner == b->planner && a->wait == b->wait
+           && a->planner == b->planner && a->wait == b->wait && a->cpu_quota == b->cpu_quota
            && 0 == strcmp(a->profile_file, b->profile_file) && a->react == b->react
            && a->verify == b->verify && a->debug == b->debug
            && 0 == strcmp(a->library, b->library);
@@ -113,6 +113,7 @@ static void non_default_config(ob_config *cfg)
     snprintf(cfg->profile_file, sizeof cfg->profile_file, "profile.txt");
     cfg->react = 0;
     cfg->wait = OB_WAIT_SLEEP;
+    cfg->cpu_quota = 0;
     cfg->verify = 1;
     cfg->debug = 2;
 }
@@ -185,6 +186,7 @@ static const setting_case one_each[] = {
     { "OMNIBATCH_PRIOR", "cores", OFF(prior), F_INT, OB_PRIOR_CORES, NULL },
     { "OMNIBATCH_PLANNER", "distributed", OFF(planner), F_INT, OB_PLANNER_DISTRIBUTED, NULL },
     { "OMNIBATCH_WAIT", "sleep", OFF(wait), F_INT, OB_WAIT_SLEEP, NULL },
+    { "OMNIBATCH_CPU_QUOTA", "off", OFF(cpu_quota), F_INT, 0, NULL },
     { "OMNIBATCH_VERIFY", "yes", OFF(verify), F_INT, 1, NULL },
     { "OMNIBATCH_REACT", "off", OFF(react), F_INT, 0, NULL },
     { "OMNIBATCH_PROFILE", "split.profile", OFF(profile_file), F_STR, 0, "split.profile" },
@@ -398,6 +400,7 @@ static double field_of(const ob_config *cfg, const char *name)
         { "OMNIBATCH_WEIGHT", OFF(weight), F_INT }, { "OMNIBATCH_CONVENTION", OFF(convention), F_INT },
         { "OMNIBATCH_REPORT", OFF(report), F_INT }, { "OMNIBATCH_PRIOR", OFF(prior), F_INT },
         { "OMNIBATCH_PLANNER", OFF(planner), F_INT }, { "OMNIBATCH_WAIT", OFF(wait), F_INT },
+        { "OMNIBATCH_CPU_QUOTA", OFF(cpu_quota), F_INT },
         { "OMNIBATCH_VERIFY", OFF(verify), F_INT }, { "OMNIBATCH_DEBUG", OFF(debug), F_INT },
         { "OMNIBATCH_REACT", OFF(react), F_INT },
     };
@@ -483,6 +486,7 @@ static const good_case good_values[] = {
     { "OMNIBATCH_PLANNER", "auto", OB_PLANNER_AUTO },
     { "OMNIBATCH_PLANNER", "central", OB_PLANNER_CENTRAL },
     { "OMNIBATCH_PLANNER", "Distributed", OB_PLANNER_DISTRIBUTED },
+    { "OMNIBATCH_WAIT", "auto", OB_WAIT_AUTO },
     { "OMNIBATCH_WAIT", "poll", OB_WAIT_POLL },
     { "OMNIBATCH_WAIT", "Sleep", OB_WAIT_SLEEP },
     { "OMNIBATCH_DEBUG", "0", 0 },
@@ -656,7 +660,7 @@ static const bad_case bad_values[] = {
     { "OMNIBATCH_PRIOR", "gpu", "OMNIBATCH_PRIOR='gpu': expected equal, cores or gpus" },
     { "OMNIBATCH_PRIOR", "none", "OMNIBATCH_PRIOR='none': expected equal, cores or gpus" },
     { "OMNIBATCH_PLANNER", "root", "OMNIBATCH_PLANNER='root': expected auto, central or distributed" },
-    { "OMNIBATCH_WAIT", "yield", "OMNIBATCH_WAIT='yield': expected poll or sleep" },
+    { "OMNIBATCH_WAIT", "yield", "OMNIBATCH_WAIT='yield': expected auto, poll or sleep" },
     { "OMNIBATCH_REPORT_FILE", "", "OMNIBATCH_REPORT_FILE='': " PATH_SAYS },
     { "OMNIBATCH_TRACE", "", "OMNIBATCH_TRACE='': " PATH_SAYS },
     { "OMNIBATCH_TIMELINE", "", "OMNIBATCH_TIMELINE='': " PATH_SAYS },

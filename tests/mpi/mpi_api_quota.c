@@ -1,0 +1,100 @@
+/*
+ * Copyright (c) 2026 The omnibatch authors.
+ *
+ * A rank under a CPU quota whose step spends most of its CPU outside the
+ * compute markers (tests/mpi/mpi_api_quota.sh puts rank 1 in a cgroup of
+ * 0.2 core): per step each rank spins SAMPLE_MS of CPU per sample between
+ * the markers and UPDATE_MS after its gradient allreduce (an optimiser's
+ * update).  Rank 1 cannot run a step in less than (SAMPLE_MS b + UPDATE_MS) /
+ * 0.2, 50 ms or more, while rank 0's whole batch computes in 10 ms: the best
+ * plan gives rank 1 the least batch.  Its compute alone shows the quota
+ * only when the throttling falls inside the markers.  Prints the mean step
+ * of the second half of the run and the plan at the end ("plan: b0 b1").
+ *
+ * Usage: mpi_api_quota STEPS
+ */
+#include "config.h"
+
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "omnibatch.h"
+
+#define B 100L
+#define SAMPLE_MS 0.1
+#define UPDATE_MS 10.0
+
+static double thread_cpu_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return 1e3 * (double) ts.tv_sec + 1e-6 * (double) ts.tv_nsec;
+}
+
+/* Spend \p ms of this thread's CPU. */
+static void spin_cpu(double ms)
+{
+    const double end = thread_cpu_ms() + ms;
+    volatile double x = 0.0;
+
+    while (thread_cpu_ms() < end) {
+        for (int i = 0; i < 1000; i++) {
+            x += 1e-9 * (double) i;
+        }
+    }
+}
+
+static void check(int rc, const char *what)
+{
+    if (OMNIBATCH_SUCCESS != rc) {
+        fprintf(stderr, "mpi_api_quota: %s: %s\n", what, omnibatch_last_error());
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    omnibatch_t ctx = NULL;
+    long steps = argc > 1 ? strtol(argv[1], NULL, 10) : 0;
+    long plan[2] = { 0, 0 };
+    float g[64] = { 0 };
+    int rank, size;
+    double t_half = 0.0;
+
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (2 != size || steps < 10) {
+        if (0 == rank) {
+            fprintf(stderr, "usage: mpirun -np 2 mpi_api_quota STEPS (>= 10)\n");
+        }
+        MPI_Finalize();
+        return 2;
+    }
+    check(omnibatch_create(MPI_COMM_WORLD, B, B * steps, NULL, &ctx), "omnibatch_create");
+    for (long k = 0; k < steps; k++) {
+        omnibatch_step st;
+
+        if (steps / 2 == k) {
+            t_half = MPI_Wtime();
+        }
+        check(omnibatch_next_step(ctx, &st), "omnibatch_next_step");
+        check(omnibatch_compute_begin(ctx), "omnibatch_compute_begin");
+        spin_cpu(SAMPLE_MS * (double) st.count);
+        check(omnibatch_compute_end(ctx), "omnibatch_compute_end");
+        check(omnibatch_allreduce_gradient(ctx, MPI_IN_PLACE, g, 64, MPI_FLOAT), "omnibatch_allreduce_gradient");
+        spin_cpu(UPDATE_MS);
+    }
+    check(omnibatch_get_plan(ctx, plan, 2), "omnibatch_get_plan");
+    if (0 == rank) {
+        printf("mpi_api_quota: mean step over the second half %.1f ms\n",
+               1e3 * (MPI_Wtime() - t_half) / (double) (steps - steps / 2));
+        printf("plan: %ld %ld\n", plan[0], plan[1]);
+    }
+    check(omnibatch_destroy(&ctx), "omnibatch_destroy");
+    MPI_Finalize();
+    return 0;
+}
