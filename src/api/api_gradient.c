@@ -12,8 +12,9 @@
  * them.  Host buffers take the CPU path, unchanged.
  *
  * OMNIBATCH_WAIT=sleep reduces host buffers with a nonblocking allreduce
- * tested between naps, for ranks under a CPU quota; device buffers keep the
- * blocking call (Open MPI's CUDA-aware collectives are the blocking ones).
+ * tested between naps, for ranks under a CPU quota; where any rank's
+ * buffers are on a GPU, every rank takes the blocking call for that
+ * reduction (Open MPI's CUDA-aware collectives are the blocking ones).
  */
 #include "config.h"
 
@@ -222,7 +223,7 @@ OMNIBATCH_EXPORT int omnibatch_allreduce_gradient(omnibatch_t ctx, const void *s
     size_t elem = 0;
     uint64_t cpu;
     double w;
-    int asleep;
+    int on_device;
     int mpi_rc;
     int rc;
 
@@ -237,9 +238,8 @@ OMNIBATCH_EXPORT int omnibatch_allreduce_gradient(omnibatch_t ctx, const void *s
     }
 
     w = c->step.scale;
-    asleep = c->wait_sleep;
-    if (ob_on_device(sendbuf, recvbuf, count)) {
-        asleep = 0;
+    on_device = ob_on_device(sendbuf, recvbuf, count);
+    if (on_device) {
         rc = ob_weight_on_device(c, sendbuf, recvbuf, count, elem, w, fn);
         sendbuf = MPI_IN_PLACE;  /* weighted into recvbuf */
     } else {
@@ -251,8 +251,21 @@ OMNIBATCH_EXPORT int omnibatch_allreduce_gradient(omnibatch_t ctx, const void *s
 
     cpu = c->cpu_plan ? ob_cpu_ns() : 0;
     begin = ob_now_ns();
-    mpi_rc = asleep ? ob_api_allreduce_asleep(sendbuf, recvbuf, count, type, MPI_SUM, c->comm)
-                    : PMPI_Allreduce(sendbuf, recvbuf, count, type, MPI_SUM, c->comm);
+    if (c->wait_sleep) {
+        /* Asleep, every rank says whether its buffers are on a GPU (the wait
+         * for a late rank happens here); then all take the nonblocking sum,
+         * or, when any is on a GPU, the blocking one: the two never match,
+         * and Open MPI's CUDA-aware collectives are the blocking ones. */
+        int dev = on_device, any_dev = 0;
+
+        mpi_rc = ob_api_allreduce_asleep(&dev, &any_dev, 1, MPI_INT, MPI_MAX, c->comm);
+        if (MPI_SUCCESS == mpi_rc) {
+            mpi_rc = any_dev ? PMPI_Allreduce(sendbuf, recvbuf, count, type, MPI_SUM, c->comm)
+                             : ob_api_allreduce_asleep(sendbuf, recvbuf, count, type, MPI_SUM, c->comm);
+        }
+    } else {
+        mpi_rc = PMPI_Allreduce(sendbuf, recvbuf, count, type, MPI_SUM, c->comm);
+    }
     end = ob_now_ns();
     if (c->cpu_plan) {
         c->cpu_reduced_ns = ob_cpu_ns();
