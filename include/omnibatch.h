@@ -234,8 +234,8 @@ OMNIBATCH_EXPORT int omnibatch_compute_end(omnibatch_t ctx);
  * the whole wait), or with OMNIBATCH_WAIT=sleep in a nonblocking allreduce
  * tested between naps of 50 us, so that a rank under a CPU quota
  * (containers) does not spend in polling the quota its compute needs; the
- * default, auto, sleeps where the rank runs under a quota (where any rank
- * sleeps, all do).  The sum is the same.  Sleeping costs one one-integer
+ * default, auto, sleeps where the rank's quota is under one core (where
+ * any rank sleeps, all do).  The sum is the same.  Sleeping costs one one-integer
  * allreduce per call, which says whether any rank's buffers are on a GPU:
  * then every rank reduces with the blocking call, after waiting asleep.
  *

@@ -298,7 +298,10 @@ static void ob_create_quota(struct omnibatch_context *c)
         how = cfg->wait;
         plan_quota = cfg->cpu_quota;
     }
-    c->wait_sleep = OB_WAIT_SLEEP == how || (OB_WAIT_AUTO == how && c->cpu_quota > 0.0);
+    /* Polling takes one core while the rank's own threads wait: only a quota
+     * under one core runs out in it. */
+    c->wait_sleep = OB_WAIT_SLEEP == how ||
+                    (OB_WAIT_AUTO == how && c->cpu_quota > 0.0 && c->cpu_quota < 1.0);
     /* OMNIBATCH_CPU_QUOTA=off: the quota still chooses the wait, not the plan. */
     c->cpu_plan = plan_quota && c->cpu_quota > 0.0;
 }

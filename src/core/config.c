@@ -197,7 +197,7 @@ static const ob_var ob_vars[] = {
                  "polls, a core busy all the wait); sleep: a nonblocking allreduce tested with naps of "
                  OB_STR(OB_WAIT_NAP_US) " us between, so that a rank under a CPU quota (containers, "
                  "cgroups) does not spend in polling the quota its compute needs; auto: sleep where "
-                 "the rank runs under a CPU quota, else poll. May differ between ranks: where any rank "
+                 "the rank's CPU quota is under one core, else poll. May differ between ranks: where any rank "
                  "sleeps, all do (a blocking allreduce does not match a nonblocking one)." },
     { .name = "OMNIBATCH_CPU_QUOTA", .default_value = "on", .kind = OB_VAR_BOOL, .offset = OB_OFF(cpu_quota),
       .meaning = "On: a rank under a CPU quota (cgroup v1 cpu.cfs_quota_us, v2 cpu.max, read at "

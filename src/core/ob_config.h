@@ -82,7 +82,7 @@ typedef enum ob_planner_kind {
 
 /** OMNIBATCH_WAIT: how omnibatch_allreduce_gradient() waits for the reduction. */
 typedef enum ob_wait_kind {
-    OB_WAIT_AUTO = 0,            /* sleep where the rank runs under a CPU quota (ob_cpuquota.h), else poll */
+    OB_WAIT_AUTO = 0,            /* sleep where the rank's CPU quota is under one core (ob_cpuquota.h) */
     OB_WAIT_POLL = 1,            /* the blocking MPI_Allreduce: the MPI library's own waiting (busy polling) */
     OB_WAIT_SLEEP = 2            /* a nonblocking allreduce, tested with naps of OB_WAIT_NAP_US between */
 } ob_wait_kind;
