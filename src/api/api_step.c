@@ -17,6 +17,7 @@
 #include "ob_config.h"
 #include "ob_error.h"
 #include "ob_log.h"
+#include "ob_maths.h"
 #include "ob_shard.h"
 #include "ob_timing.h"
 
@@ -31,16 +32,7 @@ static double ob_api_cpu_after(struct omnibatch_context *c, double now)
     c->cpu_after_n++;
     n = c->cpu_after_n < OB_API_CPU_AFTER ? c->cpu_after_n : OB_API_CPU_AFTER;
     memcpy(v, c->cpu_after, (size_t) n * sizeof v[0]);
-    for (int i = 1; i < n; i++) {
-        double x = v[i];
-        int j = i - 1;
-
-        for (; j >= 0 && v[j] > x; j--) {
-            v[j + 1] = v[j];
-        }
-        v[j + 1] = x;
-    }
-    return 0 == n % 2 ? 0.5 * (v[n / 2 - 1] + v[n / 2]) : v[n / 2];
+    return ob_median(v, n);
 }
 
 void ob_api_step_close(struct omnibatch_context *c)

@@ -12,13 +12,15 @@
 
 #include "ob_cpuquota.h"
 
-/* The first line of \p path, without its newline; 0 when it cannot be read. */
-static int ob_read_line(const char *path, char *buf, size_t size)
+/* The first line of \p dir/\p name, without its newline; 0 when it cannot be read. */
+static int ob_read_line(const char *dir, const char *name, char *buf, size_t size)
 {
-    FILE *f = fopen(path, "r");
+    char path[PATH_MAX];
+    FILE *f;
     int ok;
 
-    if (NULL == f) {
+    if ((size_t) snprintf(path, sizeof path, "%s/%s", dir, name) >= sizeof path ||
+        NULL == (f = fopen(path, "r"))) {
         return 0;
     }
     ok = NULL != fgets(buf, (int) size, f);
@@ -42,34 +44,32 @@ static int ob_parse_long(const char *s, long *out)
     return 1;
 }
 
+/* The smaller of two quotas, 0 standing for none. */
+static double ob_least(double a, double b)
+{
+    return a > 0.0 && (0.0 == b || a < b) ? a : b;
+}
+
 /* The quota of one cgroup directory, in cores; 0 when it sets none. */
 static double ob_dir_quota(const char *dir, int v2)
 {
-    char path[PATH_MAX];
-    char line[128];
+    char line[128], line2[128];
     long quota = 0, period = 0;
+    char *sp;
 
     if (v2) {
-        char *sp;
-
         /* "max 100000" (no quota) or "40000 100000". */
-        if ((size_t) snprintf(path, sizeof path, "%s/cpu.max", dir) >= sizeof path ||
-            !ob_read_line(path, line, sizeof line) || NULL == (sp = strchr(line, ' '))) {
+        if (!ob_read_line(dir, "cpu.max", line, sizeof line) || NULL == (sp = strchr(line, ' '))) {
             return 0.0;
         }
         *sp = '\0';
-        if (!ob_parse_long(line, &quota) || !ob_parse_long(sp + 1, &period)) {
-            return 0.0;
-        }
-    } else {
-        if ((size_t) snprintf(path, sizeof path, "%s/cpu.cfs_quota_us", dir) >= sizeof path ||
-            !ob_read_line(path, line, sizeof line) || !ob_parse_long(line, &quota)) {
-            return 0.0;
-        }
-        if ((size_t) snprintf(path, sizeof path, "%s/cpu.cfs_period_us", dir) >= sizeof path ||
-            !ob_read_line(path, line, sizeof line) || !ob_parse_long(line, &period)) {
-            return 0.0;
-        }
+        snprintf(line2, sizeof line2, "%s", sp + 1);
+    } else if (!ob_read_line(dir, "cpu.cfs_quota_us", line, sizeof line) ||
+               !ob_read_line(dir, "cpu.cfs_period_us", line2, sizeof line2)) {
+        return 0.0;
+    }
+    if (!ob_parse_long(line, &quota) || !ob_parse_long(line2, &period)) {
+        return 0.0;
     }
     /* v1's -1 is "no quota". */
     return quota > 0 && period > 0 ? (double) quota / (double) period : 0.0;
@@ -85,12 +85,9 @@ static double ob_walk_quota(const char *base, const char *rel, int v2)
         return 0.0;
     }
     for (;;) {
-        double q = ob_dir_quota(dir, v2);
         char *slash;
 
-        if (q > 0.0 && (0.0 == least || q < least)) {
-            least = q;
-        }
+        least = ob_least(ob_dir_quota(dir, v2), least);
         if (strlen(dir) <= strlen(base)) {
             break;
         }
@@ -167,11 +164,7 @@ double ob_cpu_quota(const char *proc_cgroup, const char *root)
         return 0.0;
     }
     while (NULL != fgets(line, sizeof line, f)) {
-        double q = ob_line_quota(line, root);
-
-        if (q > 0.0 && (0.0 == least || q < least)) {
-            least = q;
-        }
+        least = ob_least(ob_line_quota(line, root), least);
     }
     fclose(f);
     return least;

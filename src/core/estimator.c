@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "ob_estimator.h"
+#include "ob_maths.h"
 
 void ob_estimator_init(ob_estimator *est, double forget)
 {
@@ -344,15 +345,9 @@ static double ob_est_median_ratio(const ob_estimator *est)
     int n = est->nheld;
 
     for (int k = 0; k < n; k++) {
-        double v = est->held_t[k] / ob_estimator_predict(est, est->held_b[k]);
-        int j = k;
-
-        for (; j > 0 && r[j - 1] > v; j--) {
-            r[j] = r[j - 1];
-        }
-        r[j] = v;
+        r[k] = est->held_t[k] / ob_estimator_predict(est, est->held_b[k]);
     }
-    return 1 == n % 2 ? r[n / 2] : 0.5 * (r[n / 2 - 1] + r[n / 2]);
+    return ob_median(r, n);
 }
 
 /* Before a re-learn: the past keeps its level (its mean batch and time)

@@ -22,6 +22,20 @@ static const double ob_max_normal[32] = {
  * larger for certain (its share of the other's tail is below 1e-16). */
 #define OB_NORMAL_CERTAIN 8.5
 
+double ob_median(double *v, int n)
+{
+    for (int i = 1; i < n; i++) {
+        double x = v[i];
+        int j = i;
+
+        for (; j > 0 && v[j - 1] > x; j--) {
+            v[j] = v[j - 1];
+        }
+        v[j] = x;
+    }
+    return 1 == n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
 /* Interpolated linearly in P between powers of two. */
 double ob_max_normal_spread(int P)
 {

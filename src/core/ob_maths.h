@@ -19,6 +19,10 @@ void ob_normal_pdf_cdf(double x, double *pdf, double *cdf);
 /** \brief Expected largest of \p P independent standard normal deviates (within 0.05). */
 double ob_max_normal_spread(int P);
 
+/** \brief The median of \p v[0..n-1], n >= 1 (the mean of the middle two for even n);
+ *         sorts \p v in place (insertion sort: for the few values it is given). */
+double ob_median(double *v, int n);
+
 /** \brief A normal approximating the maximum of normals folded into it so far. */
 typedef struct ob_normal_max {
     double mean;
