@@ -90,6 +90,7 @@ typedef struct ob_sim_opts {
     long epoch;                  /* OmniLearn's adjustment interval, steps */
     double change_at;            /* fraction of the run at which the change happens */
     double noise;
+    int pool;                    /* --pool: 1 plans on pooled speeds */
     int noise_uniform;           /* 1: uniform in [1 - noise, 1 + noise]; 0: normal, spread noise */
     double alpha;                /* fixed seconds per step of a speed-1 rank */
     double beta;                 /* seconds per sample of a speed-1 rank */
@@ -158,6 +159,7 @@ static void ob_sim_usage(FILE *f)
           "  --ranks LIST        simulated rank counts (default 4,16,256,4096,65536)\n"
           "  --planner P         central, distributed, both (default: side by side) or auto (the\n"
           "                      library's choice: distributed from 256 ranks on)\n"
+          "  --pool on|off       plan on pooled speeds (ob_pool.h; default on) or on each rank's own\n"
           "  --latency S         emulated seconds per hop of a collective (default 2e-6)\n"
           "  --bandwidth B       emulated bytes per second of a collective (default 1e10)\n"
           "  --scenarios LIST    of uniform,bimodal,hl2,hl4,hl8,slow10,vanish (default all)\n"
@@ -238,6 +240,7 @@ static void ob_sim_parse_args(int argc, char **argv, ob_sim_opts *o)
     o->deadband = OB_DEFAULT_DEADBAND;
     o->forget = OB_DEFAULT_FORGET;
     o->planner_on[OB_SIM_CENTRAL] = 1;
+    o->pool = 1;
     o->planner_on[OB_SIM_DISTRIBUTED] = 1;
     o->latency = OB_SIM_DEFAULT_LATENCY;
     o->bandwidth = OB_SIM_DEFAULT_BANDWIDTH;
@@ -340,6 +343,11 @@ static void ob_sim_parse_args(int argc, char **argv, ob_sim_opts *o)
             if (!o->planner_on[OB_SIM_CENTRAL] && !o->planner_on[OB_SIM_DISTRIBUTED]) {
                 ob_sim_die(a, v, "central, distributed, both or auto");
             }
+        } else if (0 == strcmp(a, "--pool")) {
+            if (0 != strcmp(v, "on") && 0 != strcmp(v, "off")) {
+                ob_sim_die(a, v, "on or off");
+            }
+            o->pool = 0 == strcmp(v, "on");
         } else if (0 == strcmp(a, "--latency")) {
             o->latency = ob_sim_parse_double(a, v, 0.0, 1.0);
         } else if (0 == strcmp(a, "--bandwidth")) {
@@ -608,6 +616,7 @@ static int ob_sim_run(const ob_sim_opts *o, const ob_sim_scenario *sc, int P, ob
     if (OMNIBATCH_SUCCESS != rc) {
         goto out;
     }
+    ctl.pooling = o->pool;
     if (OB_SIM_DISTRIBUTED == planner) {
         dz.plan = malloc((size_t) P * sizeof *dz.plan);
         dz.offset = malloc((size_t) P * sizeof *dz.offset);
@@ -616,6 +625,7 @@ static int ob_sim_run(const ob_sim_opts *o, const ob_sim_scenario *sc, int P, ob
         if (OMNIBATCH_SUCCESS != rc) {
             goto out_ctl;
         }
+        dz.st.pooling = o->pool;
         memcpy(dz.plan, ctl.plan, (size_t) P * sizeof *dz.plan);
     }
     for (int i = 0; i < P; i++) {

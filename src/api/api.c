@@ -381,6 +381,12 @@ static int ob_create_plan(struct omnibatch_context *c, const ob_create_record *a
     params.granularity = c->opt.granularity;
     rc = ob_controller_init(&c->ctl, P, B, &params, c->lo, c->hi, weights);
     free(weights);
+    if (OMNIBATCH_SUCCESS == rc) {
+        const ob_config *cfg = NULL;
+
+        /* On a bad setting cfg holds the defaults. */
+        c->ctl.pooling = OMNIBATCH_SUCCESS == ob_config_global(&cfg) && NULL != cfg ? cfg->pool : 1;
+    }
     return rc;
 }
 

@@ -140,6 +140,7 @@ int ob_api_dist_on(struct omnibatch_context *c)
             return 0;
         }
         if (OMNIBATCH_SUCCESS == ob_dist_init(&c->dist, c->nranks, c->global_batch, &params)) {
+            c->dist.pooling = NULL != cfg ? cfg->pool : 1;
             c->dist_chosen = 1;
             ob_log_debug(1, "rank %d: the distributed decision plans for %d ranks", c->rank, c->nranks);
         }

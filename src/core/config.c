@@ -22,6 +22,7 @@
 #include "ob_config.h"
 #include "ob_error.h"
 #include "ob_log.h"
+#include "ob_pool.h"
 
 extern char **environ;
 
@@ -204,6 +205,11 @@ static const ob_var ob_vars[] = {
                  "omnibatch_create) also measures its CPU time per step, outside its gradient "
                  "allreduces, and the controller plans on the larger of its compute and that CPU "
                  "time over the quota, less the reduction; off: on its compute alone." },
+    { .name = "OMNIBATCH_POOL", .default_value = "on", .kind = OB_VAR_BOOL, .offset = OB_OFF(pool),
+      .meaning = "On: a rank whose time per sample lies among those of " OB_STR(OB_POOL_MIN_RANKS)
+                 " or more ranks (bins 1.25x wide) is planned on its own model shrunk towards their mean, as far "
+                 "as their true speeds agree (empirical Bayes): ranks of one kind of node are planned "
+                 "on what all of them measured; off: each rank on its own timings." },
     { .name = "OMNIBATCH_VERIFY", .default_value = "off", .kind = OB_VAR_BOOL, .offset = OB_OFF(verify),
       .meaning = "Check at every exchange that all ranks computed the same plan." },
     { .name = "OMNIBATCH_DEBUG", .default_value = "0",
@@ -356,6 +362,7 @@ void ob_config_defaults(ob_config *cfg)
     cfg->react = 1;
     cfg->wait = OB_WAIT_AUTO;
     cfg->cpu_quota = 1;
+    cfg->pool = 1;
     cfg->debug = 0;
     cfg->library[0] = '\0';
 }

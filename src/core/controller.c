@@ -13,6 +13,7 @@
 #include "ob_controller.h"
 #include "ob_error.h"
 #include "ob_maths.h"
+#include "ob_pool.h"
 
 /* FNV-1a over the values as little-endian 64-bit integers: the same bytes
  * whatever the host's long and byte order. */
@@ -127,6 +128,8 @@ void ob_controller_free(ob_controller *ctl)
     free(ctl->error);
     free(ctl->parked);
     free(ctl->probe_gap);
+    free(ctl->pool);
+    free(ctl->pooled);
     memset(ctl, 0, sizeof *ctl);
 }
 
@@ -153,8 +156,11 @@ int ob_controller_init(ob_controller *ctl, int P, long B, const ob_planner_param
     ctl->error = calloc((size_t) P, sizeof *ctl->error);
     ctl->parked = calloc((size_t) P, sizeof *ctl->parked);
     ctl->probe_gap = calloc((size_t) P, sizeof *ctl->probe_gap);
+    ctl->pool = calloc(2, sizeof *ctl->pool);   /* the one held, and the next one's scratch */
+    ctl->pooled = calloc((size_t) P, sizeof *ctl->pooled);
     if (NULL == ctl->plan || NULL == ctl->bounds || NULL == ctl->models || NULL == ctl->next || NULL == ctl->target
-        || NULL == ctl->error || NULL == ctl->parked || NULL == ctl->probe_gap) {
+        || NULL == ctl->error || NULL == ctl->parked || NULL == ctl->probe_gap || NULL == ctl->pool
+        || NULL == ctl->pooled) {
         ob_controller_free(ctl);
         return ob_fail(OMNIBATCH_ERR_NOMEM, "controller: no memory for %d ranks", P);
     }
@@ -171,6 +177,7 @@ int ob_controller_init(ob_controller *ctl, int P, long B, const ob_planner_param
     }
     ctl->spread = ob_max_normal_spread(P);
     ctl->refine_error = OB_CTL_MAX_ERROR;
+    ctl->pooling = 1;
     ob_controller_rehash(ctl);
     return OMNIBATCH_SUCCESS;
 }
@@ -485,6 +492,28 @@ static void ob_controller_probe(ob_controller *ctl)
     }
 }
 
+/* The records planned on: each pooled with its peers in the last
+ * decision's histogram (ob_pool.h) at the batch it runs; then this
+ * decision's histogram, from the records as measured, replaces it. */
+static const ob_rank_record *ob_controller_pool(ob_controller *ctl, const ob_rank_record *records)
+{
+    int P = ctl->nranks;
+    double bref = (double) ctl->global_batch / (double) P;
+    ob_pool *next = &ctl->pool[1];
+
+    ctl->pooled_ranks = 0;
+    for (int i = 0; i < P; i++) {
+        ctl->pooled_ranks += ob_pool_apply(ctl->pool, &records[i], ctl->plan[i], bref, &ctl->pooled[i]);
+    }
+    memset(next, 0, sizeof *next);
+    for (int i = 0; i < P; i++) {
+        ob_pool_add(next->sums, ctl->pool, &records[i], ctl->plan[i], bref);
+    }
+    next->have = 1;
+    ctl->pool[0] = *next;
+    return ctl->pooled;
+}
+
 int ob_controller_update(ob_controller *ctl, const ob_rank_record *records, ob_decision *d)
 {
     int P = ctl->nranks;
@@ -498,6 +527,12 @@ int ob_controller_update(ob_controller *ctl, const ob_rank_record *records, ob_d
     }
     if (OMNIBATCH_SUCCESS != (rc = ob_controller_gather(ctl, records, &complete)) || !complete) {
         return rc;
+    }
+    if (ctl->pooling) {
+        records = ob_controller_pool(ctl, records);
+        if (OMNIBATCH_SUCCESS != (rc = ob_controller_gather(ctl, records, &complete))) {
+            return rc;
+        }
     }
     if (OMNIBATCH_SUCCESS != (rc = ob_plan_check_bounds(ctl->models, P, B, ctl->params.granularity))
         || OMNIBATCH_SUCCESS != (rc = ob_plan_check_models(ctl->models, P))) {

@@ -14,6 +14,7 @@ libobcore_la_SOURCES = \
 	%reldir%/ob_maths.h %reldir%/maths.c \
 	%reldir%/ob_planner_dist.h %reldir%/planner_dist.c \
 	%reldir%/ob_controller.h %reldir%/controller.c \
+	%reldir%/ob_pool.h %reldir%/pool.c \
 	%reldir%/ob_config.h %reldir%/config.c %reldir%/config_roff.c \
 	%reldir%/ob_rng.h \
 	%reldir%/ob_shard.h %reldir%/shard.c \

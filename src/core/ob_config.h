@@ -119,6 +119,7 @@ typedef struct ob_config {
     int react;                   /* OMNIBATCH_REACT, bool, default on: a change of speed triggers an exchange */
     ob_wait_kind wait;           /* OMNIBATCH_WAIT: auto | poll | sleep; default auto */
     int cpu_quota;               /* OMNIBATCH_CPU_QUOTA, bool, default on: plan on a quota's CPU budget */
+    int pool;                    /* OMNIBATCH_POOL, bool, default on: plan on pooled speeds (ob_pool.h) */
     int debug;                   /* OMNIBATCH_DEBUG, 0..3, default 0 */
     char library[PATH_MAX];      /* OMNIBATCH_LIBRARY, "" = unset: read by the Python package */
 } ob_config;

@@ -158,6 +158,10 @@ typedef struct ob_controller {
     long changes;                /* of which changed the plan */
     ob_decision last;            /* the last decision */
     double reduction;            /* the step's reduction in the last decision (ob_controller_reduction) */
+    int pooling;                 /* 1 (the default): plan on pooled speeds (ob_pool.h) */
+    struct ob_pool *pool;        /* the last decision's histogram */
+    ob_rank_record *pooled;      /* nranks entries: the records planned on */
+    long pooled_ranks;           /* ranks pooled in the last decision */
 } ob_controller;
 
 /**

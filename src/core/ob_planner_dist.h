@@ -62,6 +62,7 @@
 
 #include "ob_controller.h"
 #include "ob_planner.h"
+#include "ob_pool.h"
 
 /** Levels evaluated per round of the water-level search. */
 #define OB_DIST_CANDIDATES 96
@@ -127,6 +128,8 @@ typedef struct ob_dist_state {
     ob_decision last;
     ob_decision inner;           /* the planner's step of the last decision (ob_plan_decide's view) */
     uint64_t digest;             /* of every global value of the last decision */
+    int pooling;                 /* 1 (the default): plan on pooled speeds (ob_pool.h) */
+    ob_pool pool;                /* the last decision's histogram, from its first collective */
 } ob_dist_state;
 
 /** What the planner's step saw on one rank: OMNIBATCH_VERIFY gathers it to compare with the central planner. */

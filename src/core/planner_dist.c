@@ -23,7 +23,7 @@ __extension__ typedef unsigned __int128 ob_u128;
 /* Slopes sum_i 1 / b_i, 1 / b_i <= 1 / OB_PLAN_MIN_BETA < 2^40, at 2^-56. */
 #define OB_SLOPE_BITS 56
 /* Payload of one collective, at most. */
-#define OB_MSG_SUMS 1280
+#define OB_MSG_SUMS 3072
 #define OB_MSG_MAXS 2560
 /* The first threshold round: OB_DIST_FINE_BINS even bins (in the order of
  * the doubles) from OB_DIST_WINDOW_BELOW below the level to
@@ -1376,6 +1376,8 @@ typedef struct ob_ctl_first {
     double mean_error;
     ob_emax now;                 /* expected step time of the plan held: bounds here, sums next */
     ob_msg *grid;                /* where the sums of the next collective go */
+    const ob_rank_record *raw;   /* the records as measured, for the next histogram (NULL: none) */
+    int at_pool;
 } ob_ctl_first;
 
 static int ob_record_ok(const ob_rank_record *r)
@@ -1392,10 +1394,33 @@ static double ob_model_mean(const ob_rank_record *r, double b)
     return r->alpha + r->beta * b;
 }
 
+/* The next histogram of pooled speeds (ob_pool.h), on the first
+ * collective: from the records as measured, at the batches held. */
+static void ob_ctl_pool_add(ob_ctl_first *f, ob_msg *msg)
+{
+    double bref = (double) f->chk.B / (double) f->st->nranks;
+
+    f->at_pool = ob_msg_sum_at(msg, OB_POOL_SUMS);
+    for (int i = 0; i < f->chk.blk.n; i++) {
+        if (ob_record_ok(&f->raw[i])) {
+            ob_pool_add(&msg->sums[f->at_pool], &f->st->pool, &f->raw[i], f->plan[i], bref);
+        }
+    }
+}
+
+static void ob_ctl_pool_read(ob_ctl_first *f, const ob_msg *msg)
+{
+    memcpy(f->st->pool.sums, &msg->sums[f->at_pool], sizeof f->st->pool.sums);
+    f->st->pool.have = 1;
+}
+
 static void ob_ctl_first_add(void *ctx, ob_msg *msg)
 {
     ob_ctl_first *f = ctx;
 
+    if (NULL != f->raw) {
+        ob_ctl_pool_add(f, msg);
+    }
     ob_check_add(&f->chk, msg);
     f->at = ob_msg_sum_at(msg, OB_FIX_LIMBS + 3);
     f->at_max = ob_msg_max_at(msg, 2);
@@ -1425,6 +1450,9 @@ static void ob_ctl_first_read(void *ctx, const ob_msg *msg)
 {
     ob_ctl_first *f = ctx;
 
+    if (NULL != f->raw) {
+        ob_ctl_pool_read(f, msg);
+    }
     ob_check_read(&f->chk, msg);
     f->bad_record = isfinite(msg->maxs[f->at_max]) ? (long) -msg->maxs[f->at_max] : -1;
     /* The least mean blocked time: what the reduction costs every rank (ob_controller_reduction()). */
@@ -1542,6 +1570,7 @@ int ob_dist_init(ob_dist_state *st, long P, long B, const ob_planner_params *par
     st->params = *params;
     st->spread = ob_max_normal_spread((int) P);
     st->refine_error = OB_CTL_MAX_ERROR;
+    st->pooling = 1;
     return OMNIBATCH_SUCCESS;
 }
 
@@ -1553,17 +1582,20 @@ typedef struct ob_ctl_work {
     ob_dwf *wf;                  /* n */
     long *next;                  /* n */
     long *off;                   /* n */
+    ob_rank_record *pooled;      /* n: the records planned on */
 } ob_ctl_work;
 
 static int ob_ctl_work_alloc(ob_ctl_work *w, int n)
 {
-    size_t bytes = (size_t) n * (sizeof(ob_rank_model) + sizeof(ob_dwf) + 2 * sizeof(double) + 2 * sizeof(long));
+    size_t bytes = (size_t) n * (sizeof(ob_rank_model) + sizeof(ob_dwf) + 2 * sizeof(double) + 2 * sizeof(long)
+                                 + sizeof(ob_rank_record));
     char *p = malloc(bytes);
 
     if (NULL == p) {
         return ob_fail(OMNIBATCH_ERR_NOMEM, "distributed decision: no memory for %d ranks", n);
     }
-    w->models = (ob_rank_model *) (void *) p;
+    w->pooled = (ob_rank_record *) (void *) p;
+    w->models = (ob_rank_model *) (void *) (w->pooled + n);
     w->wf = (ob_dwf *) (void *) (w->models + n);
     w->err = (double *) (void *) (w->wf + n);
     w->err_plan = w->err + n;
@@ -1606,7 +1638,8 @@ static void ob_ctl_trust(const ob_dist_state *st, int n, const long *plan, ob_ra
 /* First collective(s): the checks and the optimum of the models hedged at
  * the plan held; then the models hedged where that optimum puts each rank. */
 static int ob_ctl_prepare(ob_dist_state *st, ob_dist_comm *comm, ob_dist_block blk, const ob_rank_record *rec,
-                          const long *plan, ob_ctl_work *w, ob_ctl_first *first, double *level)
+                          const ob_rank_record *raw, const long *plan, ob_ctl_work *w, ob_ctl_first *first,
+                          double *level)
 {
     ob_extra extra = { ob_ctl_first_add, ob_ctl_first_read, ob_ctl_first_verdict, first };
     int rc;
@@ -1624,6 +1657,7 @@ static int ob_ctl_prepare(ob_dist_state *st, ob_dist_comm *comm, ob_dist_block b
     first->rec = rec;
     first->plan = plan;
     first->err = w->err_plan;
+    first->raw = st->pooling ? raw : NULL;
     ob_dwf_from_models(w->models, blk.n, st->global_batch, 1, w->wf);
     rc = ob_level_solve(comm, w->wf, blk.n, st->global_batch, st->hint_oracle, OB_DIST_PLACE_TOL, &extra,
                         level);
@@ -1718,9 +1752,26 @@ static int ob_ctl_decide(ob_dist_state *st, ob_dist_comm *comm, ob_dist_block bl
     return rc;
 }
 
+/* The block's records pooled with their peers in the last decision's
+ * histogram (ob_pool.h), at the batches held. */
+static const ob_rank_record *ob_ctl_pool(ob_dist_state *st, ob_dist_block blk, const ob_rank_record *rec,
+                                         const long *plan, ob_ctl_work *w)
+{
+    double bref = (double) st->global_batch / (double) st->nranks;
+
+    for (int i = 0; i < blk.n; i++) {
+        w->pooled[i] = rec[i];
+        if (ob_record_ok(&rec[i])) {
+            ob_pool_apply(&st->pool, &rec[i], plan[i], bref, &w->pooled[i]);
+        }
+    }
+    return w->pooled;
+}
+
 int ob_dist_update(ob_dist_state *st, ob_dist_comm *comm, ob_dist_block blk, const ob_rank_record *rec,
                    long *plan, long *offset, ob_decision *d, ob_dist_trace *trace)
 {
+    const ob_rank_record *raw;
     ob_ctl_work w;
     ob_ctl_first first;
     ob_decision dec;
@@ -1738,7 +1789,11 @@ int ob_dist_update(ob_dist_state *st, ob_dist_comm *comm, ob_dist_block blk, con
     if (OMNIBATCH_SUCCESS != (rc = ob_ctl_work_alloc(&w, blk.n))) {
         return rc;
     }
-    rc = ob_ctl_prepare(st, comm, blk, rec, plan, &w, &first, &level);
+    raw = rec;
+    if (st->pooling) {
+        rec = ob_ctl_pool(st, blk, rec, plan, &w);
+    }
+    rc = ob_ctl_prepare(st, comm, blk, rec, raw, plan, &w, &first, &level);
     if (OMNIBATCH_SUCCESS == rc) {
         /* The planner's level moves with this one: the trust region and the
          * second hedge kept it at the last decision's ratio to it. */
@@ -1747,7 +1802,7 @@ int ob_dist_update(ob_dist_state *st, ob_dist_comm *comm, ob_dist_block blk, con
         st->hint_oracle = level;
         rc = ob_ctl_decide(st, comm, blk, rec, plan, offset, &w, &first, &dec, trace);
     }
-    free(w.models);
+    free(w.pooled);
     if (OB_DIST_WARMUP == rc) {
         return OMNIBATCH_SUCCESS;
     }

@@ -1,0 +1,84 @@
+/*
+ * Copyright (c) 2026 The omnibatch authors.
+ *
+ * Pooled speeds: ranks that run alike are planned on what all of them
+ * measured, not each on its own few samples.  MPI-free.
+ *
+ * Why.  With P ranks the step is the slowest of P, so the plan pays the
+ * largest of the P models' errors: at P = 65,536 about 4.3 standard errors,
+ * 4.3 * noise / sqrt(samples), 4.8% after 80 steps at 10% noise, whatever
+ * the controller does with each model alone (the simulator's noise floor).
+ * Clusters are built from few kinds of nodes, so many ranks share one true
+ * speed, and their mean is known sqrt(n) times better than any one of them.
+ *
+ * How.  Each rank's key is the log of its model's time per sample at
+ * bref = B / P, the batch all ranks start from.  The keys fall into bins of
+ * OB_POOL_WIDTH on one fixed grid; per bin the records give, in exact
+ * integer sums, their count and their models (the peers' mean model), the
+ * squared deviations each had from its peers' mean model in the histogram
+ * before and its model's squared error, both where it ran, and the keys'
+ * offsets, squares and errors at bref.  A bin and a neighbour whose mean
+ * model lies within half a bin of it are one set of peers (ranks of one
+ * speed straddling an edge).  The spread of the peers' true speeds, tau^2,
+ * is the mean squared deviation less the mean squared error (at least 0;
+ * from the keys at bref in the first histogram, when the ranks all run
+ * there).  A rank with OB_POOL_MIN_RANKS peers or more, within OB_POOL_Z
+ * deviations of their mean model where it runs, is planned on its own time
+ * there shrunk towards theirs: lambda = tau^2 / (tau^2 + err_i^2) of the
+ * way from theirs to its own, and its split alike (empirical Bayes; James
+ * and Stein).  Ranks of one speed (tau = 0) take the peers' model, split
+ * included (a split fitted from one rank's few batches can be far off;
+ * theirs rests on all); ranks of speeds spread as widely as the bin (a
+ * uniform mix) keep nearly their own.  The level error falls by the same
+ * shrinkage; the share error stays the rank's own.
+ *
+ * The histogram is that of the last decision's records, kept by the
+ * controller: the distributed decision carries it on its first collective,
+ * so that it costs no collective of its own.  A rank whose speed changed
+ * lies in another bin, or far from its bin's mean in its own error, and is
+ * not pooled until its new peers are in the histogram.
+ */
+#ifndef OB_POOL_H
+#define OB_POOL_H
+
+#include <stdint.h>
+
+#include "ob_controller.h"
+
+/* Bins of the log time per sample: 1.25x wide, one grid for every run (no
+ * level is needed to place it: the first decision has none), 96 of them
+ * from 1.25^-84 = 7.4e-9 to 1.25^12 = 14.6 seconds per sample. */
+#define OB_POOL_WIDTH 0.22314355131420976 /* log 1.25 */
+#define OB_POOL_BINS 96
+#define OB_POOL_FIRST_BIN (-84)
+/* Per bin: three counts and six sums (each sum in two 32-bit limbs); pool.c names them. */
+#define OB_POOL_FIELDS 16
+#define OB_POOL_SUMS (OB_POOL_BINS * OB_POOL_FIELDS)
+/* Peers pool from this many ranks on: below, a mean gains little over one rank. */
+#define OB_POOL_MIN_RANKS 16
+/* A rank farther from its peers' mean than this many of its deviations is not like them. */
+#define OB_POOL_Z 5.0
+
+/** One decision's histogram. */
+typedef struct ob_pool {
+    int64_t sums[OB_POOL_SUMS];
+    int have;                    /* 1: sums hold the records of a decision */
+} ob_pool;
+
+/**
+ * \brief Add record \p r of a rank running \p batch samples into \p sums (OB_POOL_SUMS,
+ *        zeroed by the caller; the same layout as ob_pool.sums), keyed at \p bref (B / P), its
+ *        deviation from its peers taken in \p before (NULL or without a histogram: none).
+ *        Ranks with no model, batch 0 or a key off the grid add nothing.
+ */
+void ob_pool_add(int64_t *sums, const ob_pool *before, const ob_rank_record *r, long batch, double bref);
+
+/**
+ * \brief \p out = record \p r of a rank running \p batch samples, pooled with its peers in
+ *        \p pool (a copy of \p r when \p pool holds no histogram or the rank is not pooled).
+ *        \p out may be \p r.
+ * \return 1 if pooled.
+ */
+int ob_pool_apply(const ob_pool *pool, const ob_rank_record *r, long batch, double bref, ob_rank_record *out);
+
+#endif
