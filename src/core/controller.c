@@ -503,13 +503,13 @@ static const ob_rank_record *ob_controller_pool(ob_controller *ctl, const ob_ran
 
     ctl->pooled_ranks = 0;
     for (int i = 0; i < P; i++) {
-        ctl->pooled_ranks += ob_pool_apply(ctl->pool, &records[i], ctl->plan[i], bref, &ctl->pooled[i]);
+        ctl->pooled_ranks += ob_pool_apply(ctl->pool, &records[i], ctl->plan[i], &ctl->pooled[i]);
     }
     memset(next, 0, sizeof *next);
     for (int i = 0; i < P; i++) {
         ob_pool_add(next->sums, ctl->pool, &records[i], ctl->plan[i], bref);
     }
-    next->have = 1;
+    ob_pool_finish(next, bref);
     ctl->pool[0] = *next;
     return ctl->pooled;
 }

@@ -11,32 +11,35 @@
  * Clusters are built from few kinds of nodes, so many ranks share one true
  * speed, and their mean is known sqrt(n) times better than any one of them.
  *
- * How.  Each rank's key is the log of its model's time per sample at
- * bref = B / P, the batch all ranks start from.  The keys fall into bins of
- * OB_POOL_WIDTH on one fixed grid; per bin the records give, in exact
- * integer sums, their count and their models (the peers' mean model), the
- * squared deviations each had from its peers' mean model in the histogram
- * before and its model's squared error, both where it ran, and the keys'
- * offsets, squares and errors at bref.  A bin and a neighbour whose mean
- * model lies within half a bin of it are one set of peers (ranks of one
- * speed straddling an edge).  The spread of the peers' true speeds, tau^2,
- * is the mean squared deviation less the mean squared error (at least 0;
- * from the keys at bref in the first histogram, when the ranks all run
- * there).  A rank with OB_POOL_MIN_RANKS peers or more, within OB_POOL_Z
- * deviations of their mean model where it runs, is planned on its own time
- * there shrunk towards theirs: lambda = tau^2 / (tau^2 + err_i^2) of the
- * way from theirs to its own, and its split alike (empirical Bayes; James
- * and Stein).  Ranks of one speed (tau = 0) take the peers' model, split
- * included (a split fitted from one rank's few batches can be far off;
- * theirs rests on all); ranks of speeds spread as widely as the bin (a
- * uniform mix) keep nearly their own.  The level error falls by the same
- * shrinkage; the share error stays the rank's own.
+ * How.  Each decision's records fill a histogram: each rank goes into a
+ * bin of OB_POOL_WIDTH (one fixed grid) by its model's time per sample at
+ * bref = B / P, the batch all ranks start from, and adds, in exact integer
+ * sums, its model (the bin's mean model), its squared deviation from its
+ * peers' mean model in the histogram before and its model's squared error,
+ * both where it runs, and its key's offset, square and error at bref.  A
+ * rank's peers are the bin whose mean model is nearest its own time where
+ * it runs (there its model is right whatever its split; its key at bref is
+ * off as far as its split is), merged with a neighbour whose mean model
+ * lies within half a bin (ranks of one speed straddling an edge).  The
+ * spread of their true speeds, tau^2, is their mean squared deviation less
+ * their mean squared error (at least 0; in the first histogram, when all
+ * ranks run at bref, from the keys there).  A rank with OB_POOL_MIN_RANKS
+ * peers or more, whose spread is at most OB_POOL_MAX_SPREAD and whose own
+ * time lies within OB_POOL_Z deviations of theirs, is planned on its time
+ * shrunk towards theirs: lambda = tau^2 / (tau^2 + err_i^2) of the way from
+ * theirs to its own, its split alike (empirical Bayes; James and Stein).
+ * Ranks of one speed (tau = 0) take the peers' model, split included (a
+ * split fitted from one rank's few batches can be far off; theirs rests
+ * on all of them); ranks of speeds spread like a continuum keep their own.
+ * The level error falls by the same shrinkage; the share error stays the
+ * rank's own.
  *
  * The histogram is that of the last decision's records, kept by the
  * controller: the distributed decision carries it on its first collective,
- * so that it costs no collective of its own.  A rank whose speed changed
- * lies in another bin, or far from its bin's mean in its own error, and is
- * not pooled until its new peers are in the histogram.
+ * so that it costs no collective of its own (12 KiB more per rank).  A
+ * rank whose speed changed is compared with the peers nearest its new
+ * time in the histogram, one decision old, and pooled with them only if
+ * it lies within OB_POOL_Z of its errors of them.
  */
 #ifndef OB_POOL_H
 #define OB_POOL_H
@@ -51,17 +54,22 @@
 #define OB_POOL_WIDTH 0.22314355131420976 /* log 1.25 */
 #define OB_POOL_BINS 96
 #define OB_POOL_FIRST_BIN (-84)
-/* Per bin: three counts and six sums (each sum in two 32-bit limbs); pool.c names them. */
+/* Per bin: two counts and seven sums (each sum in two 32-bit limbs); pool.c names them. */
 #define OB_POOL_FIELDS 16
 #define OB_POOL_SUMS (OB_POOL_BINS * OB_POOL_FIELDS)
 /* Peers pool from this many ranks on: below, a mean gains little over one rank. */
 #define OB_POOL_MIN_RANKS 16
 /* A rank farther from its peers' mean than this many of its deviations is not like them. */
 #define OB_POOL_Z 5.0
+/* Peers whose true speeds spread more than this (a standard deviation of logs; a quarter of a
+ * bin, where speeds spread evenly over the bin have 0.29 of one) are not pooled. */
+#define OB_POOL_MAX_SPREAD (OB_POOL_WIDTH / 4.0)
 
 /** One decision's histogram. */
 typedef struct ob_pool {
     int64_t sums[OB_POOL_SUMS];
+    double alpha[OB_POOL_BINS];  /* each bin's mean model (ob_pool_finish()) */
+    double beta[OB_POOL_BINS];
     int have;                    /* 1: sums hold the records of a decision */
 } ob_pool;
 
@@ -73,12 +81,15 @@ typedef struct ob_pool {
  */
 void ob_pool_add(int64_t *sums, const ob_pool *before, const ob_rank_record *r, long batch, double bref);
 
+/** \brief Once \p pool->sums hold a decision's records (keyed at \p bref): its bins' mean models. */
+void ob_pool_finish(ob_pool *pool, double bref);
+
 /**
  * \brief \p out = record \p r of a rank running \p batch samples, pooled with its peers in
  *        \p pool (a copy of \p r when \p pool holds no histogram or the rank is not pooled).
  *        \p out may be \p r.
  * \return 1 if pooled.
  */
-int ob_pool_apply(const ob_pool *pool, const ob_rank_record *r, long batch, double bref, ob_rank_record *out);
+int ob_pool_apply(const ob_pool *pool, const ob_rank_record *r, long batch, ob_rank_record *out);
 
 #endif

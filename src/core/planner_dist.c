@@ -1411,7 +1411,7 @@ static void ob_ctl_pool_add(ob_ctl_first *f, ob_msg *msg)
 static void ob_ctl_pool_read(ob_ctl_first *f, const ob_msg *msg)
 {
     memcpy(f->st->pool.sums, &msg->sums[f->at_pool], sizeof f->st->pool.sums);
-    f->st->pool.have = 1;
+    ob_pool_finish(&f->st->pool, (double) f->chk.B / (double) f->st->nranks);
 }
 
 static void ob_ctl_first_add(void *ctx, ob_msg *msg)
@@ -1757,12 +1757,10 @@ static int ob_ctl_decide(ob_dist_state *st, ob_dist_comm *comm, ob_dist_block bl
 static const ob_rank_record *ob_ctl_pool(ob_dist_state *st, ob_dist_block blk, const ob_rank_record *rec,
                                          const long *plan, ob_ctl_work *w)
 {
-    double bref = (double) st->global_batch / (double) st->nranks;
-
     for (int i = 0; i < blk.n; i++) {
         w->pooled[i] = rec[i];
         if (ob_record_ok(&rec[i])) {
-            ob_pool_apply(&st->pool, &rec[i], plan[i], bref, &w->pooled[i]);
+            ob_pool_apply(&st->pool, &rec[i], plan[i], &w->pooled[i]);
         }
     }
     return w->pooled;

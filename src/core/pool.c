@@ -106,26 +106,34 @@ typedef struct ob_pool_peers {
 } ob_pool_peers;
 
 /* Bin \p bin's mean model at batch \p b, in seconds; 0 when it is empty. */
-static double ob_pool_bin_time(const ob_pool *pool, int bin, double b, double bref)
+static double ob_pool_bin_time(const ob_pool *pool, int bin, double b)
 {
-    double n;
-
-    if (bin < 0 || bin >= OB_POOL_BINS || (n = ob_pool_count(pool, bin, OB_POOL_N)) < 1.0) {
+    if (bin < 0 || bin >= OB_POOL_BINS || pool->sums[bin * OB_POOL_FIELDS + OB_POOL_N] < 1) {
         return 0.0;
     }
-    return ob_pool_unit(bin, bref)
-           * (ob_pool_field(pool, bin, OB_POOL_ALPHA) + ob_pool_field(pool, bin, OB_POOL_BETA) * b / bref) / n;
+    return pool->alpha[bin] + pool->beta[bin] * b;
+}
+
+void ob_pool_finish(ob_pool *pool, double bref)
+{
+    for (int bin = 0; bin < OB_POOL_BINS; bin++) {
+        double n = ob_pool_count(pool, bin, OB_POOL_N);
+        double unit = ob_pool_unit(bin, bref);
+
+        pool->alpha[bin] = n > 0.0 ? unit * ob_pool_field(pool, bin, OB_POOL_ALPHA) / n : 0.0;
+        pool->beta[bin] = n > 0.0 ? unit * ob_pool_field(pool, bin, OB_POOL_BETA) / bref / n : 0.0;
+    }
+    pool->have = 1;
 }
 
 /* Bin \p bin into the peers; \p shift: its edge's distance from the rank's bin's, in logs. */
-static void ob_pool_peers_add(ob_pool_peers *p, const ob_pool *pool, int bin, double bref, double shift)
+static void ob_pool_peers_add(ob_pool_peers *p, const ob_pool *pool, int bin, double shift)
 {
     double n = ob_pool_count(pool, bin, OB_POOL_N);
     double key = ob_pool_field(pool, bin, OB_POOL_KEY);
-    double unit = ob_pool_unit(bin, bref);
 
-    p->alpha = (p->alpha * p->n + unit * ob_pool_field(pool, bin, OB_POOL_ALPHA)) / (p->n + n);
-    p->beta = (p->beta * p->n + unit * ob_pool_field(pool, bin, OB_POOL_BETA) / bref) / (p->n + n);
+    p->alpha = (p->alpha * p->n + pool->alpha[bin] * n) / (p->n + n);
+    p->beta = (p->beta * p->n + pool->beta[bin] * n) / (p->n + n);
     p->n += n;
     p->ndev += ob_pool_count(pool, bin, OB_POOL_NDEV);
     p->dev2 += ob_pool_field(pool, bin, OB_POOL_DEV2);
@@ -135,23 +143,47 @@ static void ob_pool_peers_add(ob_pool_peers *p, const ob_pool *pool, int bin, do
     p->kerr2 += ob_pool_field(pool, bin, OB_POOL_KERR2);
 }
 
-static int ob_pool_peers_of(const ob_pool *pool, int bin, double b, double bref, ob_pool_peers *p)
+static int ob_pool_peers_of(const ob_pool *pool, int bin, double b, ob_pool_peers *p)
 {
-    double own = ob_pool_bin_time(pool, bin, b, bref);
+    double own = ob_pool_bin_time(pool, bin, b);
 
     memset(p, 0, sizeof *p);
     if (!(own > 0.0)) {
         return 0;
     }
-    ob_pool_peers_add(p, pool, bin, bref, 0.0);
+    ob_pool_peers_add(p, pool, bin, 0.0);
     for (int side = -1; side <= 1; side += 2) {
-        double t = ob_pool_bin_time(pool, bin + side, b, bref);
+        double t = ob_pool_bin_time(pool, bin + side, b);
 
         if (t > 0.0 && fabs(log(t / own)) < 0.5 * OB_POOL_WIDTH) {
-            ob_pool_peers_add(p, pool, bin + side, bref, side * OB_POOL_WIDTH);
+            ob_pool_peers_add(p, pool, bin + side, side * OB_POOL_WIDTH);
         }
     }
     return p->n >= OB_POOL_MIN_RANKS;
+}
+
+/* The bin whose mean model is nearest the rank's own time \p own at the
+ * batch it runs, where its model is right whatever its split: its key at
+ * bref can be far off when the split is (a rank planned from 47 samples to
+ * 1 and back on a split fitted from batches 64 and 47 read each move as a
+ * 3.7x change of speed, its key at bref 4.7x off, and flipped between the
+ * two for good); -1 when no bin holds OB_POOL_MIN_RANKS. */
+static int ob_pool_nearest(const ob_pool *pool, double own, double b)
+{
+    int best = -1;
+    double best_ratio = HUGE_VAL;
+
+    for (int bin = 0; bin < OB_POOL_BINS; bin++) {
+        double t = ob_pool_bin_time(pool, bin, b);
+        double ratio = t > own ? t / own : own / t;
+
+        /* A bin of a few strays is nobody's peers (its neighbour joins it when it is like it). */
+        if (t > 0.0 && ratio < best_ratio && ob_pool_count(pool, bin, OB_POOL_N) >= OB_POOL_MIN_RANKS) {
+            best = bin;
+            best_ratio = ratio;
+        }
+    }
+    return best;
 }
 
 /* The spread of the true speeds among the peers, as a variance of logs:
@@ -173,20 +205,17 @@ static double ob_pool_tau2(const ob_pool_peers *p)
     return tau2 > 0.0 ? tau2 : 0.0;
 }
 
-/* Rank r's log deviation at batch b from its peers' mean model in \p pool,
- * and its model's error there; 0 when it has no peers there. */
-static int ob_pool_deviation(const ob_pool *pool, const ob_rank_record *r, double b, double bref,
+/* Rank r's log deviation at batch b from its peers' mean model in \p pool
+ * (those of the bin nearest its time there), and its model's error there;
+ * 0 when it has no peers. */
+static int ob_pool_deviation(const ob_pool *pool, const ob_rank_record *r, double b,
                              ob_pool_peers *p, double *dev, double *err)
 {
-    ob_pool_key k;
-    double own;
+    double own = r->alpha + r->beta * b;
+    int bin;
 
-    if (NULL == pool || !pool->have || !(b > 0.0) || !ob_pool_key_of(r, bref, &k)
-        || !ob_pool_peers_of(pool, k.bin, b, bref, p)) {
-        return 0;
-    }
-    own = r->alpha + r->beta * b;
-    if (!(own > 0.0)) {
+    if (NULL == pool || !pool->have || !(b > 0.0) || r->samples <= 0 || !(own > 0.0) || !isfinite(own)
+        || (bin = ob_pool_nearest(pool, own, b)) < 0 || !ob_pool_peers_of(pool, bin, b, p)) {
         return 0;
     }
     *dev = log(own / (p->alpha + p->beta * b));
@@ -212,7 +241,7 @@ void ob_pool_add(int64_t *sums, const ob_pool *before, const ob_rank_record *r, 
     /* The model itself, in units of the bin's edge (both parts below 1.25 of it). */
     ob_pool_fix_add(&s[OB_POOL_ALPHA], r->alpha / k.unit);
     ob_pool_fix_add(&s[OB_POOL_BETA], r->beta * bref / k.unit);
-    if (ob_pool_deviation(before, r, (double) batch, bref, &peers, &dev, &err)) {
+    if (ob_pool_deviation(before, r, (double) batch, &peers, &dev, &err)) {
         s[OB_POOL_NDEV] += 1;
         ob_pool_fix_add(&s[OB_POOL_DEV2], dev * dev);
         ob_pool_fix_add(&s[OB_POOL_ERR2], err * err);
@@ -237,7 +266,7 @@ static void ob_pool_set_error(ob_rank_record *r, double b, double err)
     r->rel_error = err;
 }
 
-int ob_pool_apply(const ob_pool *pool, const ob_rank_record *r, long batch, double bref, ob_rank_record *out)
+int ob_pool_apply(const ob_pool *pool, const ob_rank_record *r, long batch, ob_rank_record *out)
 {
     ob_pool_peers p;
     double b = (double) batch;
@@ -246,10 +275,15 @@ int ob_pool_apply(const ob_pool *pool, const ob_rank_record *r, long batch, doub
     if (out != r) {
         *out = *r;
     }
-    if (!ob_pool_deviation(pool, r, b, bref, &p, &dev, &err)) {
+    if (!ob_pool_deviation(pool, r, b, &p, &dev, &err)) {
         return 0;
     }
     tau2 = ob_pool_tau2(&p);
+    /* Peers whose speeds spread like a continuum are not one kind of node:
+     * their mean is up to half a bin from a rank at its edge. */
+    if (tau2 > OB_POOL_MAX_SPREAD * OB_POOL_MAX_SPREAD) {
+        return 0;
+    }
     /* The peers' mean model's own error: their spread over their count. */
     mean2 = (tau2 + (p.ndev >= OB_POOL_MIN_RANKS ? p.err2 / p.ndev : p.kerr2 / p.n)) / p.n;
     if (dev * dev > OB_POOL_Z * OB_POOL_Z * (err * err + tau2 + mean2)) {

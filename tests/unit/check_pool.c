@@ -61,14 +61,14 @@ static void histogram(ob_pool *pool, const ob_rank_record *rec, int n, int twice
     for (int i = 0; i < n; i++) {
         ob_pool_add(first.sums, NULL, &rec[i], BATCH, BATCH);
     }
-    first.have = 1;
+    ob_pool_finish(&first, BATCH);
     *pool = first;
     if (twice) {
         memset(pool, 0, sizeof *pool);
         for (int i = 0; i < n; i++) {
             ob_pool_add(pool->sums, &first, &rec[i], BATCH, BATCH);
         }
-        pool->have = 1;
+        ob_pool_finish(pool, BATCH);
     }
 }
 
@@ -94,7 +94,7 @@ START_TEST(test_ranks_of_one_speed_take_their_mean)
         for (int i = 0; i < NRANKS; i++) {
             ob_rank_record out;
 
-            ck_assert_int_eq(ob_pool_apply(&pool, &rec[i], BATCH, BATCH, &out), 1);
+            ck_assert_int_eq(ob_pool_apply(&pool, &rec[i], BATCH, &out), 1);
             worst_own = fmax(worst_own, fabs(log(time_at(&rec[i], BATCH) / truth)));
             worst_pooled = fmax(worst_pooled, fabs(log(time_at(&out, BATCH) / truth)));
             /* Its error now that of the mean, and its split the peers'. */
@@ -126,7 +126,7 @@ START_TEST(test_speeds_spread_across_the_bin_keep_nearly_their_own)
     for (int i = 0; i < NRANKS; i++) {
         ob_rank_record out;
 
-        pooled += ob_pool_apply(&pool, &rec[i], BATCH, BATCH, &out);
+        pooled += ob_pool_apply(&pool, &rec[i], BATCH, &out);
         /* lambda = tau^2 / (tau^2 + err^2) >= 0.9: moved by at most a tenth of its distance from the mean. */
         ck_assert_double_lt(fabs(log(time_at(&out, BATCH) / time_at(&rec[i], BATCH))), 0.02);
         ck_assert_double_gt(ob_controller_error_at(&out, BATCH), 0.009);
@@ -152,13 +152,13 @@ START_TEST(test_a_rank_unlike_its_peers_is_left_alone)
     odd.alpha = alpha / 1.08;
     odd.beta = beta / 1.08;
     odd.rel_error = 0.01;
-    ck_assert_int_eq(ob_pool_apply(&pool, &odd, BATCH, BATCH, &out), 0);
+    ck_assert_int_eq(ob_pool_apply(&pool, &odd, BATCH, &out), 0);
     ck_assert_int_eq(0, memcmp(&odd, &out, sizeof out));
     /* No histogram, or too few peers: nothing pooled either. */
     memset(&pool, 0, sizeof pool);
-    ck_assert_int_eq(ob_pool_apply(&pool, &rec[1], BATCH, BATCH, &out), 0);
+    ck_assert_int_eq(ob_pool_apply(&pool, &rec[1], BATCH, &out), 0);
     histogram(&pool, rec, OB_POOL_MIN_RANKS - 1, 1);
-    ck_assert_int_eq(ob_pool_apply(&pool, &rec[1], BATCH, BATCH, &out), 0);
+    ck_assert_int_eq(ob_pool_apply(&pool, &rec[1], BATCH, &out), 0);
 }
 END_TEST
 
