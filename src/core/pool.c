@@ -92,17 +92,17 @@ static double ob_pool_count(const ob_pool *pool, int bin, int field)
 /* ------------------------------------------------------------------ */
 /* Peers                                                                */
 
-/* A rank's peers in a histogram: its bin, with a neighbouring bin whose
- * mean model lies within half a bin of its own (ranks of one speed whose
- * keys straddle an edge: each side alone would be a mean of the ranks
- * selected by their errors, biased towards that side), if they are
- * OB_POOL_MIN_RANKS or more. */
+/* A rank's peers in a histogram: the bin chosen for it (ob_pool_nearest()),
+ * with a neighbouring bin whose mean model lies within half a bin of that
+ * one's (ranks of one speed whose keys straddle an edge: each side alone
+ * would be a mean of the ranks selected by their errors, biased towards
+ * that side), if they are OB_POOL_MIN_RANKS or more. */
 typedef struct ob_pool_peers {
     double n;
     double alpha;                /* their mean model, seconds */
     double beta;
     double ndev, dev2, err2;     /* the sums of their deviations' fields */
-    double key, key2, kerr2;     /* the sums of their keys' fields, offsets from the rank's bin's edge */
+    double key, key2, kerr2;     /* the sums of their keys' fields, offsets from the chosen bin's edge */
 } ob_pool_peers;
 
 /* Bin \p bin's mean model at batch \p b, in seconds; 0 when it is empty. */
@@ -126,7 +126,7 @@ void ob_pool_finish(ob_pool *pool, double bref)
     pool->have = 1;
 }
 
-/* Bin \p bin into the peers; \p shift: its edge's distance from the rank's bin's, in logs. */
+/* Bin \p bin into the peers; \p shift: its edge's distance from the chosen bin's, in logs. */
 static void ob_pool_peers_add(ob_pool_peers *p, const ob_pool *pool, int bin, double shift)
 {
     double n = ob_pool_count(pool, bin, OB_POOL_N);
@@ -164,8 +164,8 @@ static int ob_pool_peers_of(const ob_pool *pool, int bin, double b, ob_pool_peer
 
 /* The bin whose mean model is nearest the rank's own time \p own at the
  * batch it runs, where its model is right whatever its split: its key at
- * bref can be far off when the split is (a rank planned from 47 samples to
- * 1 and back on a split fitted from batches 64 and 47 read each move as a
+ * bref can be far off when the split is (a rank planned from batch 47 to 1
+ * and back on a split fitted from batches 64 and 47 read each move as a
  * 3.7x change of speed, its key at bref 4.7x off, and flipped between the
  * two for good); -1 when no bin holds OB_POOL_MIN_RANKS. */
 static int ob_pool_nearest(const ob_pool *pool, double own, double b)
