@@ -241,6 +241,11 @@ static int ob_api_dist_decide(struct omnibatch_context *c, const ob_rank_record 
     }
     ob_log_debug(3, "rank %d: distributed decision: %ld collectives, %ld bytes sent", c->rank, comm.collectives,
                  comm.bytes);
+    if (c->dist.pooled > 0 && !c->dist_pooled_said) {
+        c->dist_pooled_said = 1;
+        ob_log_debug(1, "rank %d: planned on pooled speeds from step %ld (OMNIBATCH_POOL)", c->rank,
+                     c->next_global_step);
+    }
     if (c->opt.verify && d->t_optimum > 0.0) {
         if (OMNIBATCH_SUCCESS != (rc = ob_api_dist_same(c, c->dist.digest, "decisions"))
             || OMNIBATCH_SUCCESS != (rc = ob_api_dist_check_central(c, &trace))) {

@@ -81,6 +81,7 @@ struct omnibatch_context {
 
     /* The distributed decision (api_dist.c): 0 not chosen yet, 1 on, -1 off (central). */
     int dist_chosen;
+    int dist_pooled_said;        /* the debug line "planned on pooled speeds" was written */
     ob_dist_state dist;
 
     /* OMNIBATCH_WAIT=sleep: the gradient allreduce waits with naps (api_gradient.c). */

@@ -130,6 +130,7 @@ typedef struct ob_dist_state {
     uint64_t digest;             /* of every global value of the last decision */
     int pooling;                 /* 1 (the default): plan on pooled speeds (ob_pool.h) */
     ob_pool pool;                /* the last decision's histogram, from its first collective */
+    long pooled;                 /* ranks of this process's block planned on pooled speeds, last decision */
 } ob_dist_state;
 
 /** What the planner's step saw on one rank: OMNIBATCH_VERIFY gathers it to compare with the central planner. */

@@ -25,7 +25,7 @@
  * their mean squared error (at least 0; in the first histogram, when all
  * ranks run at bref, from the keys there).  A rank with OB_POOL_MIN_RANKS
  * peers or more, whose spread is at most OB_POOL_MAX_SPREAD and whose own
- * time lies within OB_POOL_Z deviations of theirs, is planned on its time
+ * time lies within OB_POOL_Z deviations and one bin of theirs, is planned on its time
  * shrunk towards theirs: lambda = tau^2 / (tau^2 + err_i^2) of the way from
  * theirs to its own, its split alike (empirical Bayes; James and Stein).
  * Ranks of one speed (tau = 0) take the peers' model, split included (a

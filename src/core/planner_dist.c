@@ -1757,10 +1757,11 @@ static int ob_ctl_decide(ob_dist_state *st, ob_dist_comm *comm, ob_dist_block bl
 static const ob_rank_record *ob_ctl_pool(ob_dist_state *st, ob_dist_block blk, const ob_rank_record *rec,
                                          const long *plan, ob_ctl_work *w)
 {
+    st->pooled = 0;
     for (int i = 0; i < blk.n; i++) {
         w->pooled[i] = rec[i];
         if (ob_record_ok(&rec[i])) {
-            ob_pool_apply(&st->pool, &rec[i], plan[i], &w->pooled[i]);
+            st->pooled += ob_pool_apply(&st->pool, &rec[i], plan[i], &w->pooled[i]);
         }
     }
     return w->pooled;

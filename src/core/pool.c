@@ -286,7 +286,10 @@ int ob_pool_apply(const ob_pool *pool, const ob_rank_record *r, long batch, ob_r
     }
     /* The peers' mean model's own error: their spread over their count. */
     mean2 = (tau2 + (p.ndev >= OB_POOL_MIN_RANKS ? p.err2 / p.ndev : p.kerr2 / p.n)) / p.n;
-    if (dev * dev > OB_POOL_Z * OB_POOL_Z * (err * err + tau2 + mean2)) {
+    /* Not like them: beyond OB_POOL_Z of its deviations, or a bin away
+     * whatever its error says (a slow rank whose model errs by 30% is not
+     * one of the fast ones 4x off). */
+    if (dev * dev > OB_POOL_Z * OB_POOL_Z * (err * err + tau2 + mean2) || fabs(dev) > OB_POOL_WIDTH) {
         return 0;
     }
     lambda = tau2 + err * err > 0.0 ? tau2 / (tau2 + err * err) : 1.0;
