@@ -502,12 +502,12 @@ static const ob_rank_record *ob_controller_pool(ob_controller *ctl, const ob_ran
     ob_pool *next = &ctl->pool[1];
 
     ctl->pooled_ranks = 0;
-    for (int i = 0; i < P; i++) {
-        ctl->pooled_ranks += ob_pool_apply(ctl->pool, &records[i], ctl->plan[i], &ctl->pooled[i]);
-    }
     memset(next, 0, sizeof *next);
     for (int i = 0; i < P; i++) {
-        ob_pool_add(next->sums, ctl->pool, &records[i], ctl->plan[i], bref);
+        ob_pool_seen seen;
+
+        ctl->pooled_ranks += ob_pool_apply(ctl->pool, &records[i], ctl->plan[i], &ctl->pooled[i], &seen);
+        ob_pool_add(next->sums, &records[i], ctl->plan[i], bref, &seen);
     }
     ob_pool_finish(next, bref);
     ctl->pool[0] = *next;

@@ -73,13 +73,12 @@ typedef struct ob_pool {
     int have;                    /* 1: sums hold the records of a decision */
 } ob_pool;
 
-/**
- * \brief Add record \p r of a rank running \p batch samples into \p sums (OB_POOL_SUMS,
- *        zeroed by the caller; the same layout as ob_pool.sums), keyed at \p bref (B / P), its
- *        deviation from its peers taken in \p before (NULL or without a histogram: none).
- *        Ranks with no model, batch 0 or a key off the grid add nothing.
- */
-void ob_pool_add(int64_t *sums, const ob_pool *before, const ob_rank_record *r, long batch, double bref);
+/** Where a rank stood against its peers in a histogram (ob_pool_apply()), for the next one. */
+typedef struct ob_pool_seen {
+    int known;                   /* 0: it had no peers there */
+    double dev;                  /* log of its time over its peers' mean model's, where it runs */
+    double err;                  /* its model's relative error there */
+} ob_pool_seen;
 
 /** \brief Once \p pool->sums hold a decision's records (keyed at \p bref): its bins' mean models. */
 void ob_pool_finish(ob_pool *pool, double bref);
@@ -88,8 +87,18 @@ void ob_pool_finish(ob_pool *pool, double bref);
  * \brief \p out = record \p r of a rank running \p batch samples, pooled with its peers in
  *        \p pool (a copy of \p r when \p pool holds no histogram or the rank is not pooled).
  *        \p out may be \p r.
+ * \param[out] seen  (may be NULL) its deviation from its peers, for ob_pool_add().
  * \return 1 if pooled.
  */
-int ob_pool_apply(const ob_pool *pool, const ob_rank_record *r, long batch, ob_rank_record *out);
+int ob_pool_apply(const ob_pool *pool, const ob_rank_record *r, long batch, ob_rank_record *out,
+                  ob_pool_seen *seen);
+
+/**
+ * \brief Add record \p r of a rank running \p batch samples into \p sums (OB_POOL_SUMS,
+ *        zeroed by the caller; the same layout as ob_pool.sums), keyed at \p bref (B / P), with
+ *        its deviation from its peers in the histogram before as ob_pool_apply() found it
+ *        (\p seen; NULL: none).  Ranks with no model, batch 0 or a key off the grid add nothing.
+ */
+void ob_pool_add(int64_t *sums, const ob_rank_record *r, long batch, double bref, const ob_pool_seen *seen);
 
 #endif

@@ -1377,6 +1377,7 @@ typedef struct ob_ctl_first {
     ob_emax now;                 /* expected step time of the plan held: bounds here, sums next */
     ob_msg *grid;                /* where the sums of the next collective go */
     const ob_rank_record *raw;   /* the records as measured, for the next histogram (NULL: none) */
+    const ob_pool_seen *seen;    /* where each stood against its peers (ob_ctl_pool()) */
     int at_pool;
 } ob_ctl_first;
 
@@ -1403,7 +1404,7 @@ static void ob_ctl_pool_add(ob_ctl_first *f, ob_msg *msg)
     f->at_pool = ob_msg_sum_at(msg, OB_POOL_SUMS);
     for (int i = 0; i < f->chk.blk.n; i++) {
         if (ob_record_ok(&f->raw[i])) {
-            ob_pool_add(&msg->sums[f->at_pool], &f->st->pool, &f->raw[i], f->plan[i], bref);
+            ob_pool_add(&msg->sums[f->at_pool], &f->raw[i], f->plan[i], bref, &f->seen[i]);
         }
     }
 }
@@ -1583,12 +1584,13 @@ typedef struct ob_ctl_work {
     long *next;                  /* n */
     long *off;                   /* n */
     ob_rank_record *pooled;      /* n: the records planned on */
+    ob_pool_seen *seen;          /* n: where each stood against its peers */
 } ob_ctl_work;
 
 static int ob_ctl_work_alloc(ob_ctl_work *w, int n)
 {
     size_t bytes = (size_t) n * (sizeof(ob_rank_model) + sizeof(ob_dwf) + 2 * sizeof(double) + 2 * sizeof(long)
-                                 + sizeof(ob_rank_record));
+                                 + sizeof(ob_rank_record) + sizeof(ob_pool_seen));
     char *p = malloc(bytes);
 
     if (NULL == p) {
@@ -1601,6 +1603,7 @@ static int ob_ctl_work_alloc(ob_ctl_work *w, int n)
     w->err_plan = w->err + n;
     w->next = (long *) (void *) (w->err_plan + n);
     w->off = w->next + n;
+    w->seen = (ob_pool_seen *) (void *) (w->off + n);
     return OMNIBATCH_SUCCESS;
 }
 
@@ -1658,6 +1661,7 @@ static int ob_ctl_prepare(ob_dist_state *st, ob_dist_comm *comm, ob_dist_block b
     first->plan = plan;
     first->err = w->err_plan;
     first->raw = st->pooling ? raw : NULL;
+    first->seen = w->seen;
     ob_dwf_from_models(w->models, blk.n, st->global_batch, 1, w->wf);
     rc = ob_level_solve(comm, w->wf, blk.n, st->global_batch, st->hint_oracle, OB_DIST_PLACE_TOL, &extra,
                         level);
@@ -1760,8 +1764,9 @@ static const ob_rank_record *ob_ctl_pool(ob_dist_state *st, ob_dist_block blk, c
     st->pooled = 0;
     for (int i = 0; i < blk.n; i++) {
         w->pooled[i] = rec[i];
+        w->seen[i].known = 0;
         if (ob_record_ok(&rec[i])) {
-            st->pooled += ob_pool_apply(&st->pool, &rec[i], plan[i], &w->pooled[i]);
+            st->pooled += ob_pool_apply(&st->pool, &rec[i], plan[i], &w->pooled[i], &w->seen[i]);
         }
     }
     return w->pooled;

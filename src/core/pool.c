@@ -190,17 +190,20 @@ static int ob_pool_nearest(const ob_pool *pool, double own, double b)
  * from the deviations they had from their mean model where they ran, less
  * their models' own errors there; without those (the first histogram),
  * from their keys at bref, less their models' errors there (while the
- * ranks run near bref, as at the start, the two agree). */
-static double ob_pool_tau2(const ob_pool_peers *p)
+ * ranks run near bref, as at the start, the two agree).  *err2: the
+ * peers' mean squared error of the same kind. */
+static double ob_pool_tau2(const ob_pool_peers *p, double *err2)
 {
     double tau2;
 
     if (p->ndev >= OB_POOL_MIN_RANKS) {
-        tau2 = (p->dev2 - p->err2) / p->ndev;
+        *err2 = p->err2 / p->ndev;
+        tau2 = p->dev2 / p->ndev - *err2;
     } else {
         double mean = p->key / p->n;
 
-        tau2 = p->key2 / p->n - mean * mean - p->kerr2 / p->n;
+        *err2 = p->kerr2 / p->n;
+        tau2 = p->key2 / p->n - mean * mean - *err2;
     }
     return tau2 > 0.0 ? tau2 : 0.0;
 }
@@ -226,11 +229,10 @@ static int ob_pool_deviation(const ob_pool *pool, const ob_rank_record *r, doubl
 /* ------------------------------------------------------------------ */
 /* The histogram and the pooled records                                 */
 
-void ob_pool_add(int64_t *sums, const ob_pool *before, const ob_rank_record *r, long batch, double bref)
+void ob_pool_add(int64_t *sums, const ob_rank_record *r, long batch, double bref, const ob_pool_seen *seen)
 {
     ob_pool_key k;
-    ob_pool_peers peers;
-    double dev, err, kerr;
+    double kerr;
     int64_t *s;
 
     if (batch <= 0 || !ob_pool_key_of(r, bref, &k)) {
@@ -241,10 +243,10 @@ void ob_pool_add(int64_t *sums, const ob_pool *before, const ob_rank_record *r, 
     /* The model itself, in units of the bin's edge (both parts below 1.25 of it). */
     ob_pool_fix_add(&s[OB_POOL_ALPHA], r->alpha / k.unit);
     ob_pool_fix_add(&s[OB_POOL_BETA], r->beta * bref / k.unit);
-    if (ob_pool_deviation(before, r, (double) batch, &peers, &dev, &err)) {
+    if (NULL != seen && seen->known) {
         s[OB_POOL_NDEV] += 1;
-        ob_pool_fix_add(&s[OB_POOL_DEV2], dev * dev);
-        ob_pool_fix_add(&s[OB_POOL_ERR2], err * err);
+        ob_pool_fix_add(&s[OB_POOL_DEV2], seen->dev * seen->dev);
+        ob_pool_fix_add(&s[OB_POOL_ERR2], seen->err * seen->err);
     }
     kerr = ob_controller_error_at(r, bref);
     ob_pool_fix_add(&s[OB_POOL_KEY], k.offset);
@@ -266,26 +268,34 @@ static void ob_pool_set_error(ob_rank_record *r, double b, double err)
     r->rel_error = err;
 }
 
-int ob_pool_apply(const ob_pool *pool, const ob_rank_record *r, long batch, ob_rank_record *out)
+int ob_pool_apply(const ob_pool *pool, const ob_rank_record *r, long batch, ob_rank_record *out,
+                  ob_pool_seen *seen)
 {
     ob_pool_peers p;
     double b = (double) batch;
-    double dev, err, tau2, mean2, lambda, err2, t, share;
+    double dev = 0.0, err = 0.0, tau2, mean2, lambda, err2, t, share;
+    int known;
 
     if (out != r) {
         *out = *r;
     }
-    if (!ob_pool_deviation(pool, r, b, &p, &dev, &err)) {
+    known = ob_pool_deviation(pool, r, b, &p, &dev, &err);
+    if (NULL != seen) {
+        seen->known = known;
+        seen->dev = dev;
+        seen->err = err;
+    }
+    if (!known) {
         return 0;
     }
-    tau2 = ob_pool_tau2(&p);
+    tau2 = ob_pool_tau2(&p, &mean2);
     /* Peers whose speeds spread like a continuum are not one kind of node:
      * their mean is up to half a bin from a rank at its edge. */
     if (tau2 > OB_POOL_MAX_SPREAD * OB_POOL_MAX_SPREAD) {
         return 0;
     }
     /* The peers' mean model's own error: their spread over their count. */
-    mean2 = (tau2 + (p.ndev >= OB_POOL_MIN_RANKS ? p.err2 / p.ndev : p.kerr2 / p.n)) / p.n;
+    mean2 = (tau2 + mean2) / p.n;
     /* Not like them: beyond OB_POOL_Z of its deviations, or a bin away
      * whatever its error says (a slow rank whose model errs by 30% is not
      * one of the fast ones 4x off). */
