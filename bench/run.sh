@@ -40,6 +40,13 @@
 #   --scenarios LIST of headline,hl2,hl4,hl8,ramp,transient,vanish (default all)
 #   --slowdown X     the emulation's slowdown, the same for every run
 #                    (default 12 / online processors, at least 1: 6 on 2 cores)
+#   --emulate cost|cpu  what an emulated step's length comes from.  cost (the
+#                    default): a cost per step and per sample measured once per
+#                    scenario (hetsgd --calibrate) and given to every policy's
+#                    run (hetsgd --cost), so that all emulate the same cluster
+#                    and a step's length follows its batch and speed alone;
+#                    cpu: each step's own CPU time (ranks sharing cores then
+#                    see their CPU time's jitter as changes of speed)
 #   --no-overhead    skip bench/overhead/run.sh
 #   --no-simulate    skip bench/simulate
 #   --no-quota       skip the quota scenario
@@ -60,6 +67,7 @@ mode=default
 repeat=
 scenarios=
 slowdown=
+emulate=cost
 overhead=yes
 simulate=yes
 quota=yes
@@ -82,6 +90,8 @@ while [ "$#" -gt 0 ]; do
     --repeat) need_value "$@"; repeat=$2; shift 2 ;;
     --scenarios) need_value "$@"; scenarios=$2; shift 2 ;;
     --slowdown) need_value "$@"; slowdown=$2; shift 2 ;;
+    --emulate) need_value "$@"; emulate=$2; shift 2
+        case $emulate in cost|cpu) ;; *) die "--emulate '$emulate': expected cost or cpu" ;; esac ;;
     --no-overhead) overhead=no; shift ;;
     --no-simulate) simulate=no; shift ;;
     --no-quota) quota=no; shift ;;
@@ -257,12 +267,27 @@ for s in $scenarios; do
     total=$((total + repeat * $(echo $policies | wc -w)))
 done
 
-echo "bench: $NP ranks (emulated speeds, slowdown $slowdown on $ncpu online processors), $mode mode," \
+echo "bench: $NP ranks (emulated speeds, slowdown $slowdown on $ncpu online processors, step lengths" \
+     "from $([ cost = "$emulate" ] && echo "a cost calibrated once per scenario" || echo "each step's CPU time"))," \
+     "$mode mode," \
      "$repeat repetition(s), scenarios: $(echo $scenarios | tr ' ' ',')"
 echo "bench: data $data; output in $out"
 done_runs=0
 for s in $scenarios; do
     scenario_setup "$s"
+    cost_args=
+    if [ cost = "$emulate" ]; then
+        # One calibration for every policy and repetition of the scenario.
+        rc=0
+        # shellcheck disable=SC2086
+        set -- "$hetsgd" --data "$data" $common $args --slowdown "$slowdown" --calibrate
+        OB_MPI_TIMEOUT=${OB_MPI_TIMEOUT:-$timeout} "$launcher" "$NP" "$@" >"$runs/$s.calibrate.log" 2>&1 || rc=$?
+        [ 0 -eq "$rc" ] || fail_run "$s calibration" "$rc" "$runs/$s.calibrate.log" "$launcher" "$NP" "$@"
+        cost=$(sed -n 's/^hetsgd: cost \([^ ]*\)$/\1/p' "$runs/$s.calibrate.log")
+        [ -n "$cost" ] || fail_run "$s calibration (no cost line)" 0 "$runs/$s.calibrate.log" "$launcher" "$NP" "$@"
+        cost_args="--cost $cost"
+        echo "bench: $s: cost $cost (seconds per step, per sample)"
+    fi
     rep=1
     while [ "$rep" -le "$repeat" ]; do
         # shellcheck disable=SC2086
@@ -272,7 +297,7 @@ for s in $scenarios; do
             t0=$(date +%s)
             rc=0
             # shellcheck disable=SC2086
-            set -- "$hetsgd" --data "$data" $common $args --policy "$p" --slowdown "$slowdown" \
+            set -- "$hetsgd" --data "$data" $common $args --policy "$p" --slowdown "$slowdown" $cost_args \
                 --trace "$base.csv" --summary "$base.summary"
             OB_MPI_TIMEOUT=${OB_MPI_TIMEOUT:-$timeout} "$launcher" "$NP" "$@" >"$base.log" 2>&1 || rc=$?
             [ 0 -eq "$rc" ] || fail_run "$s/$p run $rep" "$rc" "$base.log" "$launcher" "$NP" "$@"

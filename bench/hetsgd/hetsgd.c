@@ -310,6 +310,13 @@ static void calibrate(run *r)
     large = large < r->hi ? large : r->hi;
     small = small < large ? small : large;
     measure_contention(r);
+    if (r->opt.has_cost) {       /* given: every policy of a comparison emulates the same cluster */
+        for (int i = 0; i < r->P; i++) {
+            r->alpha0[i] = r->opt.cost[0];
+            r->beta0[i] = r->opt.cost[1];
+        }
+        return;
+    }
     t_small = time_pass(r, small);
     t_large = time_pass(r, large);
     if (large > small) {
@@ -550,7 +557,10 @@ static void train(run *r)
         if (r->opt.bind) {
             hetsgd_sleep_until(ob_now() + r->opt.alpha);
         } else {
-            hetsgd_sleep_until(w0 + hetsgd_emulated_seconds(cpu, my_speed, r->slowdown, r->opt.alpha));
+            /* With --cost the step's length is its cost's, not its CPU time's. */
+            double charged = r->opt.has_cost ? r->opt.cost[0] + r->opt.cost[1] * (double) st.count : cpu;
+
+            hetsgd_sleep_until(w0 + hetsgd_emulated_seconds(charged, my_speed, r->slowdown, r->opt.alpha));
         }
         omnibatch_compute_end(r->ctx);
         w1 = ob_now();
@@ -651,7 +661,8 @@ static int report(run *r, const double *all)
     hetsgd_recovery_stats rec, bal;
     double mean_step, steady_step, pred_ratio, pred_optimum, balance_steady, final_mean;
     long final_used = 0, final_from = -1;
-    long overruns = r->opt.bind ? 0 : hetsgd_overrun_steps(all, steps, r->P, r->slowdown, r->opt.alpha);
+    long overruns = r->opt.bind ? 0 : hetsgd_overrun_steps(all, steps, r->P, r->slowdown, r->opt.alpha,
+                                                                 r->opt.has_cost ? r->opt.cost : NULL);
     double overrun_share = (double) overruns / (double) steps;
     char speeds[512];
     char devices[512];
@@ -769,7 +780,7 @@ static int report(run *r, const double *all)
              "model_recover_changes=%d model_recover_worst=%ld model_recover_mean=%.2f "
              "model_recover_unrecovered=%d "
              "omnilearn_overfull=%d omnilearn_excess_max=%ld omnilearn_fit=trim-largest "
-             "cpu_per_sample_s=%.4g cpu_per_step_s=%.4g contention=%.3g overrun_share=%.4f",
+             "cpu_per_sample_s=%.4g cpu_per_step_s=%.4g contention=%.3g overrun_share=%.4f emulate=%s",
              hetsgd_policy_name(r->opt.policy), r->P, speeds, devices, hetsgd_schedule_name(r->opt.schedule),
              r->opt.alpha, r->slowdown, r->opt.bind, r->B, r->opt.lr, r->opt.momentum,
              (unsigned long long) r->opt.seed, r->N, steps, r->steps_per_epoch, warmup, r->opt.target,
@@ -778,7 +789,7 @@ static int report(run *r, const double *all)
              balance_steady, bal.initial, bal.changes, bal.worst, bal.mean, bal.unrecovered,
              pred_ratio, pred_optimum, rec.initial, rec.changes, rec.worst, rec.mean, rec.unrecovered,
              r->ol_overfull, r->ol_excess_max, r->beta0[0], r->alpha0[0], r->contention,
-             overrun_share);
+             overrun_share, r->opt.bind ? "none" : r->opt.has_cost ? "cost" : "cpu");
     printf("hetsgd: summary %s\n", line);
     if (NULL != r->opt.summary) {
         FILE *f = fopen(r->opt.summary, "a");
@@ -1036,6 +1047,12 @@ static void print_setup(const run *r)
     if (r->opt.bind) {
         printf("hetsgd: bound with hwloc, OpenBLAS threads = cores; measured compute %.3g s/sample "
                "+ %.3g s/step on rank 0\n", r->beta0[0], r->alpha0[0]);
+    } else if (r->opt.has_cost) {
+        printf("hetsgd: emulated: step = (%.4g + %.4g x samples) s x %.4g / speed + %g s, the cost of "
+               "--cost (the real compute runs inside it); slowdown %s (this node: demand %.3g cores of "
+               "%ld online; all ranks computing at once ran %.2fx their CPU time)\n",
+               r->opt.cost[0], r->opt.cost[1], r->slowdown, r->opt.alpha,
+               r->opt.slowdown > 0.0 ? "chosen" : "auto", r->node_demand, r->node_cores, r->contention);
     } else {
         printf("hetsgd: emulated: step = CPU time x %.4g / speed + %g s; slowdown %s (this node: "
                "demand %.3g cores of %ld online; all ranks computing at once ran %.2fx their CPU "
@@ -1106,7 +1123,12 @@ int main(int argc, char **argv)
         return OMNIBATCH_SUCCESS != rc ? 2 : 0;
     }
     rc = setup(&r);
-    if (OMNIBATCH_SUCCESS == rc) {
+    if (OMNIBATCH_SUCCESS == rc && r.opt.calibrate) {
+        /* The ranks' mean, as the oracle's models take it (calibrate()). */
+        if (0 == r.rank) {
+            printf("hetsgd: cost %.6g,%.6g\n", r.alpha0[0], r.beta0[0]);
+        }
+    } else if (OMNIBATCH_SUCCESS == rc) {
         if (0 == r.rank) {
             print_setup(&r);
         }

@@ -24,6 +24,11 @@ static const char usage_text[] =
     "  --slowdown X     slow every emulated rank X times, X >= 1, or auto: 1.25 x the speeds of\n"
     "                   the ranks sharing a node / its processors (default auto); give every\n"
     "                   policy of a comparison the same value\n"
+    "  --cost A,B       emulate from this cost, the same for every step and rank: a step of n\n"
+    "                   samples lasts (A + B n) x slowdown / speed + alpha seconds (the real\n"
+    "                   compute still runs inside it); default: the step's own CPU time instead\n"
+    "  --calibrate      print the cost measured at start-up as 'hetsgd: cost A,B' and stop (give\n"
+    "                   it to --cost of every policy of a comparison)\n"
     "  --bind           bind rank i to speeds_i cores (hwloc) with as many OpenBLAS threads;\n"
     "                   no emulation\n"
     "  --devices LIST   cpu or gpu per rank, e.g. cpu,cpu,cpu,gpu (default all cpu); a gpu rank\n"
@@ -173,6 +178,30 @@ static int parse_devices(const char *text, hetsgd_options *o)
     }
 }
 
+/* "A,B": seconds per step and per sample of CPU, A >= 0, B > 0. */
+static int parse_cost(const char *text, hetsgd_options *o)
+{
+    char *end;
+    double a, b;
+
+    errno = 0;
+    a = strtod(text, &end);
+    if (end != text && ',' == *end) {
+        const char *second = end + 1;
+
+        b = strtod(second, &end);
+        if (end != second && '\0' == *end && 0 == errno && isfinite(a) && isfinite(b) && a >= 0.0 &&
+            a <= 60.0 && b > 0.0 && b <= 60.0) {
+            o->cost[0] = a;
+            o->cost[1] = b;
+            o->has_cost = 1;
+            return OMNIBATCH_SUCCESS;
+        }
+    }
+    return ob_fail(OMNIBATCH_ERR_ARG, "--cost '%s': expected A,B: seconds per step in [0, 60] and per "
+                   "sample in (0, 60], e.g. 0.0005,2e-5 (what --calibrate prints)", text);
+}
+
 /* The number of gpu entries of --devices. */
 static int count_gpus(const hetsgd_options *o)
 {
@@ -224,6 +253,10 @@ static int check_combinations(const hetsgd_options *o)
         return ob_fail(OMNIBATCH_ERR_ARG, "--bind with --schedule %s: --bind takes --schedule none only",
                        hetsgd_schedule_name(o->schedule));
     }
+    if (o->bind && (o->has_cost || o->calibrate)) {
+        return ob_fail(OMNIBATCH_ERR_ARG, "--bind with --%s: bound ranks are not emulated",
+                       o->has_cost ? "cost" : "calibrate");
+    }
     if (count_gpus(o) > 0 && !o->bind) {
         return ob_fail(OMNIBATCH_ERR_ARG, "--devices with gpu ranks: expected --bind too (a GPU rank "
                        "runs at its real speed, not an emulated one)");
@@ -259,14 +292,16 @@ int hetsgd_options_parse(int argc, const char *const *argv, hetsgd_options *o)
         }
         memcpy(name, arg, len);
         name[len] = '\0';
-        if (0 == strcmp(name, "--help") || 0 == strcmp(name, "--bind")) {
+        if (0 == strcmp(name, "--help") || 0 == strcmp(name, "--bind") || 0 == strcmp(name, "--calibrate")) {
             if (NULL != eq) {
                 return ob_fail(OMNIBATCH_ERR_ARG, "%s takes no value, got '%s'", name, eq + 1);
             }
             if (0 == strcmp(name, "--help")) {
                 o->help = 1;
-            } else {
+            } else if (0 == strcmp(name, "--bind")) {
                 o->bind = 1;
+            } else {
+                o->calibrate = 1;
             }
             continue;
         }
@@ -307,6 +342,8 @@ int hetsgd_options_parse(int argc, const char *const *argv, hetsgd_options *o)
                 rc = ob_fail(OMNIBATCH_ERR_ARG, "--slowdown '%s': expected auto or a number in [1, 1000]",
                              value);
             }
+        } else if (0 == strcmp(name, "--cost")) {
+            rc = parse_cost(value, o);
         } else if (0 == strcmp(name, "--warmup")) {
             if (0 == strcmp(value, "auto")) {
                 o->warmup = -1;

@@ -48,6 +48,9 @@ typedef struct hetsgd_options {
     double speeds[HETSGD_MAX_SPEEDS];
     double alpha;                  /* --alpha S: fixed per-step cost in seconds, >= 0 */
     double slowdown;               /* --slowdown X >= 1, 0 = auto */
+    int has_cost;                  /* --cost was given */
+    double cost[2];                /* --cost A,B: a step of n samples costs A + B n CPU seconds */
+    int calibrate;                 /* --calibrate: print the measured cost (for --cost) and stop */
     long warmup;                   /* --warmup N: steps left out of the steady step time, -1 = auto */
     hetsgd_schedule_kind schedule; /* --schedule none|ramp|transient|vanish */
     hetsgd_policy policy;          /* --policy static|omnibatch|oracle|omnilearn */

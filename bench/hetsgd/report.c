@@ -386,7 +386,8 @@ int hetsgd_side_by_side(const double *a, const double *b, long steps, int P, dou
     return OMNIBATCH_SUCCESS;
 }
 
-long hetsgd_overrun_steps(const double *record, long steps, int P, double slowdown, double alpha)
+long hetsgd_overrun_steps(const double *record, long steps, int P, double slowdown, double alpha,
+                          const double *cost)
 {
     long overruns = 0;
 
@@ -396,7 +397,8 @@ long hetsgd_overrun_steps(const double *record, long steps, int P, double slowdo
 
         for (int r = 0; r < P; r++) {
             const double *x = record + ((long) r * steps + k) * HETSGD_TRACE_FIELDS;
-            double length = x[HETSGD_TRACE_CPU] * slowdown / x[HETSGD_TRACE_SPEED] + alpha;
+            double c = NULL != cost ? cost[0] + cost[1] * x[HETSGD_TRACE_BATCH] : x[HETSGD_TRACE_CPU];
+            double length = c * slowdown / x[HETSGD_TRACE_SPEED] + alpha;
 
             longest = x[HETSGD_TRACE_COMPUTE] > longest ? x[HETSGD_TRACE_COMPUTE] : longest;
             emulated = length > emulated ? length : emulated;

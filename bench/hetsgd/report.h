@@ -111,10 +111,12 @@ int hetsgd_side_by_side(const double *a, const double *b, long steps, int P, dou
 
 /**
  * \brief Steps the emulation did not control: those whose longest compute (the one the step
- *        waited for) outlasted the longest emulated length, cpu * slowdown / speed + alpha, by
+ *        waited for) outlasted the longest emulated length, c * slowdown / speed + alpha, by
  *        more than 10% and 1 ms.  A crowded machine, not the policy, set their length.
+ * \param cost NULL: c is each step's CPU time; else c = cost[0] + cost[1] * batch (--cost).
  */
-long hetsgd_overrun_steps(const double *record, long steps, int P, double slowdown, double alpha);
+long hetsgd_overrun_steps(const double *record, long steps, int P, double slowdown, double alpha,
+                          const double *cost);
 
 /** \brief Mean of x[first..last) skipping negative entries (0 if none). */
 double hetsgd_mean_judged(const double *x, long first, long last);

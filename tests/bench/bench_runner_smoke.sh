@@ -39,6 +39,14 @@ grep -q "^NA in omb/stat, acc pts, static: static does not run in ramp " "$tmp/o
 # The static scenarios have no recovery; the ramp's changes are counted.
 awk '$1 == "headline" && $(NF - 1) == "-" { ok = 1 } END { exit !ok }' "$tmp/out" || fail "headline shows a recovery"
 grep -q '^ramp .* ([0-9]*/[1-9][0-9]*) ' "$tmp/out" || fail "ramp: no count of speed changes"
+# --emulate cost (the default): one calibration per scenario, its cost given to every run.
+for s in headline ramp; do
+    grep -q "^bench: $s: cost [0-9.e+-]*,[0-9.e+-]* (seconds per step, per sample)$" "$tmp/out" ||
+        fail "$s: no calibrated cost line"
+done
+[ "$(grep -c ' emulate=cost$' "$tmp/out.d/summary.txt")" -eq "$(wc -l <"$tmp/out.d/summary.txt")" ] ||
+    fail "a run did not emulate from the calibrated cost"
+
 # The balance table: one row per scenario, every measured balance >= 1 (max t_i over a weighted
 # mean of the t_i), the recoveries of omnibatch, the oracle and the model.
 grep -q '^scenario  *static  *omnibatch  *oracle  *omnilearn  *omnibatch  *oracle  *omnibatch model$' "$tmp/out" ||
@@ -94,16 +102,21 @@ grep -q "^traces (CSV per run), logs and summaries: $tmp/out.d/runs$" "$tmp/out"
 # A failed run names its command and shows its output; the exit is non-zero.
 rm "$tmp/data/t10k-labels-idx1-ubyte.gz"
 printf 'not an IDX file' | gzip >"$tmp/data/t10k-labels-idx1-ubyte.gz"
-if sh "$runner" --builddir "$builddir" --quick --data "$tmp/data" --out "$tmp/out.d" \
-    --scenarios hl2 --no-overhead --no-simulate >"$tmp/out" 2>&1; then
-    fail "a broken data set was accepted"
-fi
-grep -q '^bench/run.sh: hl2/static run 1 failed (exit [1-9][0-9]*): .*/hetsgd --data ' "$tmp/out" ||
-    fail "the failed command is not named"
-grep -q '^  | hetsgd: .*t10k-labels' "$tmp/out" || fail "the failed run's output is not shown"
+# The calibration is the first run (--emulate cost), the first policy's with --emulate cpu.
+for emulate in cost cpu; do
+    if sh "$runner" --builddir "$builddir" --quick --data "$tmp/data" --out "$tmp/out.d" \
+        --scenarios hl2 --no-overhead --no-simulate --emulate "$emulate" >"$tmp/out" 2>&1; then
+        fail "a broken data set was accepted"
+    fi
+    what="hl2 calibration"
+    [ cpu = "$emulate" ] && what="hl2/static run 1"
+    grep -q "^bench/run.sh: $what failed (exit [1-9][0-9]*): .*/hetsgd --data " "$tmp/out" ||
+        fail "--emulate $emulate: the failed command is not named"
+    grep -q '^  | hetsgd: .*t10k-labels' "$tmp/out" || fail "the failed run's output is not shown"
+done
 
 # Nonsense options: one line, exit 2, nothing run.
-for bad in "--repeat 0" "--scenarios hl3" "--quick --full" "--slowdown 0.5" "--frobnicate"; do
+for bad in "--repeat 0" "--scenarios hl3" "--quick --full" "--slowdown 0.5" "--emulate both" "--frobnicate"; do
     rc=0
     # shellcheck disable=SC2086
     sh "$runner" --builddir "$builddir" $bad >"$tmp/out" 2>&1 || rc=$?

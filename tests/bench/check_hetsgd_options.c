@@ -39,7 +39,7 @@ START_TEST(test_defaults)
     ck_assert_int_eq(opts.final_evals, 5);
     ck_assert_str_eq(opts.data, "/usr/share/datasets/fashion-mnist");
     ck_assert_ptr_null(opts.trace);
-    ck_assert(!opts.bind && !opts.help);
+    ck_assert(!opts.bind && !opts.help && !opts.has_cost && !opts.calibrate);
 }
 END_TEST
 
@@ -48,7 +48,7 @@ START_TEST(test_every_option_is_read)
     const char *argv[] = { "hetsgd", "--epochs", "3", "--max-steps=40", "--batch", "128", "--lr", "0.1",
                      "--momentum", "0", "--seed", "77", "--subset", "5000", "--eval-every", "25", "--final-evals", "3",
                      "--speeds", "1,1,0.5,0.25", "--alpha", "0.002", "--slowdown", "2",
-                     "--warmup", "12", "--schedule", "vanish", "--policy", "omnilearn",
+                     "--cost", "0.0005,2e-5", "--calibrate", "--warmup", "12", "--schedule", "vanish", "--policy", "omnilearn",
                      "--target", "0.8", "--data", "/tmp/d", "--trace", "t.csv", "--summary=s.txt" };
 
     ck_assert_int_eq(parse(ARGC(argv), argv), OMNIBATCH_SUCCESS);
@@ -66,6 +66,9 @@ START_TEST(test_every_option_is_read)
     ck_assert_double_eq(opts.speeds[3], 0.25);
     ck_assert_double_eq(opts.alpha, 0.002);
     ck_assert_double_eq(opts.slowdown, 2.0);
+    ck_assert(opts.has_cost && opts.calibrate);
+    ck_assert_double_eq(opts.cost[0], 0.0005);
+    ck_assert_double_eq(opts.cost[1], 2e-5);
     ck_assert_int_eq(opts.warmup, 12);
     ck_assert_int_eq(opts.schedule, HETSGD_SCHEDULE_VANISH);
     ck_assert_int_eq(opts.policy, HETSGD_POLICY_OMNILEARN);
@@ -136,6 +139,16 @@ static const struct {
     { { "--batch" }, "--batch needs a value (see --help)" },
     { { "batch", "3" }, "unexpected argument 'batch': options start with -- (see --help)" },
     { { "--bind=yes" }, "--bind takes no value, got 'yes'" },
+    { { "--cost", "0.001" }, "--cost '0.001': expected A,B: seconds per step in [0, 60] and per sample in "
+      "(0, 60], e.g. 0.0005,2e-5 (what --calibrate prints)" },
+    { { "--cost", "0.001,0" }, "--cost '0.001,0': expected A,B: seconds per step in [0, 60] and per sample "
+      "in (0, 60], e.g. 0.0005,2e-5 (what --calibrate prints)" },
+    { { "--cost", "-1,1e-5" }, "--cost '-1,1e-5': expected A,B: seconds per step in [0, 60] and per sample "
+      "in (0, 60], e.g. 0.0005,2e-5 (what --calibrate prints)" },
+    { { "--cost", "1,2,3" }, "--cost '1,2,3': expected A,B: seconds per step in [0, 60] and per sample "
+      "in (0, 60], e.g. 0.0005,2e-5 (what --calibrate prints)" },
+    { { "--bind", "--cost", "0,1e-5" }, "--bind with --cost: bound ranks are not emulated" },
+    { { "--calibrate=1" }, "--calibrate takes no value, got '1'" },
     { { "--data", "" }, "--data: empty value" },
     { { "--devices", "cpu,tpu" }, "--devices 'cpu,tpu': entry 'tpu' is not cpu or gpu (e.g. cpu,cpu,cpu,gpu)" },
     { { "--devices", "cpu,,gpu" }, "--devices 'cpu,,gpu': entry '' is not cpu or gpu (e.g. cpu,cpu,cpu,gpu)" },
@@ -161,7 +174,7 @@ END_TEST
 START_TEST(test_usage_mentions_every_option)
 {
     static const char *const names[] = {
-        "--policy", "--speeds", "--schedule", "--alpha", "--slowdown", "--bind", "--devices", "--epochs",
+        "--policy", "--speeds", "--schedule", "--alpha", "--slowdown", "--cost", "--calibrate", "--bind", "--devices", "--epochs",
         "--max-steps", "--batch", "--lr", "--momentum", "--seed", "--subset", "--target",
         "--eval-every", "--final-evals", "--warmup", "--data", "--trace", "--summary", "--help"
     };

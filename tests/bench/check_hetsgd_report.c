@@ -405,9 +405,25 @@ START_TEST(test_overruns_judge_the_step_not_each_rank)
             x[HETSGD_TRACE_COMPUTE] = compute[r][k];
         }
     }
-    ck_assert_int_eq(hetsgd_overrun_steps(rec, 3, 2, 2.0, 0.0), 1);
+    ck_assert_int_eq(hetsgd_overrun_steps(rec, 3, 2, 2.0, 0.0, NULL), 1);
     /* With 15 ms of alpha the longest emulated step is 55 ms: no overrun. */
-    ck_assert_int_eq(hetsgd_overrun_steps(rec, 3, 2, 2.0, 0.015), 0);
+    ck_assert_int_eq(hetsgd_overrun_steps(rec, 3, 2, 2.0, 0.015, NULL), 0);
+    /* With --cost 0.001,0.001 the length comes from the batch, not the CPU
+     * time: 4 samples cost 5 ms, 10 ms at speed 1 and 40 ms at 0.25, so rank
+     * 1's 50 ms overran at step 2 only; at batch 9 (10 ms: 80 ms) none did. */
+    for (int r = 0; r < 2; r++) {
+        for (int k = 0; k < 3; k++) {
+            rec[(r * 3 + k) * HETSGD_TRACE_FIELDS + HETSGD_TRACE_BATCH] = 4.0;
+            rec[(r * 3 + k) * HETSGD_TRACE_FIELDS + HETSGD_TRACE_CPU] = 1.0;   /* ignored */
+        }
+    }
+    ck_assert_int_eq(hetsgd_overrun_steps(rec, 3, 2, 2.0, 0.0, (const double[]) { 0.001, 0.001 }), 1);
+    for (int r = 0; r < 2; r++) {
+        for (int k = 0; k < 3; k++) {
+            rec[(r * 3 + k) * HETSGD_TRACE_FIELDS + HETSGD_TRACE_BATCH] = 9.0;
+        }
+    }
+    ck_assert_int_eq(hetsgd_overrun_steps(rec, 3, 2, 2.0, 0.0, (const double[]) { 0.001, 0.001 }), 0);
 }
 END_TEST
 
