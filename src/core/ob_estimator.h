@@ -124,6 +124,11 @@
  *  steps in a row 25% slow are not rare (the API's plan tests saw a rank of full speed re-learnt
  *  at half of it); two in a row 1.5x slow are. */
 #define OB_EST_CONFIRM_LARGE 0.405
+/** OB_EST_CONFIRM applies on the fast side too when every held sample is at least this far (log)
+ *  from the model (2x faster): under 10% normal noise a sample half its prediction is 5 standard
+ *  deviations off, as rare as the slow side's 1.5x, and a rank that comes back from near
+ *  vanishing (1/20 of its speed) is followed a step sooner. */
+#define OB_EST_CONFIRM_LARGE_FASTER 0.693
 /** The larger of the two: the outliers held back at most. */
 #define OB_EST_HELD_MAX 3
 /** CUSUM terms are clipped so that this many samples are needed to raise its alarm. */

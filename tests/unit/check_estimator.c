@@ -179,16 +179,18 @@ START_TEST(test_single_spike_does_not_move_the_model)
     ck_assert_double_eq_tol(ob_estimator_predict(&e, 250), p0, 0.01 * p0);
     ck_assert_int_eq(e.outliers, 1);
     ck_assert_int_eq(e.changes, 0);
-    /* A spike ten times faster is held back too, a slow one right after it
-     * is one outlier on its own (the other side), and so are two fast ones
-     * in a row. */
+    /* A spike ten times faster is held back too, and a slow one right after
+     * it is one outlier on its own (the other side). */
     ck_assert_int_eq(ob_estimator_add(&e, 250, 0.1 * truth(0.005, 2e-4, 250)), OB_SAMPLE_OUTLIER);
     ck_assert_int_eq(ob_estimator_add(&e, 250, 10.0 * truth(0.005, 2e-4, 250)), OB_SAMPLE_OUTLIER);
-    ck_assert_int_eq(ob_estimator_add(&e, 250, 0.1 * truth(0.005, 2e-4, 250)), OB_SAMPLE_OUTLIER);
-    ck_assert_int_eq(ob_estimator_add(&e, 250, 0.1 * truth(0.005, 2e-4, 250)), OB_SAMPLE_OUTLIER);
     ck_assert_int_eq(ob_estimator_add(&e, 250, truth(0.005, 2e-4, 250)), OB_SAMPLE_USED);
     ck_assert_double_eq_tol(ob_estimator_predict(&e, 250), p0, 0.01 * p0);
     ck_assert_int_eq(e.changes, 0);
+    /* Two in a row 10x faster are a speed-up of more than 2x
+     * (OB_EST_CONFIRM_LARGE_FASTER), followed as a slowdown is. */
+    ck_assert_int_eq(ob_estimator_add(&e, 250, 0.1 * truth(0.005, 2e-4, 250)), OB_SAMPLE_OUTLIER);
+    ck_assert_int_eq(ob_estimator_add(&e, 250, 0.1 * truth(0.005, 2e-4, 250)), OB_SAMPLE_CHANGE);
+    ck_assert_double_eq_tol(ob_estimator_predict(&e, 250), 0.1 * p0, 0.01 * p0);
 }
 END_TEST
 
@@ -234,13 +236,14 @@ static int samples_to_follow(uint64_t seed, double factor, int vary, double amp)
 START_TEST(test_lasting_change_is_followed)
 {
     /* Without noise: exactly the confirmation count, for a 2x slowdown (2
-     * samples), a 2x speed-up (3) and a 1.3x slowdown (3: below
-     * OB_EST_CONFIRM_LARGE), at a steady or a varying batch (once the split
-     * is known a sample is judged against the prediction, not the envelope
-     * of every split). */
+     * samples), a 2x speed-up (2: at OB_EST_CONFIRM_LARGE_FASTER), a 1.6x
+     * speed-up (3) and a 1.3x slowdown (3: below OB_EST_CONFIRM_LARGE), at a
+     * steady or a varying batch (once the split is known a sample is judged
+     * against the prediction, not the envelope of every split). */
     ck_assert_int_eq(OB_EST_CONFIRM, 2);
     ck_assert_int_eq(samples_to_follow(1, 2.0, 0, 0.0), OB_EST_CONFIRM);
-    ck_assert_int_eq(samples_to_follow(1, 0.5, 0, 0.0), OB_EST_CONFIRM_FASTER);
+    ck_assert_int_eq(samples_to_follow(1, 0.5, 0, 0.0), OB_EST_CONFIRM);
+    ck_assert_int_eq(samples_to_follow(1, 1.0 / 1.6, 0, 0.0), OB_EST_CONFIRM_FASTER);
     ck_assert_int_eq(samples_to_follow(1, 2.0, 1, 0.0), OB_EST_CONFIRM);
     ck_assert_int_eq(samples_to_follow(1, 1.3, 1, 0.0), OB_EST_CONFIRM_FASTER);
     /* With 10% noise, over many seeds. */
@@ -706,6 +709,35 @@ START_TEST(test_samples_far_from_the_batches_seen_refine_the_split)
 }
 END_TEST
 
+START_TEST(test_a_change_of_speed_with_a_change_of_batch_keeps_the_split)
+{
+    /* The bench's ramp, replayed: 13 steps at batch 256 (the split unknown,
+     * the prior's all-per-sample model), then the rank turns 1.33x faster,
+     * two steps at 256 and the plan moves it to 283 and 321.  The true split
+     * at the new speed: 0.0236 s + 0.000762 s x b (fixed share 0.09 at 256). */
+    const double a_old = 0.0315, b_old = 0.001016, a_new = 0.0236, b_new = 0.000762;
+    ob_estimator e;
+    double alpha, beta;
+    uint64_t rng = 5;
+
+    ob_estimator_init(&e, 0.998);
+    for (int k = 0; k < 13; k++) {
+        ob_estimator_add(&e, 256, truth(a_old, b_old, 256) * normal_noise(&rng, 0.002));
+    }
+    ck_assert_int_eq(ob_estimator_add(&e, 256, truth(a_new, b_new, 256)), OB_SAMPLE_OUTLIER);
+    ck_assert_int_eq(ob_estimator_add(&e, 256, truth(a_new, b_new, 256) * 1.0005), OB_SAMPLE_OUTLIER);
+    /* Inside the envelope of every split at the old speed, but the change's
+     * third sample: on the old code it was folded at the old speed, and the
+     * line through it took a fixed share of 0.89. */
+    ck_assert_int_eq(ob_estimator_add(&e, 283, truth(a_new, b_new, 283)), OB_SAMPLE_CHANGE);
+    ck_assert_int_eq(ob_estimator_add(&e, 321, truth(a_new, b_new, 321)), OB_SAMPLE_USED);
+    ck_assert(ob_estimator_model(&e, &alpha, &beta));
+    ck_assert_double_lt(alpha / truth(alpha, beta, 256), 0.2);
+    /* Where the plan would send it next (2x its batch), within 3%. */
+    ck_assert_double_eq_tol(ob_estimator_predict(&e, 698), truth(a_new, b_new, 698), 0.03 * truth(a_new, b_new, 698));
+}
+END_TEST
+
 static Suite *make_estimator_suite(void)
 {
     Suite *s = suite_create("estimator");
@@ -736,6 +768,7 @@ static Suite *make_estimator_suite(void)
     tcase_add_test(robust, test_few_ranks_false_alarms_stay_rare);
     tcase_add_test(robust, test_invalid_samples_are_ignored);
     tcase_add_test(robust, test_samples_far_from_the_batches_seen_refine_the_split);
+    tcase_add_test(robust, test_a_change_of_speed_with_a_change_of_batch_keeps_the_split);
     suite_add_tcase(s, fit);
     suite_add_tcase(s, robust);
     return s;
