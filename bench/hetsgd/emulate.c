@@ -38,6 +38,11 @@ void hetsgd_sleep_until(double deadline)
     }
 }
 
+double hetsgd_charged_cpu(const double *cost, double batch, double cpu)
+{
+    return NULL != cost ? cost[0] + cost[1] * batch : cpu;
+}
+
 double hetsgd_emulated_seconds(double cpu, double speed, double slowdown, double alpha)
 {
     return cpu * slowdown / speed + alpha;

@@ -28,6 +28,10 @@ double hetsgd_thread_cpu_seconds(void);
 /** \brief Sleep until the monotonic clock (ob_now()) reads \p deadline seconds; return at once if past. */
 void hetsgd_sleep_until(double deadline);
 
+/** \brief The CPU seconds a step of \p batch samples is charged: cost[0] + cost[1] * batch
+ *         (hetsgd --cost), or its measured \p cpu when \p cost is NULL. */
+double hetsgd_charged_cpu(const double *cost, double batch, double cpu);
+
 /** \brief The emulated length of a step: cpu * slowdown / speed + alpha. */
 double hetsgd_emulated_seconds(double cpu, double speed, double slowdown, double alpha);
 

@@ -558,7 +558,7 @@ static void train(run *r)
             hetsgd_sleep_until(ob_now() + r->opt.alpha);
         } else {
             /* With --cost the step's length is its cost's, not its CPU time's. */
-            double charged = r->opt.has_cost ? r->opt.cost[0] + r->opt.cost[1] * (double) st.count : cpu;
+            double charged = hetsgd_charged_cpu(r->opt.has_cost ? r->opt.cost : NULL, (double) st.count, cpu);
 
             hetsgd_sleep_until(w0 + hetsgd_emulated_seconds(charged, my_speed, r->slowdown, r->opt.alpha));
         }

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "ob_error.h"
+#include "emulate.h"
 #include "report.h"
 
 int hetsgd_write_trace(const char *path, const char *policy, long steps, int P, const double *record)
@@ -397,8 +398,9 @@ long hetsgd_overrun_steps(const double *record, long steps, int P, double slowdo
 
         for (int r = 0; r < P; r++) {
             const double *x = record + ((long) r * steps + k) * HETSGD_TRACE_FIELDS;
-            double c = NULL != cost ? cost[0] + cost[1] * x[HETSGD_TRACE_BATCH] : x[HETSGD_TRACE_CPU];
-            double length = c * slowdown / x[HETSGD_TRACE_SPEED] + alpha;
+            double length = hetsgd_emulated_seconds(hetsgd_charged_cpu(cost, x[HETSGD_TRACE_BATCH],
+                                                                       x[HETSGD_TRACE_CPU]),
+                                                    x[HETSGD_TRACE_SPEED], slowdown, alpha);
 
             longest = x[HETSGD_TRACE_COMPUTE] > longest ? x[HETSGD_TRACE_COMPUTE] : longest;
             emulated = length > emulated ? length : emulated;

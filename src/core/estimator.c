@@ -303,14 +303,14 @@ double ob_estimator_predict(const ob_estimator *est, double batch)
     return a + b * batch;
 }
 
-/* Log distance from t to the envelope of plausible times at batch b:
- * positive when slower than any alpha in [0, mean t] allows, negative when
- * faster, 0 inside. */
-static double ob_est_envelope_distance(const ob_estimator *est, double b, double t)
+/* Log distance from t to the envelope of the times at batch b of every line
+ * through (b0, t0) with alpha in [0, t0]: positive when slower than any such
+ * line allows, negative when faster, 0 inside. */
+static double ob_est_envelope_at(double b0, double t0, double b, double t)
 {
-    double scaled = est->mean_t * (b / est->mean_b);
-    double low = scaled < est->mean_t ? scaled : est->mean_t;
-    double high = scaled < est->mean_t ? est->mean_t : scaled;
+    double scaled = t0 * (b / b0);
+    double low = scaled < t0 ? scaled : t0;
+    double high = scaled < t0 ? t0 : scaled;
 
     if (t > high) {
         return log(t / high);
@@ -319,6 +319,12 @@ static double ob_est_envelope_distance(const ob_estimator *est, double b, double
         return log(t / low);
     }
     return 0.0;
+}
+
+/* The same about the model's operating point (its mean batch and time). */
+static double ob_est_envelope_distance(const ob_estimator *est, double b, double t)
+{
+    return ob_est_envelope_at(est->mean_b, est->mean_t, b, t);
 }
 
 /* How far a sample is from what the model allows.  While the split of
@@ -528,15 +534,8 @@ static int ob_est_continues_change(const ob_estimator *est, double b, double t, 
     }
     hb = est->held_b[est->nheld - 1];
     ht = est->held_t[est->nheld - 1];
-    if (est->shape_known) {
-        d = log(t / (ht * ob_estimator_predict(est, b) / ob_estimator_predict(est, hb)));
-    } else {
-        double scaled = ht * b / hb;
-        double low = scaled < ht ? scaled : ht;
-        double high = scaled < ht ? ht : scaled;
-
-        d = t > high ? log(t / high) : t < low ? log(t / low) : 0.0;
-    }
+    d = est->shape_known ? log(t / (ht * ob_estimator_predict(est, b) / ob_estimator_predict(est, hb)))
+                         : ob_est_envelope_at(hb, ht, b, t);
     return fabs(d) < fabs(e);
 }
 

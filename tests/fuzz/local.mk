@@ -10,6 +10,7 @@ FUZZ_SECONDS = 60
 FUZZ_CONFIG_FILES = $(srcdir)/%reldir%/fuzz_config.c $(srcdir)/src/core/config.c \
 	$(srcdir)/src/core/error.c $(srcdir)/src/core/log.c
 FUZZ_TRACE_FILES = $(srcdir)/%reldir%/fuzz_hetsgd_trace.c $(srcdir)/bench/hetsgd/report.c \
+	$(srcdir)/bench/hetsgd/emulate.c \
 	$(srcdir)/src/core/error.c
 FUZZ_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/bench/hetsgd
 FUZZ_SEEDS = \

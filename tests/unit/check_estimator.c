@@ -714,7 +714,7 @@ START_TEST(test_a_change_of_speed_with_a_change_of_batch_keeps_the_split)
     /* The bench's ramp, replayed: 13 steps at batch 256 (the split unknown,
      * the prior's all-per-sample model), then the rank turns 1.33x faster,
      * two steps at 256 and the plan moves it to 283 and 321.  The true split
-     * at the new speed: 0.0236 s + 0.000762 s x b (fixed share 0.09 at 256). */
+     * at the new speed: 0.0236 s + 0.000762 s x b (fixed share 0.11 at 256). */
     const double a_old = 0.0315, b_old = 0.001016, a_new = 0.0236, b_new = 0.000762;
     ob_estimator e;
     double alpha, beta;
