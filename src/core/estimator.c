@@ -20,6 +20,7 @@ void ob_estimator_init(ob_estimator *est, double forget)
     }
     est->forget = forget > 1.0 ? 1.0 : forget;
     est->cusum_limit = OB_EST_CUSUM_LIMIT;
+    est->cusum_limit_fast = OB_EST_CUSUM_LIMIT_FASTER;
 }
 
 void ob_estimator_set_ranks(ob_estimator *est, int nranks)
@@ -28,6 +29,7 @@ void ob_estimator_set_ranks(ob_estimator *est, int nranks)
 
     span = span < 1.0 ? span : 1.0;
     est->cusum_limit = OB_EST_CUSUM_LIMIT_FEW + (OB_EST_CUSUM_LIMIT - OB_EST_CUSUM_LIMIT_FEW) * span;
+    est->cusum_limit_fast = OB_EST_CUSUM_LIMIT_FEW + (OB_EST_CUSUM_LIMIT_FASTER - OB_EST_CUSUM_LIMIT_FEW) * span;
 }
 
 long ob_estimator_count(const ob_estimator *est)
@@ -421,7 +423,8 @@ static void ob_est_relearn(ob_estimator *est, double rho, double evidence)
 /* Page's two-sided CUSUM of the log residual against the prediction,
  * standardised by the detectors' noise (ob_est_detect_noise(), on dof
  * degrees of freedom) and the model's own error \p err at that batch, each term
- * clipped so that a single spike cannot raise the alarm alone.
+ * clipped so that a single spike cannot raise the alarm alone (on each side
+ * at that side's level over OB_EST_CUSUM_TERMS, plus the slack).
  * Returns 1 on an alarm, with the estimated log shift (the mean residual of
  * the run that raised it) and the length of that run. */
 static int ob_est_cusum(ob_estimator *est, double batch, double seconds, double noise, double dof, double err,
@@ -429,6 +432,7 @@ static int ob_est_cusum(ob_estimator *est, double batch, double seconds, double 
 {
     double sd, r, z;
     double clip = est->cusum_limit / OB_EST_CUSUM_TERMS + OB_EST_CUSUM_SLACK;
+    double clip_fast = est->cusum_limit_fast / OB_EST_CUSUM_TERMS + OB_EST_CUSUM_SLACK;
 
     if (est->n < OB_EST_MIN_FIT || dof < OB_EST_CUSUM_MIN_DOF) {
         return 0;
@@ -436,9 +440,9 @@ static int ob_est_cusum(ob_estimator *est, double batch, double seconds, double 
     sd = sqrt(noise * noise + err * err);
     r = log(seconds / ob_estimator_predict(est, batch));
     z = r / sd;
-    z = z > clip ? clip : (z < -clip ? -clip : z);
+    z = z > clip ? clip : (z < -clip_fast ? -clip_fast : z);
     /* The shift is estimated from residuals clipped twice as wide. */
-    r = r > 2.0 * clip * sd ? 2.0 * clip * sd : (r < -2.0 * clip * sd ? -2.0 * clip * sd : r);
+    r = r > 2.0 * clip * sd ? 2.0 * clip * sd : (r < -2.0 * clip_fast * sd ? -2.0 * clip_fast * sd : r);
     est->cusum_hi += z - OB_EST_CUSUM_SLACK;
     est->cusum_lo -= z + OB_EST_CUSUM_SLACK;
     if (est->cusum_hi > 0.0) {
@@ -460,7 +464,7 @@ static int ob_est_cusum(ob_estimator *est, double batch, double seconds, double 
         *shift = est->sum_hi / est->run_hi;
         return 1;
     }
-    if (est->cusum_lo >= est->cusum_limit) {
+    if (est->cusum_lo >= est->cusum_limit_fast) {
         *run = est->run_lo;
         *shift = est->sum_lo / est->run_lo;
         return 1;

@@ -77,7 +77,8 @@
  * side; the shift is their median ratio to the prediction.  (2) Page's two-sided CUSUM of the log
  * residuals against the prediction, standardised by the noise and the
  * model's own error at that batch, slack OB_EST_CUSUM_SLACK, alarm at
- * OB_EST_CUSUM_LIMIT (less with few ranks: ob_estimator_set_ranks()), each
+ * OB_EST_CUSUM_LIMIT on the slow side and OB_EST_CUSUM_LIMIT_FASTER on the
+ * fast side (less with few ranks: ob_estimator_set_ranks()), each
  * term clipped so that OB_EST_CUSUM_TERMS samples are
  * needed to raise it (changes too small to be outliers, e.g. 1.15x), and
  * silent until the noise rests on OB_EST_CUSUM_MIN_DOF degrees of freedom;
@@ -167,6 +168,20 @@
 #define OB_EST_CUSUM_LIMIT 14.0
 /** CUSUM alarm level for a handful of ranks (ob_estimator_set_ranks()). */
 #define OB_EST_CUSUM_LIMIT_FEW 11.0
+/** CUSUM alarm level on the fast side at 65,536 ranks.  Higher than the slow side's for two
+ *  reasons.  Cost: a rank falsely thought faster is given more work and sets every rank's step;
+ *  one falsely thought slower gives a little of its work to all the others, and one whose
+ *  speed-up is followed late leaves only itself idle (the asymmetry of OB_EST_CONFIRM_FASTER).
+ *  Tail: timing noise symmetric in seconds is not in log seconds, and the fast side's tail is
+ *  the longer one (10% normal noise clipped at 3 standard deviations: 0.7x is 3.6 standard
+ *  deviations of the log, 1.3x 2.6).  Measured with the level of the slow side, every false
+ *  alarm in 6.55e7 samples of 65,536 ranks was on the fast side (169 at level 8, none of the
+ *  slow side's at level 8; 43 at level 6), and at 14 the fast side's rate was about 3e-9 per
+ *  sample, falling about 3x per unit of level: at 21, about 1e-12, a tenth of a false change
+ *  expected in 10^6 steps of 65,536 ranks (bench/RESULTS.md).  The price: at that scale a
+ *  1.3x speed-up under 10% normal noise (within the outlier threshold) is confirmed after
+ *  13.2 samples on average instead of 8.9 (tests/unit/check_estimator.c). */
+#define OB_EST_CUSUM_LIMIT_FASTER 21.0
 /** CUSUM slack in standard deviations: shifts below about twice this are left to forgetting. */
 #define OB_EST_CUSUM_SLACK 0.75
 /** Degrees of freedom of the noise before the CUSUM runs: its scale must rest on enough samples. */
@@ -212,7 +227,8 @@ typedef struct ob_estimator {
     int nheld;
     int held_side;               /* +1: the held samples were slower than plausible, -1: faster */
     double held_least;           /* the least distance (log) of a held sample from the model */
-    double cusum_limit;          /* the CUSUM's alarm level (ob_estimator_set_ranks()) */
+    double cusum_limit;          /* the CUSUM's alarm level on the slow side (ob_estimator_set_ranks()) */
+    double cusum_limit_fast;     /* and on the fast side */
     double cusum_hi;             /* CUSUM of standardised residuals, slower side */
     double cusum_lo;             /* faster side */
     double sum_hi;               /* sum of the (clipped) log residuals of the current run, each side */
@@ -235,11 +251,12 @@ void ob_estimator_init(ob_estimator *est, double forget);
 /**
  * \brief Size the change detector for a run of \p nranks ranks.
  *
- * The CUSUM's alarm level is OB_EST_CUSUM_LIMIT at 65,536 ranks or more, where the largest of
+ * The CUSUM's alarm level is OB_EST_CUSUM_LIMIT on the slow side and
+ * OB_EST_CUSUM_LIMIT_FASTER on the fast side at 65,536 ranks or more, where the largest of
  * the ranks' false alarms sets the step time; with fewer ranks a false alarm
- * costs less than a late detection, and the level falls with log P to
+ * costs less than a late detection, and both levels fall with log P to
  * OB_EST_CUSUM_LIMIT_FEW at 2 ranks (what that buys: docs/figures.md).
- * ob_estimator_init() leaves the level at OB_EST_CUSUM_LIMIT.
+ * ob_estimator_init() leaves the levels at those of 65,536 ranks.
  */
 void ob_estimator_set_ranks(ob_estimator *est, int nranks);
 

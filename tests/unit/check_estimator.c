@@ -631,6 +631,52 @@ START_TEST(test_few_ranks_false_alarms_stay_rare)
 }
 END_TEST
 
+/* A rank sized for \p ranks ranks, 400 samples of 10% normal noise at one batch, then
+ * \p stretch samples at \p factor times its time with the same noise; returns the sample of
+ * the stretch (1-based) that confirmed a change, or 0. */
+static int fast_stretch_alarm(uint64_t seed, int ranks, double factor, int stretch)
+{
+    uint64_t s = seed * 6151;
+    ob_estimator e;
+
+    ob_estimator_init(&e, 0.998);
+    ob_estimator_set_ranks(&e, ranks);
+    for (int k = 0; k < 400; k++) {
+        ob_estimator_add(&e, 256, truth(0.005, 2e-4, 256) * normal_noise(&s, 0.1));
+    }
+    for (int k = 0; k < stretch; k++) {
+        if (OB_SAMPLE_CHANGE == ob_estimator_add(&e, 256, factor * truth(0.005, 2e-4, 256) * normal_noise(&s, 0.1))) {
+            return k + 1;
+        }
+    }
+    return 0;
+}
+
+START_TEST(test_the_fast_side_needs_more_evidence_at_scale)
+{
+    /* The false changes of 65,536 ranks were all on the fast side: stretches of 14-31 samples
+     * 12-18% fast (10% noise symmetric in seconds has its long tail there in log seconds).
+     * Sized for 65,536 ranks, 12 samples 15% fast are no change in any of 200 seeds (at the
+     * slow side's level, 14, they were in 20); sized for 4 ranks, the same stretch is a change
+     * in 36; and at 65,536 ranks a lasting 1.3x speed-up is still followed within 24 samples
+     * in every seed (measured: at most 21, 13.2 on average; 14 and 8.9 at level 14). */
+    int scale = 0, few = 0, worst = 0;
+
+    for (uint64_t seed = 1; seed <= 200; seed++) {
+        int fast = fast_stretch_alarm(seed, 65536, 0.85, 12);
+
+        scale += fast > 0;
+        few += fast_stretch_alarm(seed, 4, 0.85, 12) > 0;
+        fast = fast_stretch_alarm(seed, 65536, 1.0 / 1.3, 40);
+        ck_assert_msg(fast > 0, "seed %d: a 1.3x speed-up was never followed", (int) seed);
+        worst = fast > worst ? fast : worst;
+    }
+    ck_assert_int_eq(scale, 0);
+    ck_assert_int_ge(few, 20);
+    ck_assert_int_le(worst, 24);
+}
+END_TEST
+
 START_TEST(test_the_split_error_is_honest_when_old_samples_were_noisier)
 {
     /* The batch fell from 64 to 16 (a slow rank given less work): the old
@@ -766,6 +812,7 @@ static Suite *make_estimator_suite(void)
     tcase_add_test(robust, test_a_change_after_a_wandering_history_is_followed);
     tcase_add_test(robust, test_few_ranks_detect_moderate_changes_sooner);
     tcase_add_test(robust, test_few_ranks_false_alarms_stay_rare);
+    tcase_add_test(robust, test_the_fast_side_needs_more_evidence_at_scale);
     tcase_add_test(robust, test_invalid_samples_are_ignored);
     tcase_add_test(robust, test_samples_far_from_the_batches_seen_refine_the_split);
     tcase_add_test(robust, test_a_change_of_speed_with_a_change_of_batch_keeps_the_split);
