@@ -39,6 +39,10 @@
 #                     e.g. --mca mpi_yield_when_idle=1
 #   --wait W          OMNIBATCH_WAIT of every rank: sleep (default) or poll
 #   --batch B         global batch (default 1024)
+#   --period US       the quota's period in microseconds, 1000-1000000
+#                     (default 100000, the kernel's and container platforms'
+#                     default); a rank that spends its quota early in a period
+#                     stops until the period ends
 #   --smoke           a tiny run: that the cgroups work, figures meaningless
 #   --help            this text
 # Environment: MPIRUN (default mpirun).
@@ -61,6 +65,7 @@ policies="static,omnibatch"
 mca=
 waitmode=sleep
 batch=1024
+period=100000
 smoke=no
 while [ $# -gt 0 ]; do
     case $1 in
@@ -75,6 +80,7 @@ while [ $# -gt 0 ]; do
         mca="$mca --mca ${2%%=*} ${2#*=}"; shift 2 ;;
     --wait) need_value "$@"; waitmode=$2; shift 2 ;;
     --batch) need_value "$@"; batch=$2; shift 2 ;;
+    --period) need_value "$@"; period=$2; shift 2 ;;
     --smoke) smoke=yes; shift ;;
     --) shift; break ;;
     -h|--help) sed -n '2,/^set -eu/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
@@ -86,6 +92,15 @@ echo "$quota" | grep -Eq '^(0?\.[0-9]+|1(\.0*)?)(,(0?\.[0-9]+|1(\.0*)?))+$' \
     || die "--quota '$quota': expected two or more numbers in (0, 1] separated by commas"
 for q in $(echo "$quota" | tr ',' ' '); do
     awk -v q="$q" 'BEGIN { exit !(q > 0.001 && q <= 1) }' || die "--quota: $q: expected a number in (0.001, 1]"
+done
+case $period in
+'' | *[!0-9]*) die "--period '$period': expected a whole number of microseconds in 1000-1000000" ;;
+esac
+[ "$period" -ge 1000 ] && [ "$period" -le 1000000 ] \
+    || die "--period '$period': expected a whole number of microseconds in 1000-1000000"
+for q in $(echo "$quota" | tr ',' ' '); do
+    awk -v q="$q" -v p="$period" 'BEGIN { exit !(q * p >= 1000) }' \
+        || die "--period $period: quota $q of it is under 1000 us, the kernel's least; use a longer period"
 done
 case $steps in
 ''|*[!0-9]*) die "--steps '$steps': expected an integer from 10 to 100000" ;;
@@ -154,7 +169,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM HUP
 
-period=100000
 [ v2 = "$kind" ] && echo "+cpu" > "$group/cgroup.subtree_control" 2>/dev/null || true
 i=0
 for q in $(echo "$quota" | tr ',' ' '); do

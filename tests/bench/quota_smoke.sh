@@ -1,8 +1,10 @@
 #!/bin/sh
 # bench/hetsgd/run.sh --quota in --smoke mode: four ranks, each in a cgroup
-# with its CPU quota, static and omnibatch, on a generated data set.  Checks
-# the lines it prints and that its cgroups are gone afterwards.  No timing is
-# asserted.  Skipped (77) without a writable cgroup cpu controller.
+# with its CPU quota (a 20 ms period), static and omnibatch, on a generated
+# data set.  Checks the lines it prints and that its cgroups are gone
+# afterwards, and that a period the kernel would refuse is named before
+# anything runs.  No timing is asserted.  Skipped (77) without a writable
+# cgroup cpu controller.
 set -eu
 # The script passes Open MPI's mpirun flags (and its TCP and rsh setup).
 if [ openmpi != "${OB_MPI_FAMILY:-openmpi}" ]; then
@@ -20,14 +22,19 @@ fail() {
     exit 1
 }
 
+rc=0
+sh "$srcdir/bench/hetsgd/run.sh" --builddir "$builddir" --quota 0.4,0.1 --period 5000 >"$tmp/out" 2>&1 || rc=$?
+[ 2 -eq "$rc" ] || fail "a 0.1 quota of a 5 ms period (500 us): exit $rc, expected 2"
+grep -q "^hetsgd/run.sh: --period 5000: quota 0.1 of it is under 1000 us" "$tmp/out" || fail "no line naming --period"
 "$builddir/tests/bench/hetsgd_mkdata" "$tmp/data" 512 128 || fail "generating the data set"
 rc=0
-sh "$srcdir/bench/hetsgd/run.sh" --builddir "$builddir" --quota 0.5,0.5,0.25,0.2 --smoke \
+sh "$srcdir/bench/hetsgd/run.sh" --builddir "$builddir" --quota 0.5,0.5,0.25,0.2 --smoke --period 20000 \
     --data "$tmp/data" --out "$tmp/runs" >"$tmp/out" 2>&1 || rc=$?
 [ 77 -eq "$rc" ] && { cat "$tmp/out"; exit 77; }
 [ 0 -eq "$rc" ] || fail "bench/hetsgd/run.sh --quota --smoke exited $rc"
 grep -q "^quota: 4 ranks, CPU quota 0.5,0.5,0.25,0.2 of a core .*global batch 64, OMNIBATCH_WAIT=sleep" "$tmp/out" \
     || fail "no setup line"
+grep -q "^quota: 4 ranks, .*, period 20000 us)" "$tmp/out" || fail "the setup line does not say the period"
 grep -Eq "^quota: static steady step [0-9.]+ ms; its report: [a-z-]+, predicted now" "$tmp/out" || fail "no static line"
 grep -Eq "^quota: CPU s per sample \(static, steady steps\) [0-9.e+-]+(,[0-9.e+-]+){3} ms; limits: measured throughput and reduction [0-9.]+ ms, the quotas [0-9.]+ ms" \
     "$tmp/out" || fail "no limits line"
