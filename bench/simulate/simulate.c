@@ -102,6 +102,8 @@ typedef struct ob_sim_opts {
     long false_steps;            /* > 0: only the false-change count, this many steps per P */
     double spike_rate;           /* its one-step spikes: the share of samples ... */
     double spike_factor;         /* ... this many times slower */
+    double level_slow;           /* its CUSUM levels, slow and fast side (<= 0: the library's) */
+    double level_fast;
     const char *summary;
     int planner_on[2];           /* by ob_sim_planner */
     int planner_auto;            /* the library's choice by P instead (OMNIBATCH_PLANNER=auto) */
@@ -182,7 +184,10 @@ static void ob_sim_usage(FILE *f)
           "                      a settling plan moves it), and count the lasting changes of speed\n"
           "                      confirmed: every one is false\n"
           "  --spikes F,X        with --false-changes: a share F of the samples are one-step\n"
-          "                      spikes X times slower (GC pauses; default 0,10: none)\n", f);
+          "                      spikes X times slower (GC pauses; default 0,10: none)\n"
+          "  --levels S,F        with --false-changes: the change detector's alarm levels on the\n"
+          "                      slow and the fast side, in standard deviations (default: the\n"
+          "                      library's for each P; 0 keeps a side's)\n", f);
 }
 
 static void ob_sim_die(const char *name, const char *value, const char *allowed)
@@ -246,6 +251,8 @@ static void ob_sim_parse_args(int argc, char **argv, ob_sim_opts *o)
     o->bandwidth = OB_SIM_DEFAULT_BANDWIDTH;
     o->spike_rate = 0.0;
     o->spike_factor = 10.0;
+    o->level_slow = 0.0;
+    o->level_fast = 0.0;
 
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -363,6 +370,14 @@ static void ob_sim_parse_args(int argc, char **argv, ob_sim_opts *o)
             if (NULL == end || '\0' != *end || !(o->spike_rate >= 0.0 && o->spike_rate <= 0.5)
                 || !(o->spike_factor >= 1.0 && o->spike_factor <= 1000.0)) {
                 ob_sim_die(a, v, "F,X with F in [0, 0.5] and X in [1, 1000]");
+            }
+        } else if (0 == strcmp(a, "--levels")) {
+            char *end = NULL;
+            o->level_slow = strtod(v, &end);
+            o->level_fast = NULL != end && ',' == *end ? strtod(end + 1, &end) : -1.0;
+            if (NULL == end || '\0' != *end || !(o->level_slow >= 0.0 && o->level_slow <= 100.0)
+                || !(o->level_fast >= 0.0 && o->level_fast <= 100.0)) {
+                ob_sim_die(a, v, "S,F with S and F in [0, 100] (0: the library's)");
             }
         } else {
             fprintf(stderr, "simulate: unknown option %s\n", a);
@@ -939,9 +954,18 @@ static int ob_sim_write_summary(const ob_sim_opts *o, const ob_sim_result *r, in
 /* Every this many steps the held plan moves a rank's batch by 10%. */
 #define OB_SIM_FALSE_MOVE 100
 
+/* What a false-change count found: the changes each side confirmed, and its levels. */
+typedef struct ob_sim_false {
+    long slow;                   /* changes that made a model slower */
+    long fast;                   /* and faster */
+    double level_slow;           /* the CUSUM's levels the estimators ran at */
+    double level_fast;
+    double wall;                 /* seconds the count took */
+} ob_sim_false;
+
 /* --false-changes: \p steps noisy steps of P estimators at a held plan;
- * returns the lasting changes they confirmed after the warm-up. */
-static long ob_sim_false_changes(const ob_sim_opts *o, int P, long steps, double *wall)
+ * returns the lasting changes they confirmed after the warm-up (-1: out of memory). */
+static long ob_sim_false_changes(const ob_sim_opts *o, int P, long steps, ob_sim_false *res)
 {
     const double t0 = ob_sim_now();
     ob_estimator *est = malloc((size_t) P * sizeof *est);
@@ -963,7 +987,11 @@ static long ob_sim_false_changes(const ob_sim_opts *o, int P, long steps, double
     for (int i = 0; i < P; i++) {
         ob_estimator_init(&est[i], o->forget);
         ob_estimator_set_ranks(&est[i], P);
+        ob_estimator_set_levels(&est[i], o->level_slow, o->level_fast);
     }
+    res->level_slow = est[0].cusum_limit;
+    res->level_fast = est[0].cusum_limit_fast;
+    res->slow = res->fast = 0;
     for (long k = 0; k < steps; k++) {
         for (int i = 0; i < P; i++) {
             /* The plan's batch: proportional to the speed, moved now and then. */
@@ -974,14 +1002,21 @@ static long ob_sim_false_changes(const ob_sim_opts *o, int P, long steps, double
             if (ob_sim_rng_uniform(&rng) < o->spike_rate) {
                 t *= o->spike_factor;
             }
+            const double before = ob_estimator_predict(&est[i], b);
+
             if (OB_SAMPLE_CHANGE == ob_estimator_add(&est[i], b, t) && k >= OB_SIM_FALSE_WARMUP) {
                 changes++;
+                if (ob_estimator_predict(&est[i], b) > before) {
+                    res->slow++;
+                } else {
+                    res->fast++;
+                }
             }
         }
     }
     free(est);
     free(speed);
-    *wall = ob_sim_now() - t0;
+    res->wall = ob_sim_now() - t0;
     return changes;
 }
 
@@ -990,17 +1025,18 @@ static int ob_sim_false_main(const ob_sim_opts *o)
     int status = 0;
 
     for (int j = 0; j < o->nranks; j++) {
-        double wall = 0.0;
-        const long n = ob_sim_false_changes(o, o->ranks[j], o->false_steps, &wall);
+        ob_sim_false res = { 0, 0, 0.0, 0.0, 0.0 };
+        const long n = ob_sim_false_changes(o, o->ranks[j], o->false_steps, &res);
 
         if (n < 0) {
             fprintf(stderr, "simulate: out of memory at P=%d\n", o->ranks[j]);
             return 1;
         }
         printf("false changes: P=%d: %ld in %ld steps (%.3g rank-steps) of %s noise %.3g and %.3g%% "
-               "one-step spikes of %gx, %.1f s\n", o->ranks[j], n, o->false_steps,
-               (double) o->false_steps * (double) o->ranks[j], o->noise_uniform ? "uniform" : "normal",
-               o->noise, 100.0 * o->spike_rate, o->spike_factor, wall);
+               "one-step spikes of %gx, %.1f s; %ld slower, %ld faster (levels %g slow, %g fast)\n",
+               o->ranks[j], n, o->false_steps, (double) o->false_steps * (double) o->ranks[j],
+               o->noise_uniform ? "uniform" : "normal", o->noise, 100.0 * o->spike_rate, o->spike_factor,
+               res.wall, res.slow, res.fast, res.level_slow, res.level_fast);
         status |= n > 0;
     }
     return status;

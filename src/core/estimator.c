@@ -32,6 +32,16 @@ void ob_estimator_set_ranks(ob_estimator *est, int nranks)
     est->cusum_limit_fast = OB_EST_CUSUM_LIMIT_FEW + (OB_EST_CUSUM_LIMIT_FASTER - OB_EST_CUSUM_LIMIT_FEW) * span;
 }
 
+void ob_estimator_set_levels(ob_estimator *est, double slow, double fast)
+{
+    if (slow > 0.0) {
+        est->cusum_limit = slow;
+    }
+    if (fast > 0.0) {
+        est->cusum_limit_fast = fast;
+    }
+}
+
 long ob_estimator_count(const ob_estimator *est)
 {
     return est->n;

@@ -261,6 +261,13 @@ void ob_estimator_init(ob_estimator *est, double forget);
 void ob_estimator_set_ranks(ob_estimator *est, int nranks);
 
 /**
+ * \brief Set the CUSUM's alarm levels, in standard deviations, on the slow and the fast side
+ *        (a value <= 0 or NaN keeps that side's): for measuring false-alarm rates at other
+ *        levels (bench/simulate --levels); the library sizes them with ob_estimator_set_ranks().
+ */
+void ob_estimator_set_levels(ob_estimator *est, double slow, double fast);
+
+/**
  * \brief Fold one step: \p batch samples took \p seconds of compute.
  * \return what was done with the sample (ob_sample_verdict).
  */

@@ -1,6 +1,7 @@
 #!/bin/sh
 # bench/simulate end to end at tiny sizes: it must finish, print one row per
-# scenario and rank count, and write a summary with the same runs.  The
+# scenario and rank count, and write a summary with the same runs; and its
+# false-change count, each side's changes at the levels asked for.  The
 # figures themselves are never checked here (the Check suites test the
 # arithmetic; the controller's own suites test the controller).
 set -eu
@@ -43,4 +44,26 @@ if "$builddir/bench/simulate/simulate" --noise 2 >"$work/bad" 2>&1; then
     fail "--noise 2 was accepted"
 fi
 grep -q "^simulate: --noise='2': expected" "$work/bad" || fail "no clear line for a bad --noise"
+# --false-changes counts each side's changes; --levels moves the detector's levels.  A level of 3
+# on one side confirms noise there as changes (a non-zero exit: false changes were found), 100 on
+# the other none.
+for side in slow fast; do
+    if [ slow = "$side" ]; then lv=3,100; else lv=100,3; fi
+    rc=0
+    "$builddir/bench/simulate/simulate" --false-changes 2000 --ranks 64 --levels "$lv" >"$work/fc" 2>&1 || rc=$?
+    cat "$work/fc"
+    [ 1 -eq "$rc" ] || fail "--false-changes at levels $lv: exit $rc, expected 1 (changes found)"
+    awk -v side="$side" '/^false changes: P=64: [0-9]+ in 2000 steps/ {
+            n = $4; split($0, a, "; "); split(a[2], b, " ")
+            slow = b[1]; fast = b[3]
+            if (n > 0 && n == slow + fast && ((side == "slow" && fast == 0) || (side == "fast" && slow == 0))) ok = 1 }
+        END { exit !ok }' "$work/fc" || fail "levels $lv: not every change on the $side side"
+done
+# The library's levels at 65,536 ranks, one step.
+"$builddir/bench/simulate/simulate" --false-changes 1 --ranks 65536 >"$work/fc" 2>&1 || fail "--false-changes 1 failed"
+grep -q "^false changes: P=65536: 0 in 1 steps .*(levels 14 slow, 21 fast)" "$work/fc" || { cat "$work/fc"; fail "not the library's levels at 65,536 ranks"; }
+if "$builddir/bench/simulate/simulate" --false-changes 10 --levels 3 >"$work/bad" 2>&1; then
+    fail "--levels 3 was accepted"
+fi
+grep -q "^simulate: --levels='3': expected S,F" "$work/bad" || fail "no clear line for a bad --levels"
 echo "simulate_smoke: ok"
