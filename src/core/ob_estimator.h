@@ -174,9 +174,10 @@
  *  speed-up is followed late leaves only itself idle (the asymmetry of OB_EST_CONFIRM_FASTER).
  *  Tail: timing noise symmetric in seconds is not in log seconds, and the fast side's tail is
  *  the longer one (10% normal noise clipped at 3 standard deviations: 0.7x is 3.6 standard
- *  deviations of the log, 1.3x 2.6).  Measured with the level of the slow side, every false
- *  alarm in 6.55e7 samples of 65,536 ranks was on the fast side (169 at level 8, none of the
- *  slow side's at level 8; 43 at level 6), and at 14 the fast side's rate was about 3e-9 per
+ *  deviations of the log, 1.3x 2.6).  In 6.55e7 samples of 65,536 ranks at level 8 on both
+ *  sides, 169 false alarms were on the fast side and the slow side's 26 each re-corrected a
+ *  rank falsely made faster just before (the slow side alone raises as many at level 6 as the
+ *  fast side at 9), and at 14 the fast side's rate was about 3e-9 per
  *  sample, falling about 3x per unit of level: at 21, about 1e-12, a tenth of a false change
  *  expected in 10^6 steps of 65,536 ranks (bench/RESULTS.md).  The price: at that scale a
  *  1.3x speed-up under 10% normal noise (within the outlier threshold) is confirmed after
