@@ -222,6 +222,27 @@ static double ob_sim_parse_double(const char *name, const char *s, double lo, do
     return v;
 }
 
+/* Two numbers "A,B", each within [lo[k], hi[k]], into x[0] and x[1]. */
+static void ob_sim_parse_pair(const char *name, const char *s, const double lo[2], const double hi[2],
+                              const char *allowed, double x[2])
+{
+    char *end = NULL;
+    const char *second;
+
+    x[0] = strtod(s, &end);
+    x[1] = (double) NAN;
+    if (end != s && ',' == *end) {
+        second = end + 1;
+        x[1] = strtod(second, &end);
+        if (end == second) {
+            x[1] = (double) NAN;
+        }
+    }
+    if ('\0' != *end || !(x[0] >= lo[0] && x[0] <= hi[0]) || !(x[1] >= lo[1] && x[1] <= hi[1])) {
+        ob_sim_die(name, s, allowed);
+    }
+}
+
 static void ob_sim_parse_args(int argc, char **argv, ob_sim_opts *o)
 {
     static const int default_ranks[] = { 4, 16, 256, 4096, 65536 };
@@ -364,21 +385,19 @@ static void ob_sim_parse_args(int argc, char **argv, ob_sim_opts *o)
         } else if (0 == strcmp(a, "--false-changes")) {
             o->false_steps = ob_sim_parse_long(a, v, 1, 1000000000L);
         } else if (0 == strcmp(a, "--spikes")) {
-            char *end = NULL;
-            o->spike_rate = strtod(v, &end);
-            o->spike_factor = NULL != end && ',' == *end ? strtod(end + 1, &end) : -1.0;
-            if (NULL == end || '\0' != *end || !(o->spike_rate >= 0.0 && o->spike_rate <= 0.5)
-                || !(o->spike_factor >= 1.0 && o->spike_factor <= 1000.0)) {
-                ob_sim_die(a, v, "F,X with F in [0, 0.5] and X in [1, 1000]");
-            }
+            const double lo[2] = { 0.0, 1.0 }, hi[2] = { 0.5, 1000.0 };
+            double x[2];
+
+            ob_sim_parse_pair(a, v, lo, hi, "F,X with F in [0, 0.5] and X in [1, 1000]", x);
+            o->spike_rate = x[0];
+            o->spike_factor = x[1];
         } else if (0 == strcmp(a, "--levels")) {
-            char *end = NULL;
-            o->level_slow = strtod(v, &end);
-            o->level_fast = NULL != end && ',' == *end ? strtod(end + 1, &end) : -1.0;
-            if (NULL == end || '\0' != *end || !(o->level_slow >= 0.0 && o->level_slow <= 100.0)
-                || !(o->level_fast >= 0.0 && o->level_fast <= 100.0)) {
-                ob_sim_die(a, v, "S,F with S and F in [0, 100] (0: the library's)");
-            }
+            const double lo[2] = { 0.0, 0.0 }, hi[2] = { 100.0, 100.0 };
+            double x[2];
+
+            ob_sim_parse_pair(a, v, lo, hi, "S,F with S and F in [0, 100] (0: the library's)", x);
+            o->level_slow = x[0];
+            o->level_fast = x[1];
         } else {
             fprintf(stderr, "simulate: unknown option %s\n", a);
             ob_sim_usage(stderr);

@@ -62,8 +62,12 @@ done
 # The library's levels at 65,536 ranks, one step.
 "$builddir/bench/simulate/simulate" --false-changes 1 --ranks 65536 >"$work/fc" 2>&1 || fail "--false-changes 1 failed"
 grep -q "^false changes: P=65536: 0 in 1 steps .*(levels 14 slow, 21 fast)" "$work/fc" || { cat "$work/fc"; fail "not the library's levels at 65,536 ranks"; }
-if "$builddir/bench/simulate/simulate" --false-changes 10 --levels 3 >"$work/bad" 2>&1; then
-    fail "--levels 3 was accepted"
-fi
-grep -q "^simulate: --levels='3': expected S,F" "$work/bad" || fail "no clear line for a bad --levels"
+for bad in "--levels 3" "--levels 3," "--levels ,3" "--levels 3,4x" "--spikes 0.1" "--spikes 0.1,0.5"; do
+    # shellcheck disable=SC2086
+    if "$builddir/bench/simulate/simulate" --false-changes 10 $bad >"$work/bad" 2>&1; then
+        fail "$bad was accepted"
+    fi
+    opt=${bad%% *}
+    grep -q "^simulate: $opt='${bad#* }': expected " "$work/bad" || { cat "$work/bad"; fail "no clear line for $bad"; }
+done
 echo "simulate_smoke: ok"
