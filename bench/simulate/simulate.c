@@ -222,23 +222,23 @@ static double ob_sim_parse_double(const char *name, const char *s, double lo, do
     return v;
 }
 
-/* Two numbers "A,B", each within [lo[k], hi[k]], into x[0] and x[1]. */
-static void ob_sim_parse_pair(const char *name, const char *s, const double lo[2], const double hi[2],
-                              const char *allowed, double x[2])
+/* Two numbers "A,B", A in [lo_a, hi_a] and B in [lo_b, hi_b], into *a and *b. */
+static void ob_sim_parse_pair(const char *name, const char *s, double lo_a, double hi_a, double lo_b, double hi_b,
+                              const char *allowed, double *a, double *b)
 {
     char *end = NULL;
     const char *second;
 
-    x[0] = strtod(s, &end);
-    x[1] = (double) NAN;
+    *a = strtod(s, &end);
+    *b = (double) NAN;
     if (end != s && ',' == *end) {
         second = end + 1;
-        x[1] = strtod(second, &end);
+        *b = strtod(second, &end);
         if (end == second) {
-            x[1] = (double) NAN;
+            *b = (double) NAN;
         }
     }
-    if ('\0' != *end || !(x[0] >= lo[0] && x[0] <= hi[0]) || !(x[1] >= lo[1] && x[1] <= hi[1])) {
+    if ('\0' != *end || !(*a >= lo_a && *a <= hi_a) || !(*b >= lo_b && *b <= hi_b)) {
         ob_sim_die(name, s, allowed);
     }
 }
@@ -385,19 +385,11 @@ static void ob_sim_parse_args(int argc, char **argv, ob_sim_opts *o)
         } else if (0 == strcmp(a, "--false-changes")) {
             o->false_steps = ob_sim_parse_long(a, v, 1, 1000000000L);
         } else if (0 == strcmp(a, "--spikes")) {
-            const double lo[2] = { 0.0, 1.0 }, hi[2] = { 0.5, 1000.0 };
-            double x[2];
-
-            ob_sim_parse_pair(a, v, lo, hi, "F,X with F in [0, 0.5] and X in [1, 1000]", x);
-            o->spike_rate = x[0];
-            o->spike_factor = x[1];
+            ob_sim_parse_pair(a, v, 0.0, 0.5, 1.0, 1000.0, "F,X with F in [0, 0.5] and X in [1, 1000]",
+                              &o->spike_rate, &o->spike_factor);
         } else if (0 == strcmp(a, "--levels")) {
-            const double lo[2] = { 0.0, 0.0 }, hi[2] = { 100.0, 100.0 };
-            double x[2];
-
-            ob_sim_parse_pair(a, v, lo, hi, "S,F with S and F in [0, 100] (0: the library's)", x);
-            o->level_slow = x[0];
-            o->level_fast = x[1];
+            ob_sim_parse_pair(a, v, 0.0, 100.0, 0.0, 100.0, "S,F with S and F in [0, 100] (0: the library's)",
+                              &o->level_slow, &o->level_fast);
         } else {
             fprintf(stderr, "simulate: unknown option %s\n", a);
             ob_sim_usage(stderr);
@@ -975,8 +967,8 @@ static int ob_sim_write_summary(const ob_sim_opts *o, const ob_sim_result *r, in
 
 /* What a false-change count found: the changes each side confirmed, and its levels. */
 typedef struct ob_sim_false {
-    long slow;                   /* changes that made a model slower */
-    long fast;                   /* and faster */
+    long slow;                   /* changes to a slower speed */
+    long fast;                   /* and to a faster one */
     double level_slow;           /* the CUSUM's levels the estimators ran at */
     double level_fast;
     double wall;                 /* seconds the count took */
@@ -1021,14 +1013,14 @@ static long ob_sim_false_changes(const ob_sim_opts *o, int P, long steps, ob_sim
             if (ob_sim_rng_uniform(&rng) < o->spike_rate) {
                 t *= o->spike_factor;
             }
-            const double before = ob_estimator_predict(&est[i], b);
+            const long faster = est[i].changes_faster;
 
             if (OB_SAMPLE_CHANGE == ob_estimator_add(&est[i], b, t) && k >= OB_SIM_FALSE_WARMUP) {
                 changes++;
-                if (ob_estimator_predict(&est[i], b) > before) {
-                    res->slow++;
-                } else {
+                if (est[i].changes_faster > faster) {
                     res->fast++;
+                } else {
+                    res->slow++;
                 }
             }
         }

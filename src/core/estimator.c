@@ -28,6 +28,7 @@ void ob_estimator_set_ranks(ob_estimator *est, int nranks)
     double span = log((double) (nranks > 2 ? nranks : 2)) / log(65536.0);
 
     span = span < 1.0 ? span : 1.0;
+    /* Each level from OB_EST_CUSUM_LIMIT_FEW at 2 ranks to its own at 65,536, linear in log P. */
     est->cusum_limit = OB_EST_CUSUM_LIMIT_FEW + (OB_EST_CUSUM_LIMIT - OB_EST_CUSUM_LIMIT_FEW) * span;
     est->cusum_limit_fast = OB_EST_CUSUM_LIMIT_FEW + (OB_EST_CUSUM_LIMIT_FASTER - OB_EST_CUSUM_LIMIT_FEW) * span;
 }
@@ -428,6 +429,7 @@ static void ob_est_relearn(ob_estimator *est, double rho, double evidence)
     est->run_hi = est->run_lo = 0;
     est->sum_hi = est->sum_lo = 0.0;
     est->changes++;
+    est->changes_faster += rho < 1.0;
 }
 
 /* Page's two-sided CUSUM of the log residual against the prediction,

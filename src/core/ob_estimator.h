@@ -239,6 +239,7 @@ typedef struct ob_estimator {
     long n;                      /* samples used (read: ob_estimator_count()) */
     long outliers;               /* samples held back as outliers */
     long changes;                /* lasting changes of speed confirmed */
+    long changes_faster;         /* of them, to a faster speed */
     long invalid;                /* samples ignored as invalid */
 } ob_estimator;
 

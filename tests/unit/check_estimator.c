@@ -191,6 +191,8 @@ START_TEST(test_single_spike_does_not_move_the_model)
     ck_assert_int_eq(ob_estimator_add(&e, 250, 0.1 * truth(0.005, 2e-4, 250)), OB_SAMPLE_OUTLIER);
     ck_assert_int_eq(ob_estimator_add(&e, 250, 0.1 * truth(0.005, 2e-4, 250)), OB_SAMPLE_CHANGE);
     ck_assert_double_eq_tol(ob_estimator_predict(&e, 250), 0.1 * p0, 0.01 * p0);
+    ck_assert_int_eq(e.changes, 1);
+    ck_assert_int_eq(e.changes_faster, 1);
 }
 END_TEST
 
