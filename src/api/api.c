@@ -302,6 +302,7 @@ static void ob_create_quota(struct omnibatch_context *c)
      * under one core runs out in it. */
     c->wait_sleep = OB_WAIT_SLEEP == how ||
                     (OB_WAIT_AUTO == how && c->cpu_quota > 0.0 && c->cpu_quota < 1.0);
+    ob_nap_init(&c->nap);
     /* OMNIBATCH_CPU_QUOTA=off: the quota still chooses the wait, not the plan. */
     c->cpu_plan = plan_quota && c->cpu_quota > 0.0;
 }

@@ -26,6 +26,7 @@
 #include "ob_config.h"
 #include "ob_error.h"
 #include "ob_memtype.h"
+#include "ob_nap.h"
 #include "ob_timing.h"
 
 /* Open MPI says at run time whether it can reduce GPU buffers (after
@@ -196,20 +197,53 @@ static int ob_on_device(const void *sendbuf, const void *recvbuf, int count)
 
 /* OMNIBATCH_WAIT=sleep (ob_api.h). */
 int ob_api_allreduce_asleep(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
-                            MPI_Comm comm)
+                            MPI_Comm comm, double expected)
 {
-    const struct timespec nap = { 0, OB_WAIT_NAP_US * 1000L };
+    const uint64_t begin = ob_now_ns();
     MPI_Request req = MPI_REQUEST_NULL;
     int done = 0;
     int mpi_rc = PMPI_Iallreduce(sendbuf, recvbuf, count, type, op, comm, &req);
 
     while (MPI_SUCCESS == mpi_rc) {
+        double elapsed, nap;
+        struct timespec ts;
+
         mpi_rc = PMPI_Test(&req, &done, MPI_STATUS_IGNORE);
         if (MPI_SUCCESS != mpi_rc || done) {
             break;
         }
-        nanosleep(&nap, NULL);
+        elapsed = (double) (ob_now_ns() - begin) * 1e-9;
+        nap = expected < 0.0 ? ob_nap_transfer(elapsed) : ob_nap_waiting(elapsed, expected);
+        ts.tv_sec = (time_t) nap;
+        ts.tv_nsec = (long) ((nap - (double) ts.tv_sec) * 1e9);
+        nanosleep(&ts, NULL);
     }
+    return mpi_rc;
+}
+
+/* Asleep, the wait for the last rank: every rank says whether its buffers
+ * are on a GPU and when it arrived, from the end of the last reduction
+ * (which every rank left at about the same time, whatever it did between;
+ * its own step's start would miss a rank throttled after the reduction);
+ * the naps aim at when the last rank arrived in the last steps (ob_nap.h). */
+static int ob_arrive_asleep(struct omnibatch_context *c, int on_device, uint64_t now, int *any_dev)
+{
+    const double mine = (double) (now - c->reduced_ns) * 1e-9;
+    const uint64_t plan = ob_controller_plan_hash(&c->ctl);
+    /* The step's first call learns and aims (its later calls wait little). */
+    const int first = 0 == c->reductions && 0 != c->reduced_ns;
+    int in[2], out[2] = { 0, 0 };
+    int mpi_rc;
+
+    in[0] = on_device;
+    /* Microseconds; 0 where nothing is learnt. */
+    in[1] = first ? (int) (mine < 2e3 ? mine * 1e6 : 2e9) : 0;
+    mpi_rc = ob_api_allreduce_asleep(in, out, 2, MPI_INT, MPI_MAX, c->comm,
+                                     first ? ob_nap_expected_wait(&c->nap, plan, mine) : 0.0);
+    if (MPI_SUCCESS == mpi_rc && first) {
+        ob_nap_learn(&c->nap, plan, (double) out[1] * 1e-6);
+    }
+    *any_dev = out[0];
     return mpi_rc;
 }
 
@@ -222,6 +256,7 @@ OMNIBATCH_EXPORT int omnibatch_allreduce_gradient(omnibatch_t ctx, const void *s
     uint64_t end;
     size_t elem = 0;
     uint64_t cpu;
+    uint64_t waited;
     double w;
     int on_device;
     int mpi_rc;
@@ -250,18 +285,22 @@ OMNIBATCH_EXPORT int omnibatch_allreduce_gradient(omnibatch_t ctx, const void *s
     }
 
     cpu = c->cpu_plan ? ob_cpu_ns() : 0;
+    waited = cpu;
     begin = ob_now_ns();
     if (c->wait_sleep) {
         /* Asleep, every rank says whether its buffers are on a GPU (the wait
          * for a late rank happens here); then all take the nonblocking sum,
          * or, when any is on a GPU, the blocking one: the two never match,
          * and Open MPI's CUDA-aware collectives are the blocking ones. */
-        int dev = on_device, any_dev = 0;
+        int any_dev = 0;
 
-        mpi_rc = ob_api_allreduce_asleep(&dev, &any_dev, 1, MPI_INT, MPI_MAX, c->comm);
+        mpi_rc = ob_arrive_asleep(c, on_device, begin, &any_dev);
+        /* Under a quota the transfer's CPU is this rank's to spend like its
+         * compute (every step has it); the wait's is the others' lateness. */
+        waited = c->cpu_plan ? ob_cpu_ns() : 0;
         if (MPI_SUCCESS == mpi_rc) {
             mpi_rc = any_dev ? PMPI_Allreduce(sendbuf, recvbuf, count, type, MPI_SUM, c->comm)
-                             : ob_api_allreduce_asleep(sendbuf, recvbuf, count, type, MPI_SUM, c->comm);
+                             : ob_api_allreduce_asleep(sendbuf, recvbuf, count, type, MPI_SUM, c->comm, -1.0);
         }
     } else {
         mpi_rc = PMPI_Allreduce(sendbuf, recvbuf, count, type, MPI_SUM, c->comm);
@@ -269,9 +308,10 @@ OMNIBATCH_EXPORT int omnibatch_allreduce_gradient(omnibatch_t ctx, const void *s
     end = ob_now_ns();
     if (c->cpu_plan) {
         c->cpu_reduced_ns = ob_cpu_ns();
-        c->cpu_blocked_ns += c->cpu_reduced_ns - cpu;
+        c->cpu_blocked_ns += (c->wait_sleep ? waited : c->cpu_reduced_ns) - cpu;
     }
     c->reductions++;
+    c->reduced_ns = end;
     c->blocked_ns += end - begin;
     c->stats.blocked_total_s += (double) (end - begin) * 1e-9;
     c->segment_ns = end;

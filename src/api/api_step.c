@@ -35,6 +35,51 @@ static double ob_api_cpu_after(struct omnibatch_context *c, double now)
     return ob_median(v, n);
 }
 
+/* The least measured compute of the last OB_API_CPU_AFTER steps at this
+ * step's batch, \p compute included; 0 until OB_API_WALL_MIN of them. */
+static double ob_api_least_wall(struct omnibatch_context *c, double compute)
+{
+    double least = compute;
+    int n;
+
+    if (c->step.count != c->wall_batch) {
+        c->wall_batch = c->step.count;
+        c->wall_n = 0;
+    }
+    c->wall_recent[c->wall_n % OB_API_CPU_AFTER] = compute;
+    c->wall_n++;
+    n = c->wall_n < OB_API_CPU_AFTER ? c->wall_n : OB_API_CPU_AFTER;
+    for (int k = 0; k < n; k++) {
+        least = c->wall_recent[k] < least ? c->wall_recent[k] : least;
+    }
+    return c->wall_n >= OB_API_WALL_MIN ? least : 0.0;
+}
+
+/* Under a CPU quota q a step of T has at most q T of CPU, whichever part of
+ * the step the rank spends it in: a rank that spends cpu in a step outside
+ * its waits for the others (the transfer's own CPU counts when it waits
+ * asleep) needs cpu / q of the step.  The controller plans on that, not on
+ * the measured compute: where the quota runs out mid-compute the kernel
+ * stops the rank until its period ends, so the compute measured swings with
+ * where the step falls in the period (at a 100 ms period, 13 to 70 ms at one
+ * batch), and the larger of the two chased those stalls.  The least compute
+ * of the last steps at the batch still counts where it is the larger: a rank
+ * slowed by something the quota does not see (crowded cores, reading its
+ * data).  Nothing is taken off for the reduction, although the step's
+ * reduction is in the q T: measured as the least time any rank was blocked,
+ * it also holds the stalls of a rank throttled in it (20-90 ms, against a
+ * transfer of a few), and a common term moves no sample between ranks that
+ * all run under quotas.  The report keeps what the compute measured. */
+static double ob_api_quota_compute(struct omnibatch_context *c, double compute)
+{
+    double before = (double) (c->cpu_reduced_ns - c->cpu_begin_ns - c->cpu_blocked_ns) * 1e-9;
+    double need = (before + ob_api_cpu_after(c, (double) (ob_cpu_ns() - c->cpu_reduced_ns) * 1e-9)) /
+                  c->cpu_quota;
+    double wall = ob_api_least_wall(c, compute);
+
+    return need > wall ? need : wall;
+}
+
 void ob_api_step_close(struct omnibatch_context *c)
 {
     uint64_t now = ob_now_ns();
@@ -72,18 +117,8 @@ void ob_api_step_close(struct omnibatch_context *c)
         note.model = c->opt.adaptive && c->last_record.samples > 0;
         ob_hook_note_step(&note);
     }
-    /* Under a CPU quota q a step of T has at most q T of CPU, whichever part
-     * of the step the rank spends it in: a rank that needs cpu of it outside
-     * its gradient allreduces needs cpu / q of the step, of which the
-     * reduction is everyone's.  The controller plans on the larger; the
-     * report keeps what the compute measured. */
     if (compute >= 0.0 && c->cpu_plan && c->reductions > 0) {
-        double before = (double) (c->cpu_reduced_ns - c->cpu_begin_ns - c->cpu_blocked_ns) * 1e-9;
-        double need = (before + ob_api_cpu_after(c, (double) (ob_cpu_ns() - c->cpu_reduced_ns) * 1e-9)) /
-                          c->cpu_quota -
-                      (c->reduction > 0.0 ? c->reduction : 0.0);
-
-        compute = need > compute ? need : compute;
+        compute = ob_api_quota_compute(c, compute);
     }
     /* Warm-up steps (cold caches, lazy allocation, first-touch) would teach
      * the model a speed the rank does not have; a rank without samples has
@@ -244,7 +279,7 @@ static int ob_exchange_early(struct omnibatch_context *c, long gs, int *due)
         return OMNIBATCH_SUCCESS;
     }
     t0 = ob_now_ns();
-    mpi_rc = c->wait_sleep ? ob_api_allreduce_asleep(&mine, &any, 1, MPI_INT, MPI_MAX, c->comm)
+    mpi_rc = c->wait_sleep ? ob_api_allreduce_asleep(&mine, &any, 1, MPI_INT, MPI_MAX, c->comm, 0.0)
                            : PMPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, c->comm);
     c->stats.react_total_s += (double) (ob_now_ns() - t0) * 1e-9;
     if (MPI_SUCCESS != mpi_rc) {

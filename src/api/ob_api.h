@@ -18,10 +18,14 @@
 #include "omnibatch.h"
 #include "ob_controller.h"
 #include "ob_estimator.h"
+#include "ob_nap.h"
 #include "ob_planner_dist.h"
 
-/** Under a CPU quota: the steps whose CPU after the gradient allreduce gives its median. */
+/** Under a CPU quota: the steps whose CPU after the gradient allreduce gives its median,
+ *  and whose least compute at one batch is the compute the plan takes at least. */
 #define OB_API_CPU_AFTER 8
+/** Under a CPU quota: the steps at one batch before their least compute counts. */
+#define OB_API_WALL_MIN 3
 
 /** OMNIBATCH_REACT: exchanges brought forward in a row at most (then the period applies). */
 #define OB_API_MAX_EARLY 4
@@ -84,13 +88,18 @@ struct omnibatch_context {
     int dist_pooled_said;        /* the debug line "planned on pooled speeds" was written */
     ob_dist_state dist;
 
-    /* OMNIBATCH_WAIT=sleep: the gradient allreduce waits with naps (api_gradient.c). */
+    /* OMNIBATCH_WAIT=sleep: the gradient allreduce waits with naps (api_gradient.c),
+     * timed by when the last rank arrived in the last steps (ob_nap.h), from the
+     * end of the reduction before (reduced_ns; 0 before the first). */
     int wait_sleep;
+    ob_nap nap;
+    uint64_t reduced_ns;
 
     /* The CPU quota this rank runs under, in cores (0: none; ob_cpuquota.h), and
-     * the process's CPU time since the step's exchange and inside its gradient
-     * allreduces: a rank near its quota needs cpu / quota of the step whatever
-     * its compute measured (ob_api_step_close()). */
+     * the process's CPU time since the step's exchange and in its waits for the
+     * other ranks in its gradient allreduces (asleep, the wait before the
+     * transfer; polling, the whole call): a rank near its quota needs cpu / quota
+     * of the step whatever its compute measured (ob_api_step_close()). */
     double cpu_quota;
     int cpu_plan;                /* OMNIBATCH_CPU_QUOTA: plan on it (a quota and the setting on) */
     uint64_t cpu_begin_ns;
@@ -100,6 +109,10 @@ struct omnibatch_context {
      * checkpoint, which are not the step's): the median of the last steps'. */
     double cpu_after[OB_API_CPU_AFTER];
     int cpu_after_n;
+    /* The compute measured in the last steps at batch wall_batch. */
+    double wall_recent[OB_API_CPU_AFTER];
+    int wall_n;
+    long wall_batch;
 
     /* Reused for scaling a separate send buffer: the user's is never written. */
     void *scratch;
@@ -109,11 +122,13 @@ struct omnibatch_context {
 };
 
 /* api_gradient.c: OMNIBATCH_WAIT=sleep, an allreduce whose waiting rank
- * sleeps: a nonblocking one tested between naps of OB_WAIT_NAP_US (a rank
- * under a CPU quota would spend in polling what its compute needs; the naps
- * add up to one nap and the timer's slack to the reduction's end). */
+ * sleeps: a nonblocking one tested between naps (a rank under a CPU quota
+ * would spend in polling what its compute needs).  \p expected: the seconds
+ * this rank expects to wait for the others (ob_nap_waiting()), or a
+ * negative number where every rank is in and the call is the transfer
+ * itself (ob_nap_transfer()). */
 int ob_api_allreduce_asleep(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
-                            MPI_Comm comm);
+                            MPI_Comm comm, double expected);
 
 /* api_errors.c */
 

@@ -195,16 +195,18 @@ static const ob_var ob_vars[] = {
       .kind = OB_VAR_CHOICE, .offset = OB_OFF(wait), .choices = ob_wait_choices,
       .meaning = "How omnibatch_allreduce_gradient() (and OMNIBATCH_REACT's one-integer allreduce) "
                  "waits for the other ranks. poll: in the MPI library's blocking allreduce (Open MPI "
-                 "polls, a core busy all the wait); sleep: a nonblocking allreduce tested with naps of "
-                 OB_STR(OB_WAIT_NAP_US) " us between, so that a rank under a CPU quota (containers, "
+                 "polls, a core busy all the wait); sleep: a nonblocking allreduce tested between naps, "
+                 "long while the last rank's arrival (learnt from the last steps) is far, short near it "
+                 "and while the data move, so that a rank under a CPU quota (containers, "
                  "cgroups) does not spend in polling the quota its compute needs; auto: sleep where "
                  "the rank's CPU quota is under one core, else poll. May differ between ranks: where any rank "
                  "sleeps, all do (a blocking allreduce does not match a nonblocking one)." },
     { .name = "OMNIBATCH_CPU_QUOTA", .default_value = "on", .kind = OB_VAR_BOOL, .offset = OB_OFF(cpu_quota),
       .meaning = "On: a rank under a CPU quota (cgroup v1 cpu.cfs_quota_us, v2 cpu.max, read at "
-                 "omnibatch_create) also measures its CPU time per step, outside its gradient "
-                 "allreduces, and the controller plans on the larger of its compute and that CPU "
-                 "time over the quota, less the reduction; off: on its compute alone." },
+                 "omnibatch_create) also measures its CPU time per step, outside its waits for the "
+                 "other ranks, and the controller plans on that CPU time over the quota (or on the "
+                 "least compute of its last steps at its batch, where that is longer); off: on its "
+                 "compute alone." },
     { .name = "OMNIBATCH_POOL", .default_value = "on", .kind = OB_VAR_BOOL, .offset = OB_OFF(pool),
       .meaning = "On: a rank whose time per sample lies among those of " OB_STR(OB_POOL_MIN_RANKS)
                  " or more ranks (bins 1.25x wide) is planned on its own model shrunk towards their mean, as far "

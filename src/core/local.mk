@@ -20,6 +20,7 @@ libobcore_la_SOURCES = \
 	%reldir%/ob_shard.h %reldir%/shard.c \
 	%reldir%/ob_topology.h %reldir%/topology.c \
 	%reldir%/ob_cpuquota.h %reldir%/cpuquota.c \
+	%reldir%/ob_nap.h %reldir%/nap.c \
 	%reldir%/ob_memtype.h %reldir%/ob_memtype_cuda.h %reldir%/memtype.c \
 	%reldir%/ob_stepdetect.h %reldir%/stepdetect.c \
 	%reldir%/ob_trace.h %reldir%/trace.c \

@@ -84,11 +84,8 @@ typedef enum ob_planner_kind {
 typedef enum ob_wait_kind {
     OB_WAIT_AUTO = 0,            /* sleep where the rank's CPU quota is under one core (ob_cpuquota.h) */
     OB_WAIT_POLL = 1,            /* the blocking MPI_Allreduce: the MPI library's own waiting (busy polling) */
-    OB_WAIT_SLEEP = 2            /* a nonblocking allreduce, tested with naps of OB_WAIT_NAP_US between */
+    OB_WAIT_SLEEP = 2            /* a nonblocking allreduce, tested with naps between (ob_nap.h) */
 } ob_wait_kind;
-
-/** OMNIBATCH_WAIT=sleep: the nap between two tests of the reduction, in microseconds. */
-#define OB_WAIT_NAP_US 50
 
 /** OMNIBATCH_PLANNER=auto: the distributed decision from this many ranks on. */
 #define OB_PLANNER_AUTO_RANKS 256

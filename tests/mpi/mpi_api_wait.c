@@ -8,7 +8,10 @@
  * it for a late rank, sleeps instead of polling: its process spends less
  * than WAIT_CPU_SHARE of the wait on a CPU (a rank under a CPU quota would
  * otherwise spend its quota there).  With the blocking call Open MPI and
- * MPICH poll, a core busy for the whole wait.
+ * MPICH poll, a core busy for the whole wait; with naps of 50 us each, as
+ * before the naps were timed by the last rank's arrival (ob_nap.h), 28% of
+ * it on this project's virtual machine.  And the late rank is not kept
+ * waiting by the sleepers: it leaves within LATE_RANK_MOST of arriving.
  */
 #include "config.h"
 
@@ -20,8 +23,9 @@
 
 #define LEN 1000                 /* gradient length */
 #define LATE_S 0.3               /* the last rank reaches the reduction this late */
-#define WAITS 3
-#define WAIT_CPU_SHARE 0.3       /* most CPU time over wall time of a rank that waits */
+#define WAITS 6
+#define WAIT_CPU_SHARE 0.05      /* most CPU time over wall time of a rank that waits */
+#define LATE_RANK_MOST 0.02      /* most mean seconds the late rank spends in the allreduce */
 
 static double clock_s(clockid_t id)
 {
@@ -118,13 +122,18 @@ START_TEST(test_a_rank_waiting_for_a_late_one_sleeps)
         wall += clock_s(CLOCK_MONOTONIC) - w0;
     }
     if (0 == r) {
-        printf("mpi_api_wait: rank 0 waited %.3f s in %d gradient allreduces, on a CPU %.3f s of it\n",
-               wall, WAITS, cpu);
+        printf("mpi_api_wait: rank 0 waited %.3f s in %d gradient allreduces, on a CPU %.3f s of it (%.1f%%)\n",
+               wall, WAITS, cpu, 100.0 * cpu / wall);
         /* It did wait for the late rank, and slept through the wait. */
         ck_assert_double_ge(wall, 0.5 * WAITS * LATE_S);
         ck_assert_msg(cpu < WAIT_CPU_SHARE * wall, "rank 0 spent %.3f s of a %.3f s wait on a CPU "
                       "(expected less than %.0f%%: OMNIBATCH_WAIT=sleep)", cpu, wall,
                       100.0 * WAIT_CPU_SHARE);
+    }
+    if (P - 1 == r) {
+        printf("mpi_api_wait: the late rank spent %.2f ms a call in the allreduce\n", 1e3 * wall / WAITS);
+        ck_assert_msg(wall / WAITS <= LATE_RANK_MOST, "the late rank spent %.4f s a call in the allreduce "
+                      "(expected at most %g s: the sleepers woke late)", wall / WAITS, LATE_RANK_MOST);
     }
     OB_CK_OK(omnibatch_destroy(&ctx));
 }

@@ -5,7 +5,7 @@ OB_UNIT_SUITES = %reldir%/check_error %reldir%/check_estimator %reldir%/check_pl
 	%reldir%/check_controller %reldir%/check_config %reldir%/check_shard \
 	%reldir%/check_topology %reldir%/check_stepdetect %reldir%/check_trace \
 	%reldir%/check_timeline %reldir%/check_report %reldir%/check_maths %reldir%/check_stepmodel %reldir%/check_state \
-	%reldir%/check_cpuquota %reldir%/check_pool
+	%reldir%/check_cpuquota %reldir%/check_pool %reldir%/check_nap
 check_PROGRAMS += $(OB_UNIT_SUITES)
 TESTS += $(OB_UNIT_SUITES) %reldir%/check_man.sh
 EXTRA_DIST += %reldir%/check_man.sh
@@ -13,6 +13,10 @@ EXTRA_DIST += %reldir%/check_man.sh
 %canon_reldir%_check_pool_SOURCES = %reldir%/check_pool.c
 %canon_reldir%_check_pool_CFLAGS = $(OB_CORE_TEST_CFLAGS)
 %canon_reldir%_check_pool_LDADD = $(OB_CORE_TEST_LDADD)
+
+%canon_reldir%_check_nap_SOURCES = %reldir%/check_nap.c
+%canon_reldir%_check_nap_CFLAGS = $(OB_CORE_TEST_CFLAGS)
+%canon_reldir%_check_nap_LDADD = $(OB_CORE_TEST_LDADD)
 
 %canon_reldir%_check_cpuquota_SOURCES = %reldir%/check_cpuquota.c
 %canon_reldir%_check_cpuquota_CFLAGS = $(OB_CORE_TEST_CFLAGS)
