@@ -564,7 +564,7 @@ static void train(run *r)
         }
         omnibatch_compute_end(r->ctx);
         w1 = ob_now();
-        if (!r->opt.bind) {
+        if (!r->opt.bind && !r->opt.no_own_wait) {
             wait_asleep(r);
         }
 

@@ -31,6 +31,10 @@ static const char usage_text[] =
     "                   it to --cost of every policy of a comparison)\n"
     "  --bind           bind rank i to speeds_i cores (hwloc) with as many OpenBLAS threads;\n"
     "                   no emulation\n"
+    "  --no-own-wait    wait for the other ranks only inside omnibatch_allreduce_gradient\n"
+    "                   (OMNIBATCH_WAIT says how), not first in an Ibarrier tested between 50 us\n"
+    "                   naps (which keeps emulated ranks that wait off the cores, and costs CPU:\n"
+    "                   for ranks under a CPU quota)\n"
     "  --devices LIST   cpu or gpu per rank, e.g. cpu,cpu,cpu,gpu (default all cpu); a gpu rank\n"
     "                   computes with cuBLAS on its node's next GPU (needs --bind and a build\n"
     "                   with CUDA), the same model and data\n"
@@ -271,6 +275,24 @@ static int check_combinations(const hetsgd_options *o)
     return OMNIBATCH_SUCCESS;
 }
 
+/* The field an option without a value sets, NULL for the others. */
+static int *flag_of(hetsgd_options *o, const char *name)
+{
+    if (0 == strcmp(name, "--help")) {
+        return &o->help;
+    }
+    if (0 == strcmp(name, "--bind")) {
+        return &o->bind;
+    }
+    if (0 == strcmp(name, "--calibrate")) {
+        return &o->calibrate;
+    }
+    if (0 == strcmp(name, "--no-own-wait")) {
+        return &o->no_own_wait;
+    }
+    return NULL;
+}
+
 int hetsgd_options_parse(int argc, const char *const *argv, hetsgd_options *o)
 {
     static const char *const policies[] = { "static", "omnibatch", "oracle", "omnilearn" };
@@ -292,17 +314,11 @@ int hetsgd_options_parse(int argc, const char *const *argv, hetsgd_options *o)
         }
         memcpy(name, arg, len);
         name[len] = '\0';
-        if (0 == strcmp(name, "--help") || 0 == strcmp(name, "--bind") || 0 == strcmp(name, "--calibrate")) {
+        if (NULL != flag_of(o, name)) {
             if (NULL != eq) {
                 return ob_fail(OMNIBATCH_ERR_ARG, "%s takes no value, got '%s'", name, eq + 1);
             }
-            if (0 == strcmp(name, "--help")) {
-                o->help = 1;
-            } else if (0 == strcmp(name, "--bind")) {
-                o->bind = 1;
-            } else {
-                o->calibrate = 1;
-            }
+            *flag_of(o, name) = 1;
             continue;
         }
         if (NULL != eq) {

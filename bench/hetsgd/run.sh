@@ -246,7 +246,8 @@ for p in $(echo "$policies" | tr ',' ' '); do
     timeout --signal=TERM --kill-after=10 900 "${MPIRUN:-mpirun}" -np "$np" --oversubscribe \
         --allow-run-as-root --bind-to none --mca btl self,vader --mca btl_vader_single_copy_mechanism none \
         $mca -x OMNIBATCH_REPORT=json -x OMNIBATCH_REPORT_FILE="$f.json" -x OMNIBATCH_WAIT="$waitmode" \
-        "$work/join" "$hetsgd" --policy "$p" --slowdown 1 --data "$data" $hargs --summary "$f.summary" \
+        "$work/join" "$hetsgd" --policy "$p" --slowdown 1 --no-own-wait --data "$data" $hargs \
+        --summary "$f.summary" \
         --trace "$f.csv" \
         "$@" > "$f.out" 2>&1 &
     if ! wait $!; then
