@@ -119,14 +119,6 @@ static double ob_est_noise_var(const ob_estimator *est, double *dof)
     return *dof > 0.0 ? (d * var + est->noise_prior_dof * est->noise_prior) / *dof : 0.0;
 }
 
-/* The relative standard deviation of the noise; 0 while nothing tells. */
-static double ob_est_noise(const ob_estimator *est)
-{
-    double dof;
-
-    return sqrt(ob_est_noise_var(est, &dof));
-}
-
 /* The noise as the judgements below need it: enlarged while it rests on
  * few samples (a standard deviation from 3 samples is a third of the truth
  * one time in twenty), to its one-sided upper confidence bound at
@@ -137,21 +129,47 @@ static double ob_est_noise(const ob_estimator *est)
  * its error is understated, and the change detector fires on ordinary
  * noise.  While *dof <= OB_EST_NOISE_MIN_DOF nothing is known of the noise
  * and callers must not judge by it. */
-static double ob_est_noise_bound(const ob_estimator *est, double *dof)
+static double ob_est_bound_of(double var, double dof)
 {
-    double noise = sqrt(ob_est_noise_var(est, dof));
-    double shrink = *dof > 0.0 ? 1.0 - OB_EST_NOISE_BOUND_Z / sqrt(2.0 * *dof) : 0.0;
+    double noise = sqrt(var);
+    double shrink = dof > 0.0 ? 1.0 - OB_EST_NOISE_BOUND_Z / sqrt(2.0 * dof) : 0.0;
 
     noise = noise > OB_EST_NOISE_FLOOR ? noise : OB_EST_NOISE_FLOOR;
     return shrink * OB_EST_NOISE_BOUND_MAX > 1.0 ? noise / shrink : noise * OB_EST_NOISE_BOUND_MAX;
 }
 
+/* What one sample's judgements read of the fit, computed once: the state
+ * does not change between them (ob_est_fold_diff() touches only the
+ * step-to-step noise, which none of these read).  Each judgement used to
+ * compute them again, the noise eight times a sample: three quarters of the
+ * estimator's time (bench/simulate --false-changes). */
+typedef struct ob_est_view {
+    double var;                  /* ob_est_noise_var() */
+    double dof;                  /* its degrees of freedom */
+    double bound;                /* the noise at its bound (ob_est_bound_of()) */
+    double precision;            /* of the least-squares fixed share (ob_est_precision_of()) */
+    double alpha;                /* the model (0, 0 without samples) */
+    double beta;
+    int model;                   /* 1: there is a model (a sample was folded) */
+} ob_est_view;
+
+static void ob_est_view_of(const ob_estimator *est, ob_est_view *v);
+
+/* The noise at its bound, on *dof degrees of freedom. */
+static double ob_est_noise_bound(const ob_estimator *est, double *dof)
+{
+    double var = ob_est_noise_var(est, dof);
+
+    return ob_est_bound_of(var, *dof);
+}
+
 /* The noise the detectors judge by: the residual noise at its bound, or the
  * step-to-step noise at its bound when that is smaller (see ob_estimator.h). */
-static double ob_est_detect_noise(const ob_estimator *est, double *dof)
+static double ob_est_detect_noise(const ob_estimator *est, const ob_est_view *v, double *dof)
 {
-    double noise = ob_est_noise_bound(est, dof);
+    double noise = v->bound;
 
+    *dof = v->dof;
     if (est->dw >= OB_EST_DIFF_MIN) {
         double step = sqrt(0.5 * est->dsq / est->dw);
         double shrink = 1.0 - OB_EST_NOISE_BOUND_Z / sqrt(2.0 * est->dw);
@@ -190,15 +208,20 @@ static void ob_est_fold_diff(ob_estimator *est, double batch, double seconds)
 
 /* Precision (1 / variance) of the least-squares fixed share: info / noise^2,
  * info = sum w ((b - mean b) / mean b)^2 = cbb / mean_b^2. */
+static double ob_est_precision_of(const ob_estimator *est, double noise, double dof)
+{
+    if (est->n < OB_EST_MIN_FIT || !(est->cbb > 0.0) || !(dof > OB_EST_NOISE_MIN_DOF)) {
+        return 0.0;
+    }
+    return est->cbb / (est->mean_b * est->mean_b) / (noise * noise) / ob_est_leverage_noise(est);
+}
+
 static double ob_est_data_precision(const ob_estimator *est)
 {
     double dof;
     double noise = ob_est_noise_bound(est, &dof);
 
-    if (est->n < OB_EST_MIN_FIT || !(est->cbb > 0.0) || !(dof > OB_EST_NOISE_MIN_DOF)) {
-        return 0.0;
-    }
-    return est->cbb / (est->mean_b * est->mean_b) / (noise * noise) / ob_est_leverage_noise(est);
+    return ob_est_precision_of(est, noise, dof);
 }
 
 int ob_estimator_identified(const ob_estimator *est)
@@ -235,9 +258,8 @@ static void ob_est_update_shape(ob_estimator *est)
  * determine it; otherwise the prior (the last determined share, or 0) and
  * the data weighed by their precisions, so that partial information counts
  * and a constant batch leaves the prior exactly. */
-static double ob_est_share(const ob_estimator *est)
+static double ob_est_share(const ob_estimator *est, double pd)
 {
-    double pd = ob_est_data_precision(est);
     double sd = est->shape_known ? OB_EST_MAX_SHARE_ERROR : OB_EST_PRIOR_SHARE_SD;
     double pp = 1.0 / (sd * sd);
 
@@ -250,37 +272,53 @@ static double ob_est_share(const ob_estimator *est)
     return ob_est_clamp_share((pp * est->shape + pd * ob_est_ls_share(est)) / (pp + pd));
 }
 
-int ob_estimator_model(const ob_estimator *est, double *alpha, double *beta)
+static void ob_est_view_of(const ob_estimator *est, ob_est_view *v)
 {
-    double share;
+    v->var = ob_est_noise_var(est, &v->dof);
+    v->bound = ob_est_bound_of(v->var, v->dof);
+    v->precision = ob_est_precision_of(est, v->bound, v->dof);
+    v->model = 0 != est->n;
+    v->alpha = 0.0;
+    v->beta = 0.0;
+    if (v->model) {
+        /* The line through the recent operating point with that split. */
+        double share = ob_est_share(est, v->precision);
 
-    if (0 == est->n) {
-        *alpha = 0.0;
-        *beta = 0.0;
-        return 0;
+        v->alpha = share * est->mean_t;
+        v->beta = (1.0 - share) * est->mean_t / est->mean_b;
     }
-    /* The line through the recent operating point with that split. */
-    share = ob_est_share(est);
-    *alpha = share * est->mean_t;
-    *beta = (1.0 - share) * est->mean_t / est->mean_b;
-    return 1;
 }
 
-int ob_estimator_error_terms(const ob_estimator *est, double *level, double *share, double *mean_batch)
+/* The model's prediction at \p batch (0 without a model). */
+static double ob_est_predict_of(const ob_est_view *v, double batch)
 {
-    double noise, dof, pd, sd;
+    return v->model ? v->alpha + v->beta * batch : 0.0;
+}
 
-    noise = ob_est_noise_bound(est, &dof);
-    if (est->n < OB_EST_MIN_FIT || !(dof > OB_EST_NOISE_MIN_DOF)) {
+int ob_estimator_model(const ob_estimator *est, double *alpha, double *beta)
+{
+    ob_est_view v;
+
+    ob_est_view_of(est, &v);
+    *alpha = v.alpha;
+    *beta = v.beta;
+    return v.model;
+}
+
+static int ob_est_error_terms_of(const ob_estimator *est, const ob_est_view *v, double *level, double *share,
+                                 double *mean_batch)
+{
+    double pd = v->precision, sd;
+
+    if (est->n < OB_EST_MIN_FIT || !(v->dof > OB_EST_NOISE_MIN_DOF)) {
         *level = 1.0;
         *share = 0.0;
         *mean_batch = est->mean_b;
         return 0;
     }
-    pd = ob_est_data_precision(est);
     sd = est->shape_known ? OB_EST_MAX_SHARE_ERROR : OB_EST_PRIOR_SHARE_SD;
     /* The level rests on weight^2 / weight2 samples' worth. */
-    *level = noise * sqrt(est->weight2) / est->weight;
+    *level = v->bound * sqrt(est->weight2) / est->weight;
     /* A split the data once determined came from (some of) the data still
      * in the sums: its prior and their precision are not independent, and
      * are not added. */
@@ -293,27 +331,41 @@ int ob_estimator_error_terms(const ob_estimator *est, double *level, double *sha
     return 1;
 }
 
-double ob_estimator_error(const ob_estimator *est, double batch)
+int ob_estimator_error_terms(const ob_estimator *est, double *level, double *share, double *mean_batch)
+{
+    ob_est_view v;
+
+    ob_est_view_of(est, &v);
+    return ob_est_error_terms_of(est, &v, level, share, mean_batch);
+}
+
+static double ob_est_error_of(const ob_estimator *est, const ob_est_view *v, double batch)
 {
     double level, share, mean_batch, dx;
 
-    if (!ob_estimator_error_terms(est, &level, &share, &mean_batch)) {
+    if (!ob_est_error_terms_of(est, v, &level, &share, &mean_batch)) {
         return 1.0;
     }
     /* Relative to the mean time: the level, and the split times the
      * distance from the operating point. */
     dx = batch / mean_batch - 1.0;
-    return sqrt(level * level + share * share * dx * dx) * est->mean_t / ob_estimator_predict(est, batch);
+    return sqrt(level * level + share * share * dx * dx) * est->mean_t / ob_est_predict_of(v, batch);
+}
+
+double ob_estimator_error(const ob_estimator *est, double batch)
+{
+    ob_est_view v;
+
+    ob_est_view_of(est, &v);
+    return ob_est_error_of(est, &v, batch);
 }
 
 double ob_estimator_predict(const ob_estimator *est, double batch)
 {
-    double a, b;
+    ob_est_view v;
 
-    if (!ob_estimator_model(est, &a, &b)) {
-        return 0.0;
-    }
-    return a + b * batch;
+    ob_est_view_of(est, &v);
+    return ob_est_predict_of(&v, batch);
 }
 
 /* Log distance from t to the envelope of the times at batch b of every line
@@ -350,21 +402,21 @@ static double ob_est_envelope_distance(const ob_estimator *est, double b, double
  * as a change of the fixed cost, and ranks of one speed are given unequal
  * batches.  Judged against the prediction it is held back and confirms a
  * change of speed, which keeps the shape. */
-static double ob_est_distance(const ob_estimator *est, double b, double t)
+static double ob_est_distance(const ob_estimator *est, const ob_est_view *v, double b, double t)
 {
     if (est->shape_known) {
-        return log(t / ob_estimator_predict(est, b));
+        return log(t / ob_est_predict_of(v, b));
     }
     return ob_est_envelope_distance(est, b, t);
 }
 
-static double ob_est_median_ratio(const ob_estimator *est)
+static double ob_est_median_ratio(const ob_estimator *est, const ob_est_view *v)
 {
     double r[OB_EST_HELD_MAX];
     int n = est->nheld;
 
     for (int k = 0; k < n; k++) {
-        r[k] = est->held_t[k] / ob_estimator_predict(est, est->held_b[k]);
+        r[k] = est->held_t[k] / ob_est_predict_of(v, est->held_b[k]);
     }
     return ob_median(r, n);
 }
@@ -439,7 +491,7 @@ static void ob_est_relearn(ob_estimator *est, double rho, double evidence)
  * at that side's level over OB_EST_CUSUM_TERMS, plus the slack).
  * Returns 1 on an alarm, with the estimated log shift (the mean residual of
  * the run that raised it) and the length of that run. */
-static int ob_est_cusum(ob_estimator *est, double batch, double seconds, double noise, double dof, double err,
+static int ob_est_cusum(ob_estimator *est, double predicted, double seconds, double noise, double dof, double err,
                         double *shift, long *run)
 {
     double sd, r, z;
@@ -450,7 +502,7 @@ static int ob_est_cusum(ob_estimator *est, double batch, double seconds, double 
         return 0;
     }
     sd = sqrt(noise * noise + err * err);
-    r = log(seconds / ob_estimator_predict(est, batch));
+    r = log(seconds / predicted);
     z = r / sd;
     z = z > clip ? clip : (z < -clip_fast ? -clip_fast : z);
     /* The shift is estimated from residuals clipped twice as wide. */
@@ -491,9 +543,9 @@ static int ob_est_cusum(ob_estimator *est, double batch, double seconds, double 
  * a noise underestimated from a dozen samples made ordinary ones outliers,
  * and two or three in a row a false change (measured: 4 in 1.3e7 samples
  * of 10% normal noise at 65,536 ranks, all in the first 100 steps). */
-static double ob_est_outlier_tol(const ob_estimator *est, double detect_noise, double dof)
+static double ob_est_outlier_tol(const ob_estimator *est, const ob_est_view *v, double detect_noise, double dof)
 {
-    double tol = OB_EST_TOL_SIGMAS * (dof < OB_EST_CUSUM_MIN_DOF ? detect_noise : ob_est_noise(est));
+    double tol = OB_EST_TOL_SIGMAS * (dof < OB_EST_CUSUM_MIN_DOF ? detect_noise : sqrt(v->var));
 
     if (est->dw >= OB_EST_DIFF_MIN && OB_EST_TOL_SIGMAS * detect_noise < tol) {
         tol = OB_EST_TOL_SIGMAS * detect_noise;
@@ -536,7 +588,8 @@ static double ob_est_model_tol(const ob_estimator *est, double batch, double err
  * 0.11), and the plan swings on that split for the rest of the phase.  At a
  * batch already held the old rule stands, so that noise confirms no more
  * changes than before. */
-static int ob_est_continues_change(const ob_estimator *est, double b, double t, double e, double tol)
+static int ob_est_continues_change(const ob_estimator *est, const ob_est_view *v, double b, double t, double e,
+                                   double tol)
 {
     double hb, ht, d;
 
@@ -550,23 +603,26 @@ static int ob_est_continues_change(const ob_estimator *est, double b, double t, 
     }
     hb = est->held_b[est->nheld - 1];
     ht = est->held_t[est->nheld - 1];
-    d = est->shape_known ? log(t / (ht * ob_estimator_predict(est, b) / ob_estimator_predict(est, hb)))
+    d = est->shape_known ? log(t / (ht * ob_est_predict_of(v, b) / ob_est_predict_of(v, hb)))
                          : ob_est_envelope_at(hb, ht, b, t);
     return fabs(d) < fabs(e);
 }
 
 ob_sample_verdict ob_estimator_add_probe(ob_estimator *est, double batch, double seconds)
 {
-    ob_sample_verdict v;
+    ob_sample_verdict verdict;
 
     /* Whatever was held before the rank was parked is stale. */
     est->nheld = 0;
-    v = ob_estimator_add(est, batch, seconds);
-    if (OB_SAMPLE_OUTLIER == v && est->nheld > 0) {
-        ob_est_relearn(est, ob_est_median_ratio(est), 1.0);
+    verdict = ob_estimator_add(est, batch, seconds);
+    if (OB_SAMPLE_OUTLIER == verdict && est->nheld > 0) {
+        ob_est_view v;
+
+        ob_est_view_of(est, &v);
+        ob_est_relearn(est, ob_est_median_ratio(est, &v), 1.0);
         return OB_SAMPLE_CHANGE;
     }
-    return v;
+    return verdict;
 }
 
 ob_sample_verdict ob_estimator_add(ob_estimator *est, double batch, double seconds)
@@ -574,6 +630,7 @@ ob_sample_verdict ob_estimator_add(ob_estimator *est, double batch, double secon
     double tol, e, err, shift = 0.0, evidence, noise, dof;
     long run = 0;
     int side, alarm;
+    ob_est_view v;
 
     if (!(isfinite(batch) && isfinite(seconds) && batch > 0.0 && seconds > 0.0)) {
         est->invalid++;
@@ -584,16 +641,18 @@ ob_sample_verdict ob_estimator_add(ob_estimator *est, double batch, double secon
         ob_est_fold(est, batch, seconds);
         return OB_SAMPLE_USED;
     }
-    noise = ob_est_detect_noise(est, &dof);
-    /* The model's error at this batch, for both judgements (ob_est_fold_diff() does not change it). */
-    err = ob_estimator_error(est, batch);
-    alarm = ob_est_cusum(est, batch, seconds, noise, dof, err, &shift, &run);
+    /* Until the sample is folded or held, the fit stands as v says. */
+    ob_est_view_of(est, &v);
+    noise = ob_est_detect_noise(est, &v, &dof);
+    /* The model's error at this batch, for both judgements. */
+    err = ob_est_error_of(est, &v, batch);
+    alarm = ob_est_cusum(est, ob_est_predict_of(&v, batch), seconds, noise, dof, err, &shift, &run);
     evidence = (double) (run > OB_EST_CUSUM_TERMS ? run : OB_EST_CUSUM_TERMS);
-    tol = ob_est_outlier_tol(est, noise, dof);
+    tol = ob_est_outlier_tol(est, &v, noise, dof);
     ob_est_fold_diff(est, batch, seconds);
-    e = ob_est_distance(est, batch, seconds);
+    e = ob_est_distance(est, &v, batch, seconds);
     tol = ob_est_model_tol(est, batch, err, tol);
-    if (fabs(e) <= tol && !ob_est_continues_change(est, batch, seconds, e, tol)) {
+    if (fabs(e) <= tol && !ob_est_continues_change(est, &v, batch, seconds, e, tol)) {
         est->nheld = 0;
         if (alarm) {
             ob_est_relearn(est, exp(shift), evidence);
@@ -615,13 +674,13 @@ ob_sample_verdict ob_estimator_add(ob_estimator *est, double batch, double secon
     if (est->nheld == (dof >= OB_EST_CONFIRM_MIN_DOF &&
                        est->held_least >= (side > 0 ? OB_EST_CONFIRM_LARGE : OB_EST_CONFIRM_LARGE_FASTER)
                            ? OB_EST_CONFIRM : OB_EST_CONFIRM_FASTER)) {
-        ob_est_relearn(est, ob_est_median_ratio(est), (double) est->nheld);
+        ob_est_relearn(est, ob_est_median_ratio(est, &v), (double) est->nheld);
         return OB_SAMPLE_CHANGE;
     }
     if (alarm) {
         /* The held samples measure a large shift better than the clipped
          * residuals of the run. */
-        ob_est_relearn(est, (shift > 0.0) == (side > 0) ? ob_est_median_ratio(est) : exp(shift), evidence);
+        ob_est_relearn(est, (shift > 0.0) == (side > 0) ? ob_est_median_ratio(est, &v) : exp(shift), evidence);
         return OB_SAMPLE_CHANGE;
     }
     return OB_SAMPLE_OUTLIER;
