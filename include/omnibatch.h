@@ -200,6 +200,7 @@ typedef struct omnibatch_step {
  * whatever plans are applied; the epoch's last step may be short, split in
  * proportion to the plan (a rank may get count 0).
  *
+ * \param[in]  ctx   the context.
  * \param[out] step  the step.
  * \return OMNIBATCH_SUCCESS, OMNIBATCH_ERR_ARG, OMNIBATCH_ERR_MPI, or
  *         OMNIBATCH_ERR_DISAGREE (verify on and the ranks' plans differ; every rank gets it).
@@ -232,12 +233,15 @@ OMNIBATCH_EXPORT int omnibatch_compute_end(omnibatch_t ctx);
  * How the rank waits for the others: in the MPI library's blocking
  * allreduce (OMNIBATCH_WAIT=poll; Open MPI and MPICH poll, a core busy for
  * the whole wait), or with OMNIBATCH_WAIT=sleep in a nonblocking allreduce
- * tested between naps of 50 us, so that a rank under a CPU quota
- * (containers) does not spend in polling the quota its compute needs; the
- * default, auto, sleeps where the rank's quota is under one core (where
- * any rank sleeps, all do).  The sum is the same.  Sleeping costs one one-integer
- * allreduce per call, which says whether any rank's buffers are on a GPU:
- * then every rank reduces with the blocking call, after waiting asleep.
+ * tested between naps, so that a rank under a CPU quota (containers) does
+ * not spend in polling the quota its compute needs: one nap to about when
+ * the last rank arrived in the last steps, then short ones (about 1-2% of a
+ * core while waiting; the last rank to arrive waits 1-3 ms longer).  The
+ * default, auto, sleeps where the rank's quota is under one core (where any
+ * rank sleeps, all do).  The sum is the same.  Sleeping costs one
+ * two-integer allreduce per call, which says when the ranks arrived and
+ * whether any rank's buffers are on a GPU: then every rank reduces with the
+ * blocking call, after waiting asleep.
  *
  * GPU memory (CUDA device buffers, found through the CUDA driver when the
  * process has loaded it; nothing is loaded otherwise) is scaled on its GPU,
@@ -247,6 +251,7 @@ OMNIBATCH_EXPORT int omnibatch_compute_end(omnibatch_t ctx);
  * host memory.  A refused call returns before the reduction: the code must
  * stop (MPI_Abort), as after any failure of this call.
  *
+ * \param[in] ctx       the context.
  * \param[in] sendbuf   this rank's mean gradient, or MPI_IN_PLACE (then \p recvbuf holds it
  *                      and is scaled in place); never written otherwise.
  * \param[in,out] recvbuf the summed gradient (\p count elements).
@@ -297,7 +302,7 @@ typedef struct omnibatch_stats {
     double compute_total_s;         /**< all measured compute (after warmup) */
     double blocked_total_s;         /**< all time blocked in omnibatch_allreduce_gradient() */
     double alpha;                   /**< this rank's model t = alpha + beta * b (0 before any) */
-    double beta;
+    double beta;                    /**< seconds per sample of that model (0 before any) */
     double predicted_step_s;        /**< last decision: expected step time of the plan adopted,
                                          the models' uncertainty included (0 before the first
                                          decision) */
@@ -363,7 +368,9 @@ OMNIBATCH_EXPORT int omnibatch_state_size(omnibatch_t ctx, size_t *size);
  *
  * Ends the running step (its compute time is learnt now): call it after the
  * step's last omnibatch_allreduce_gradient().
- * \param[out] buf  at least omnibatch_state_size() bytes; need not be aligned.
+ * \param[in]  ctx   the context.
+ * \param[out] buf   at least omnibatch_state_size() bytes; need not be aligned.
+ * \param[in]  size  the bytes \p buf holds.
  * \return OMNIBATCH_SUCCESS; OMNIBATCH_ERR_ARG (buf NULL or too small on any rank: every
  *         rank fails); OMNIBATCH_ERR_MPI.
  */

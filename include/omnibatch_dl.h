@@ -30,7 +30,7 @@
 
 #include "omnibatch.h"
 
-/* glibc declares RTLD_DEFAULT only under _GNU_SOURCE; its value there is 0. */
+/** \brief glibc declares RTLD_DEFAULT only under _GNU_SOURCE; its value there is 0. */
 #ifndef RTLD_DEFAULT
 #define RTLD_DEFAULT ((void *) 0)
 #endif
@@ -42,30 +42,32 @@ extern "C" {
 /** \brief The API as function pointers; every one is NULL when the library is absent. */
 typedef struct omnibatch_dl {
     unsigned version;               /**< omnibatch_get_version() of the library found, or 0 */
-    const char *(*strerror)(int code);
-    const char *(*last_error)(void);
-    unsigned (*get_version)(void);
-    int (*options_init)(omnibatch_options *opt);
+    const char *(*strerror)(int code); /**< omnibatch_strerror() */
+    const char *(*last_error)(void); /**< omnibatch_last_error() */
+    unsigned (*get_version)(void); /**< omnibatch_get_version() */
+    int (*options_init)(omnibatch_options *opt); /**< omnibatch_options_init() */
     int (*create)(MPI_Comm comm, long global_batch, long dataset_size,
-                  const omnibatch_options *opt, omnibatch_t *ctx);
-    int (*destroy)(omnibatch_t *ctx);
-    int (*next_step)(omnibatch_t ctx, omnibatch_step *step);
-    int (*compute_begin)(omnibatch_t ctx);
-    int (*compute_end)(omnibatch_t ctx);
+                  const omnibatch_options *opt, omnibatch_t *ctx); /**< omnibatch_create() */
+    int (*destroy)(omnibatch_t *ctx); /**< omnibatch_destroy() */
+    int (*next_step)(omnibatch_t ctx, omnibatch_step *step); /**< omnibatch_next_step() */
+    int (*compute_begin)(omnibatch_t ctx); /**< omnibatch_compute_begin() */
+    int (*compute_end)(omnibatch_t ctx); /**< omnibatch_compute_end() */
     int (*allreduce_gradient)(omnibatch_t ctx, const void *sendbuf, void *recvbuf, int count,
-                              MPI_Datatype type);
-    int (*get_plan)(omnibatch_t ctx, long *plan, int nranks);
-    int (*set_plan)(omnibatch_t ctx, const long *plan, int nranks);
-    int (*permutation)(omnibatch_t ctx, long epoch, long *perm);
-    int (*get_stats)(omnibatch_t ctx, omnibatch_stats *stats);
-    int (*state_size)(omnibatch_t ctx, size_t *size);
-    int (*get_state)(omnibatch_t ctx, void *buf, size_t size);
-    int (*set_state)(omnibatch_t ctx, const void *buf, size_t size);
-    int (*save)(omnibatch_t ctx, const char *path);
-    int (*restore)(omnibatch_t ctx, const char *path);
+                              MPI_Datatype type); /**< omnibatch_allreduce_gradient() */
+    int (*get_plan)(omnibatch_t ctx, long *plan, int nranks); /**< omnibatch_get_plan() */
+    int (*set_plan)(omnibatch_t ctx, const long *plan, int nranks); /**< omnibatch_set_plan() */
+    int (*permutation)(omnibatch_t ctx, long epoch, long *perm); /**< omnibatch_permutation() */
+    int (*get_stats)(omnibatch_t ctx, omnibatch_stats *stats); /**< omnibatch_get_stats() */
+    int (*state_size)(omnibatch_t ctx, size_t *size); /**< omnibatch_state_size() */
+    int (*get_state)(omnibatch_t ctx, void *buf, size_t size); /**< omnibatch_get_state() */
+    int (*set_state)(omnibatch_t ctx, const void *buf, size_t size); /**< omnibatch_set_state() */
+    int (*save)(omnibatch_t ctx, const char *path); /**< omnibatch_save() */
+    int (*restore)(omnibatch_t ctx, const char *path); /**< omnibatch_restore() */
 } omnibatch_dl;
 
-/* dlsym gives an object pointer; copying its bytes into the function
+/** \brief Look up \p name into \p api->field, counting what is found (internal).
+ *
+ * dlsym gives an object pointer; copying its bytes into the function
  * pointer is the conversion POSIX allows without a cast ISO C forbids. */
 #define OMNIBATCH_DL_SYM(api, field, name)                       \
     do {                                                         \

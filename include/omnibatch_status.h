@@ -10,8 +10,8 @@
 #ifndef OMNIBATCH_STATUS_H
 #define OMNIBATCH_STATUS_H
 
-/* Only the library's own build marks symbols for export; for users the
- * macro is empty. */
+/** \brief Marks the library's exported symbols: only its own build does; for users the
+ *         macro is empty. */
 #ifdef OB_BUILDING_OMNIBATCH
 #define OMNIBATCH_EXPORT __attribute__((visibility("default")))
 #else
@@ -26,10 +26,10 @@ extern "C" {
  *  The release this header belongs to; omnibatch_get_version() gives the
  *  release of the library actually loaded. */
 /**@{*/
-#define OMNIBATCH_VERSION_MAJOR 0
-#define OMNIBATCH_VERSION_MINOR 3
-#define OMNIBATCH_VERSION_PATCH 0
-#define OMNIBATCH_VERSION_STRING "0.3.0"
+#define OMNIBATCH_VERSION_MAJOR 0          /**< \brief incompatible changes of the API */
+#define OMNIBATCH_VERSION_MINOR 3          /**< \brief additions */
+#define OMNIBATCH_VERSION_PATCH 0          /**< \brief fixes */
+#define OMNIBATCH_VERSION_STRING "0.3.0"   /**< \brief the three, as text */
 /** \brief (major << 16) | (minor << 8) | patch, comparable with <. */
 #define OMNIBATCH_VERSION \
     ((OMNIBATCH_VERSION_MAJOR << 16) | (OMNIBATCH_VERSION_MINOR << 8) | OMNIBATCH_VERSION_PATCH)
