@@ -5,7 +5,7 @@
 #   gnuplot -e "static='s.csv'; omnibatch='o.csv'; oracle='w.csv'; out='cmp.png'; run='headline'" \
 #           bench/hetsgd/compare.gp
 #
-# static, omnibatch: traces of hetsgd --trace (step,rank,policy,batch,compute_s,step_s,speed,cpu_s);
+# static, omnibatch: traces of hetsgd --trace (step,rank,policy,batch,compute_s,step_s,speed,cpu_s,step_cpu_s);
 # oracle: optional, a third column; out: the PNG; run: what the scenario was, for the title.
 
 if (!exists("static") || !exists("omnibatch") || !exists("out")) {

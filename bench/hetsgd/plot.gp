@@ -2,7 +2,7 @@
 #
 #   gnuplot -e "trace='run.csv'; out='run.png'; run='headline, omnibatch'" bench/hetsgd/plot.gp
 #
-# trace: the CSV of hetsgd --trace (step,rank,policy,batch,compute_s,step_s,speed,cpu_s).
+# trace: the CSV of hetsgd --trace (step,rank,policy,batch,compute_s,step_s,speed,cpu_s,step_cpu_s).
 # out:   the PNG to write (default: the trace's name with .png).
 # run:   what the run was, for the title (default: the trace's file name).
 #

@@ -22,13 +22,14 @@ int hetsgd_write_trace(const char *path, const char *policy, long steps, int P, 
     if (NULL == f) {
         return ob_fail(OMNIBATCH_ERR_ARG, "--trace %s: cannot create: %s", path, strerror(errno));
     }
-    fprintf(f, "step,rank,policy,batch,compute_s,step_s,speed,cpu_s\n");
+    fprintf(f, "step,rank,policy,batch,compute_s,step_s,speed,cpu_s,step_cpu_s\n");
     for (long k = 0; k < steps; k++) {
         for (int r = 0; r < P; r++) {
             const double *x = record + ((long) r * steps + k) * HETSGD_TRACE_FIELDS;
 
-            fprintf(f, "%ld,%d,%s,%ld,%.9f,%.9f,%.6g,%.9f\n", k, r, policy, (long) x[HETSGD_TRACE_BATCH],
-                    x[HETSGD_TRACE_COMPUTE], x[HETSGD_TRACE_STEP], x[HETSGD_TRACE_SPEED], x[HETSGD_TRACE_CPU]);
+            fprintf(f, "%ld,%d,%s,%ld,%.9f,%.9f,%.6g,%.9f,%.9f\n", k, r, policy, (long) x[HETSGD_TRACE_BATCH],
+                    x[HETSGD_TRACE_COMPUTE], x[HETSGD_TRACE_STEP], x[HETSGD_TRACE_SPEED], x[HETSGD_TRACE_CPU],
+                    x[HETSGD_TRACE_STEP_CPU]);
         }
     }
     ok = !ferror(f);
@@ -63,11 +64,14 @@ typedef struct trace_rows {
 static int trace_parse_row(const char *path, long lineno, const char *line, trace_row *out)
 {
     long k, r, batch;
-    double t, st, sp, cpu;
+    double t, st, sp, cpu, step_cpu = 0.0;
+    int n;
 
     /* Both indices as long, bounded before they become anything smaller
-     * (glibc's scanf saturates a number past the type's range). */
-    if (7 != sscanf(line, "%ld,%ld,%*[^,],%ld,%lf,%lf,%lf,%lf", &k, &r, &batch, &t, &st, &sp, &cpu)) {
+     * (glibc's scanf saturates a number past the type's range).  The step's
+     * CPU came later: a trace without it reads as 0, not known. */
+    n = sscanf(line, "%ld,%ld,%*[^,],%ld,%lf,%lf,%lf,%lf,%lf", &k, &r, &batch, &t, &st, &sp, &cpu, &step_cpu);
+    if (7 != n && 8 != n) {
         return ob_fail(OMNIBATCH_ERR_ARG, "%s:%ld: not a trace row", path, lineno);
     }
     if (k < 0 || k >= HETSGD_TRACE_MAX_STEPS) {
@@ -85,6 +89,7 @@ static int trace_parse_row(const char *path, long lineno, const char *line, trac
     out->field[HETSGD_TRACE_STEP] = st;
     out->field[HETSGD_TRACE_SPEED] = sp;
     out->field[HETSGD_TRACE_CPU] = cpu;
+    out->field[HETSGD_TRACE_STEP_CPU] = step_cpu;
     return OMNIBATCH_SUCCESS;
 }
 

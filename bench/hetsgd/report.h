@@ -15,7 +15,8 @@ enum {
     HETSGD_TRACE_STEP = 2,       /* seconds of the whole step, allreduce and update included */
     HETSGD_TRACE_SPEED = 3,      /* relative speed the schedule gave the rank */
     HETSGD_TRACE_CPU = 4,        /* CPU seconds of the real compute (wall seconds with --bind) */
-    HETSGD_TRACE_FIELDS = 5
+    HETSGD_TRACE_STEP_CPU = 5,   /* CPU seconds of the thread over the whole step (0: not known) */
+    HETSGD_TRACE_FIELDS = 6
 };
 
 /* What hetsgd_read_trace() accepts: far beyond any run, low enough that
@@ -26,7 +27,8 @@ enum {
 #define HETSGD_TRACE_MAX_RANKS (1 << 20)
 
 /**
- * \brief Write the trace as CSV: a header "step,rank,policy,batch,compute_s,step_s,speed,cpu_s"
+ * \brief Write the trace as CSV: a header
+ *        "step,rank,policy,batch,compute_s,step_s,speed,cpu_s,step_cpu_s"
  *        and one row per step and rank, steps in order.
  */
 int hetsgd_write_trace(const char *path, const char *policy, long steps, int P, const double *record);

@@ -191,7 +191,8 @@ START_TEST(test_trace_rows_per_step_and_rank)
     int fd;
     int rows = 0;
 
-    /* rank r, step k: batch 10r + k, compute 0.001k, step 0.01, speed 1/(r+1), cpu 0.0005 */
+    /* rank r, step k: batch 10r + k, compute 0.001k, step 0.01, speed 1/(r+1), cpu 0.0005,
+     * the step's CPU 0.002 + 0.0001r */
     for (int r = 0; r < 2; r++) {
         for (int k = 0; k < 3; k++) {
             double *x = rec + (r * 3 + k) * HETSGD_TRACE_FIELDS;
@@ -200,6 +201,7 @@ START_TEST(test_trace_rows_per_step_and_rank)
             x[HETSGD_TRACE_STEP] = 0.01;
             x[HETSGD_TRACE_SPEED] = 1.0 / (r + 1);
             x[HETSGD_TRACE_CPU] = 0.0005;
+            x[HETSGD_TRACE_STEP_CPU] = 0.002 + 0.0001 * r;
         }
     }
     snprintf(path, sizeof path, "%s/hetsgd-trace-XXXXXX", NULL != base ? base : "/tmp");
@@ -210,15 +212,16 @@ START_TEST(test_trace_rows_per_step_and_rank)
     f = fopen(path, "r");
     ck_assert_ptr_nonnull(f);
     ck_assert_ptr_nonnull(fgets(line, sizeof line, f));
-    ck_assert_str_eq(line, "step,rank,policy,batch,compute_s,step_s,speed,cpu_s\n");
+    ck_assert_str_eq(line, "step,rank,policy,batch,compute_s,step_s,speed,cpu_s,step_cpu_s\n");
     while (NULL != fgets(line, sizeof line, f)) {
         long step, batch;
         int rank;
         char policy[16];
-        double compute, step_s, speed, cpu;
+        double compute, step_s, speed, cpu, step_cpu;
 
-        ck_assert_int_eq(sscanf(line, "%ld,%d,%15[^,],%ld,%lf,%lf,%lf,%lf", &step, &rank, policy, &batch,
-                                &compute, &step_s, &speed, &cpu), 8);
+        ck_assert_int_eq(sscanf(line, "%ld,%d,%15[^,],%ld,%lf,%lf,%lf,%lf,%lf", &step, &rank, policy, &batch,
+                                &compute, &step_s, &speed, &cpu, &step_cpu), 9);
+        ck_assert_double_eq_tol(step_cpu, 0.002 + 0.0001 * rank, 1e-12);
         /* Steps in order, ranks within each step. */
         ck_assert_int_eq(step, rows / 2);
         ck_assert_int_eq(rank, rows % 2);
@@ -246,6 +249,8 @@ START_TEST(test_trace_rows_per_step_and_rank)
                                     rec[j * HETSGD_TRACE_FIELDS + HETSGD_TRACE_COMPUTE], 1e-12);
             ck_assert_double_eq_tol(back[j * HETSGD_TRACE_FIELDS + HETSGD_TRACE_SPEED],
                                     rec[j * HETSGD_TRACE_FIELDS + HETSGD_TRACE_SPEED], 1e-6);
+            ck_assert_double_eq_tol(back[j * HETSGD_TRACE_FIELDS + HETSGD_TRACE_STEP_CPU],
+                                    rec[j * HETSGD_TRACE_FIELDS + HETSGD_TRACE_STEP_CPU], 1e-12);
         }
         free(back);
     }
@@ -332,8 +337,9 @@ START_TEST(test_trace_reader_bounds_every_size)
                          "1,0,x,1,0.1,0.1,1,0.1\n", "step 1 of rank 0 appears twice");
     assert_trace_refused("", "0 rows for 0 steps of 0 ranks");
     assert_trace_refused("0,0,x\n", ":2: not a trace row");
-    /* Rows in any order are fine. */
-    ck_assert_int_eq(read_trace_text("1,1,x,4,0.1,0.1,1,0.1\n0,1,x,3,0.1,0.1,1,0.1\n"
+    /* Rows in any order are fine, and a row without the step's CPU (a
+     * trace of before that column) reads it as 0. */
+    ck_assert_int_eq(read_trace_text("1,1,x,4,0.1,0.1,1,0.1,0.25\n0,1,x,3,0.1,0.1,1,0.1\n"
                                      "1,0,x,2,0.1,0.1,1,0.1\n0,0,x,1,0.1,0.1,1,0.1\n",
                                      &steps, &P, &back), OMNIBATCH_SUCCESS);
     ck_assert_int_eq(steps, 2);
@@ -342,6 +348,7 @@ START_TEST(test_trace_reader_bounds_every_size)
         /* record[(rank * steps + step)]: batch 1 + step + 2 rank here. */
         ck_assert_double_eq(back[j * HETSGD_TRACE_FIELDS + HETSGD_TRACE_BATCH],
                             (double) (1 + (j % 2) + 2 * (j / 2)));
+        ck_assert_double_eq(back[j * HETSGD_TRACE_FIELDS + HETSGD_TRACE_STEP_CPU], 3 == j ? 0.25 : 0.0);
     }
     free(back);
 }

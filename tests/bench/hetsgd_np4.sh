@@ -39,7 +39,7 @@ for policy in static omnibatch oracle omnilearn; do
     grep -q "^hetsgd: summary policy=$policy ranks=4 " "$tmp/out" || fail "$policy: no summary line"
     # A header and one row per step (16) and rank (4).
     [ "$(wc -l <"$tmp/$policy.csv")" -eq 65 ] || fail "$policy: trace has $(wc -l <"$tmp/$policy.csv") lines, expected 65"
-    head -1 "$tmp/$policy.csv" | grep -q '^step,rank,policy,batch,compute_s,step_s,speed,cpu_s$' ||
+    head -1 "$tmp/$policy.csv" | grep -q '^step,rank,policy,batch,compute_s,step_s,speed,cpu_s,step_cpu_s$' ||
         fail "$policy: trace header"
     # Every step's batches sum to the global batch.
     awk -F, 'NR > 1 { s[$1] += $4 } END { for (k in s) if (s[k] != 64) exit 1 }' "$tmp/$policy.csv" ||
