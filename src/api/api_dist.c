@@ -14,6 +14,8 @@
  * also checks that all ranks reached the same decision and plan, and that
  * the central planner, given what every rank's share of the decision saw,
  * finds the same optimum and the same step time of the integer plan.
+ * Under OMNIBATCH_WAIT=sleep the decision's collectives are nonblocking
+ * ones waited for asleep (ob_api_wait_asleep()).
  */
 #include "config.h"
 
@@ -85,7 +87,9 @@ static int ob_api_dist_allreduce(void *ctx, int64_t *sums, int nsum, double *max
     if (MPI_SUCCESS == mpi_rc) {
         mpi_rc = PMPI_Type_commit(&block);
         if (MPI_SUCCESS == mpi_rc) {
-            mpi_rc = PMPI_Allreduce(MPI_IN_PLACE, buf, 1, block, ob_api_dist_op, c->comm);
+            mpi_rc = c->wait_sleep ? ob_api_allreduce_asleep(MPI_IN_PLACE, buf, 1, block, ob_api_dist_op,
+                                                             c->comm, 0.0, 0.0)
+                                   : PMPI_Allreduce(MPI_IN_PLACE, buf, 1, block, ob_api_dist_op, c->comm);
         }
         PMPI_Type_free(&block);
     }
@@ -101,7 +105,15 @@ static int ob_api_dist_allreduce(void *ctx, int64_t *sums, int nsum, double *max
 static int ob_api_dist_exscan(void *ctx, int64_t *v, int n)
 {
     struct omnibatch_context *c = ctx;
-    int mpi_rc = PMPI_Exscan(MPI_IN_PLACE, v, n, MPI_INT64_T, MPI_SUM, c->comm);
+    MPI_Request req = MPI_REQUEST_NULL;
+    int mpi_rc;
+
+    if (c->wait_sleep) {
+        mpi_rc = PMPI_Iexscan(MPI_IN_PLACE, v, n, MPI_INT64_T, MPI_SUM, c->comm, &req);
+        mpi_rc = MPI_SUCCESS == mpi_rc ? ob_api_wait_asleep(&req, 0.0, 0.0) : mpi_rc;
+    } else {
+        mpi_rc = PMPI_Exscan(MPI_IN_PLACE, v, n, MPI_INT64_T, MPI_SUM, c->comm);
+    }
 
     if (MPI_SUCCESS != mpi_rc) {
         return ob_api_mpi_fail(mpi_rc, "omnibatch_next_step", "MPI_Exscan");
@@ -213,7 +225,14 @@ static int ob_api_dist_refresh(struct omnibatch_context *c, long mine)
     if (NULL == plan) {
         return ob_fail(OMNIBATCH_ERR_NOMEM, "omnibatch_next_step: no memory for the plan of %d ranks", c->nranks);
     }
-    mpi_rc = PMPI_Allgather(&mine, 1, MPI_LONG, plan, 1, MPI_LONG, c->comm);
+    if (c->wait_sleep) {
+        MPI_Request req = MPI_REQUEST_NULL;
+
+        mpi_rc = PMPI_Iallgather(&mine, 1, MPI_LONG, plan, 1, MPI_LONG, c->comm, &req);
+        mpi_rc = MPI_SUCCESS == mpi_rc ? ob_api_wait_asleep(&req, 0.0, 0.0) : mpi_rc;
+    } else {
+        mpi_rc = PMPI_Allgather(&mine, 1, MPI_LONG, plan, 1, MPI_LONG, c->comm);
+    }
     rc = MPI_SUCCESS == mpi_rc ? ob_controller_set_plan(&c->ctl, plan)
                                : ob_api_mpi_fail(mpi_rc, "omnibatch_next_step", "MPI_Allgather");
     free(plan);

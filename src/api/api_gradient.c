@@ -196,29 +196,36 @@ static int ob_on_device(const void *sendbuf, const void *recvbuf, int count)
 }
 
 /* OMNIBATCH_WAIT=sleep (ob_api.h). */
-int ob_api_allreduce_asleep(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
-                            MPI_Comm comm, double expected)
+int ob_api_wait_asleep(MPI_Request *req, double expected, double short_s)
 {
     const uint64_t begin = ob_now_ns();
-    MPI_Request req = MPI_REQUEST_NULL;
     int done = 0;
-    int mpi_rc = PMPI_Iallreduce(sendbuf, recvbuf, count, type, op, comm, &req);
+    int mpi_rc = MPI_SUCCESS;
 
     while (MPI_SUCCESS == mpi_rc) {
         double elapsed, nap;
         struct timespec ts;
 
-        mpi_rc = PMPI_Test(&req, &done, MPI_STATUS_IGNORE);
+        mpi_rc = PMPI_Test(req, &done, MPI_STATUS_IGNORE);
         if (MPI_SUCCESS != mpi_rc || done) {
             break;
         }
         elapsed = (double) (ob_now_ns() - begin) * 1e-9;
-        nap = expected < 0.0 ? ob_nap_transfer(elapsed) : ob_nap_waiting(elapsed, expected);
+        nap = expected < 0.0 ? ob_nap_transfer(elapsed, short_s) : ob_nap_waiting(elapsed, expected);
         ts.tv_sec = (time_t) nap;
         ts.tv_nsec = (long) ((nap - (double) ts.tv_sec) * 1e9);
         nanosleep(&ts, NULL);
     }
     return mpi_rc;
+}
+
+int ob_api_allreduce_asleep(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                            MPI_Comm comm, double expected, double short_s)
+{
+    MPI_Request req = MPI_REQUEST_NULL;
+    int mpi_rc = PMPI_Iallreduce(sendbuf, recvbuf, count, type, op, comm, &req);
+
+    return MPI_SUCCESS == mpi_rc ? ob_api_wait_asleep(&req, expected, short_s) : mpi_rc;
 }
 
 /* Asleep, the wait for the last rank: every rank says whether its buffers
@@ -239,7 +246,7 @@ static int ob_arrive_asleep(struct omnibatch_context *c, int on_device, uint64_t
     /* Microseconds; 0 where nothing is learnt. */
     in[1] = first ? (int) (mine < 2e3 ? mine * 1e6 : 2e9) : 0;
     mpi_rc = ob_api_allreduce_asleep(in, out, 2, MPI_INT, MPI_MAX, c->comm,
-                                     first ? ob_nap_expected_wait(&c->nap, plan, mine) : 0.0);
+                                     first ? ob_nap_expected_wait(&c->nap, plan, mine) : 0.0, 0.0);
     if (MPI_SUCCESS == mpi_rc && first) {
         ob_nap_learn(&c->nap, plan, (double) out[1] * 1e-6);
     }
@@ -298,9 +305,14 @@ OMNIBATCH_EXPORT int omnibatch_allreduce_gradient(omnibatch_t ctx, const void *s
         /* Under a quota the transfer's CPU is this rank's to spend like its
          * compute (every step has it); the wait's is the others' lateness. */
         waited = c->cpu_plan ? ob_cpu_ns() : 0;
-        if (MPI_SUCCESS == mpi_rc) {
-            mpi_rc = any_dev ? PMPI_Allreduce(sendbuf, recvbuf, count, type, MPI_SUM, c->comm)
-                             : ob_api_allreduce_asleep(sendbuf, recvbuf, count, type, MPI_SUM, c->comm, -1.0);
+        if (MPI_SUCCESS == mpi_rc && any_dev) {
+            mpi_rc = PMPI_Allreduce(sendbuf, recvbuf, count, type, MPI_SUM, c->comm);
+        } else if (MPI_SUCCESS == mpi_rc) {
+            const uint64_t in = ob_now_ns();
+
+            mpi_rc = ob_api_allreduce_asleep(sendbuf, recvbuf, count, type, MPI_SUM, c->comm, -1.0,
+                                             ob_nap_transfer_short(&c->nap));
+            ob_nap_learn_transfer(&c->nap, (double) (ob_now_ns() - in) * 1e-9);
         }
     } else {
         mpi_rc = PMPI_Allreduce(sendbuf, recvbuf, count, type, MPI_SUM, c->comm);

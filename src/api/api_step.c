@@ -204,8 +204,21 @@ static int ob_exchange(struct omnibatch_context *c)
     if (ob_api_dist_on(c)) {
         return ob_api_dist_exchange(c, &mine);
     }
-    mpi_rc = PMPI_Allgather(&mine, (int) sizeof mine, MPI_BYTE, c->records, (int) sizeof mine,
-                            MPI_BYTE, c->comm);
+    if (c->wait_sleep) {
+        /* Asleep like the gradient's wait: a rank under a CPU quota that
+         * polled here for a throttled one would spend its quota, be
+         * throttled in turn, and hold the next step back. */
+        MPI_Request req = MPI_REQUEST_NULL;
+
+        mpi_rc = PMPI_Iallgather(&mine, (int) sizeof mine, MPI_BYTE, c->records, (int) sizeof mine,
+                                 MPI_BYTE, c->comm, &req);
+        if (MPI_SUCCESS == mpi_rc) {
+            mpi_rc = ob_api_wait_asleep(&req, 0.0, 0.0);
+        }
+    } else {
+        mpi_rc = PMPI_Allgather(&mine, (int) sizeof mine, MPI_BYTE, c->records, (int) sizeof mine,
+                                MPI_BYTE, c->comm);
+    }
     if (MPI_SUCCESS != mpi_rc) {
         return ob_api_mpi_fail(mpi_rc, fn, "MPI_Allgather");
     }
@@ -279,7 +292,7 @@ static int ob_exchange_early(struct omnibatch_context *c, long gs, int *due)
         return OMNIBATCH_SUCCESS;
     }
     t0 = ob_now_ns();
-    mpi_rc = c->wait_sleep ? ob_api_allreduce_asleep(&mine, &any, 1, MPI_INT, MPI_MAX, c->comm, 0.0)
+    mpi_rc = c->wait_sleep ? ob_api_allreduce_asleep(&mine, &any, 1, MPI_INT, MPI_MAX, c->comm, 0.0, 0.0)
                            : PMPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, c->comm);
     c->stats.react_total_s += (double) (ob_now_ns() - t0) * 1e-9;
     if (MPI_SUCCESS != mpi_rc) {

@@ -126,9 +126,13 @@ struct omnibatch_context {
  * would spend in polling what its compute needs).  \p expected: the seconds
  * this rank expects to wait for the others (ob_nap_waiting()), or a
  * negative number where every rank is in and the call is the transfer
- * itself (ob_nap_transfer()). */
+ * itself (ob_nap_transfer(), naps of 50 us lasting \p short_s). */
 int ob_api_allreduce_asleep(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
-                            MPI_Comm comm, double expected);
+                            MPI_Comm comm, double expected, double short_s);
+
+/* api_gradient.c: wait for the nonblocking request \p req as
+ * ob_api_allreduce_asleep() does. */
+int ob_api_wait_asleep(MPI_Request *req, double expected, double short_s);
 
 /* api_errors.c */
 

@@ -21,7 +21,8 @@ void ob_nap_learn(ob_nap *nap, uint64_t plan, double last_arrival)
         return;
     }
     if (plan != nap->plan) {
-        ob_nap_init(nap);
+        nap->n = 0;
+        nap->next = 0;
         nap->plan = plan;
     }
     nap->arrival[nap->next] = last_arrival;
@@ -59,10 +60,36 @@ double ob_nap_waiting(double elapsed, double expected)
     return ob_nap_clamp((elapsed - (wake > 0.0 ? wake : 0.0)) / OB_NAP_BACKOFF, OB_NAP_BEHIND_MAX);
 }
 
-double ob_nap_transfer(double elapsed)
+void ob_nap_learn_transfer(ob_nap *nap, double seconds)
 {
-    if (elapsed < OB_NAP_TRANSFER_SHORT) {
+    if (!(seconds >= 0.0)) {
+        return;
+    }
+    nap->transfer[nap->transfer_next] = seconds;
+    nap->transfer_next = (nap->transfer_next + 1) % OB_NAP_HISTORY;
+    nap->transfers += nap->transfers < OB_NAP_HISTORY;
+}
+
+double ob_nap_transfer_short(const ob_nap *nap)
+{
+    double least;
+
+    if (0 == nap->transfers) {
+        return OB_NAP_TRANSFER_SHORT;
+    }
+    least = nap->transfer[0];
+    for (int k = 1; k < nap->transfers; k++) {
+        least = nap->transfer[k] < least ? nap->transfer[k] : least;
+    }
+    least *= OB_NAP_TRANSFER_FACTOR;
+    least = least < OB_NAP_TRANSFER_SHORT ? least : OB_NAP_TRANSFER_SHORT;
+    return least > OB_NAP_TRANSFER_SHORT_MIN ? least : OB_NAP_TRANSFER_SHORT_MIN;
+}
+
+double ob_nap_transfer(double elapsed, double short_s)
+{
+    if (elapsed < short_s) {
         return OB_NAP_MIN;
     }
-    return ob_nap_clamp((elapsed - OB_NAP_TRANSFER_SHORT) / OB_NAP_BACKOFF, OB_NAP_BEHIND_MAX);
+    return ob_nap_clamp((elapsed - short_s) / OB_NAP_BACKOFF, OB_NAP_BEHIND_MAX);
 }

@@ -27,8 +27,12 @@
  * Once every rank is in, the transfer itself, naps stay at OB_NAP_MIN:
  * each fragment and round of the collective waits for its ranks' tests, and
  * longer naps stretched a 400 KB reduction over shared memory from a few
- * milliseconds to 100.  Only a transfer that outlasts OB_NAP_TRANSFER_SHORT
- * (a throttled rank, a slow link) backs off.
+ * milliseconds to 100.  Only a transfer that outlasts OB_NAP_TRANSFER_FACTOR
+ * times the quickest of the last ones (a throttled rank, a slow link;
+ * between OB_NAP_TRANSFER_SHORT_MIN and OB_NAP_TRANSFER_SHORT) backs off:
+ * under CPU quotas a rank stopped by the kernel for the rest of its period
+ * kept the others in 50 us naps for up to 20 ms a step, 1.5-2.5 ms of CPU
+ * each (against 0.45 ms for the transfer itself), which spent their quotas.
  */
 #ifndef OB_NAP_H
 #define OB_NAP_H
@@ -47,15 +51,23 @@
 #define OB_NAP_BEHIND_MAX 1e-3
 /** The transfer, every rank in, naps OB_NAP_MIN for this long, then backs off. */
 #define OB_NAP_TRANSFER_SHORT 20e-3
-/** The arrivals the guess is the least of. */
+/** The arrivals the guess is the least of, and the transfers the short naps are timed by. */
 #define OB_NAP_HISTORY 4
+/** The transfer naps OB_NAP_MIN for this many times its least recent duration... */
+#define OB_NAP_TRANSFER_FACTOR 2.0
+/** ...and at least this long. */
+#define OB_NAP_TRANSFER_SHORT_MIN 2e-3
 
-/** When the last rank arrived at the reduction, from the step's start, in the last steps. */
+/** When the last rank arrived at the reduction, from the step's start, in the last steps,
+ *  and how long the last transfers took. */
 typedef struct ob_nap {
     double arrival[OB_NAP_HISTORY];
     int n;                       /* how many are known (at most OB_NAP_HISTORY) */
     int next;                    /* where the next one goes */
     uint64_t plan;               /* the plan they were measured under (its hash) */
+    double transfer[OB_NAP_HISTORY];
+    int transfers;               /* how many are known (at most OB_NAP_HISTORY) */
+    int transfer_next;           /* where the next one goes */
 } ob_nap;
 
 /** \brief Nothing known: the first waits back off from OB_NAP_MIN. */
@@ -81,7 +93,20 @@ double ob_nap_expected_wait(const ob_nap *nap, uint64_t plan, double mine);
  */
 double ob_nap_waiting(double elapsed, double expected);
 
-/** \brief The next nap in the transfer, every rank in, \p elapsed seconds into it. */
-double ob_nap_transfer(double elapsed);
+/** \brief Learn that a transfer, every rank in, took \p seconds (a negative or NaN one is ignored). */
+void ob_nap_learn_transfer(ob_nap *nap, double seconds);
+
+/**
+ * \brief How long the next transfer naps short: OB_NAP_TRANSFER_FACTOR times the least of
+ *        the last transfers, in [OB_NAP_TRANSFER_SHORT_MIN, OB_NAP_TRANSFER_SHORT]
+ *        (OB_NAP_TRANSFER_SHORT while none is known).
+ */
+double ob_nap_transfer_short(const ob_nap *nap);
+
+/**
+ * \brief The next nap in the transfer, every rank in, \p elapsed seconds into it, naps
+ *        of OB_NAP_MIN lasting \p short_s (ob_nap_transfer_short()).
+ */
+double ob_nap_transfer(double elapsed, double short_s);
 
 #endif /* OB_NAP_H */

@@ -12,7 +12,8 @@
  * before the naps were timed by the last rank's arrival (ob_nap.h), 28% of
  * it on this project's virtual machine.  And the late rank is not kept
  * waiting by the sleepers: it leaves within LATE_RANK_MOST of arriving (the
- * median call).  Timed: tests/mpi/mpi_api_wait.sh gives it two tries.
+ * median call).  The plan exchange of omnibatch_next_step() waits asleep
+ * too.  Timed: tests/mpi/mpi_api_wait.sh gives it two tries.
  */
 #include "config.h"
 
@@ -154,6 +155,59 @@ START_TEST(test_a_rank_waiting_for_a_late_one_sleeps)
 }
 END_TEST
 
+/* The plan exchange of omnibatch_next_step() sleeps too: a rank held up
+ * between the reduction and its next step (throttled by its quota after
+ * the reduction) keeps the others in the exchange, where a blocking
+ * allgather polled (a rank under a quota spent its quota there, was
+ * throttled in turn, and held the next step back). */
+START_TEST(test_a_rank_waiting_at_the_exchange_sleeps)
+{
+    omnibatch_options opt;
+    omnibatch_t ctx = NULL;
+    const int P = mpi_size(), r = mpi_rank();
+    const long B = 8L * P;
+    float g[LEN];
+    double cpu = 0.0, wall = 0.0;
+
+    OB_CK_OK(omnibatch_options_init(&opt));
+    opt.period = 1;              /* every step starts with an exchange */
+    opt.warmup = 0;
+    OB_CK_OK(omnibatch_create(MPI_COMM_WORLD, B, 100L * B, &opt, &ctx));
+    for (int s = 0; s <= WAITS; s++) {
+        omnibatch_step st;
+        double w0, c0;
+
+        w0 = clock_s(CLOCK_MONOTONIC);
+        c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
+        OB_CK_OK(omnibatch_next_step(ctx, &st));
+        if (s > 0) {             /* the first step has no exchange */
+            cpu += clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
+            wall += clock_s(CLOCK_MONOTONIC) - w0;
+        }
+        OB_CK_OK(omnibatch_compute_begin(ctx));
+        OB_CK_OK(omnibatch_compute_end(ctx));
+        memset(g, 0, sizeof g);
+        OB_CK_OK(omnibatch_allreduce_gradient(ctx, MPI_IN_PLACE, g, LEN, MPI_FLOAT));
+        if (P - 1 == r && s < WAITS) {
+            sleep_s(LATE_S);
+        }
+    }
+    if (0 == r) {
+        omnibatch_stats stats;
+
+        OB_CK_OK(omnibatch_get_stats(ctx, &stats));
+        printf("mpi_api_wait: rank 0 waited %.3f s in %d plan exchanges, on a CPU %.3f s of it (%.1f%%)\n",
+               wall, WAITS, cpu, 100.0 * cpu / wall);
+        ck_assert_int_ge(stats.exchanges, WAITS);
+        ck_assert_double_ge(wall, 0.5 * WAITS * LATE_S);
+        ck_assert_msg(cpu < WAIT_CPU_SHARE * wall, "rank 0 spent %.3f s of a %.3f s wait in the plan "
+                      "exchange on a CPU (expected less than %.0f%%: OMNIBATCH_WAIT=sleep)", cpu, wall,
+                      100.0 * WAIT_CPU_SHARE);
+    }
+    OB_CK_OK(omnibatch_destroy(&ctx));
+}
+END_TEST
+
 static Suite *make_mpi_api_wait_suite(void)
 {
     Suite *s = suite_create("mpi_api_wait");
@@ -162,6 +216,7 @@ static Suite *make_mpi_api_wait_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_sleeping_wait_gives_the_same_sums);
     tcase_add_test(tc, test_a_rank_waiting_for_a_late_one_sleeps);
+    tcase_add_test(tc, test_a_rank_waiting_at_the_exchange_sleeps);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -4,7 +4,8 @@
  * The naps of a rank that waits asleep (ob_nap.h): a wait whose end is
  * guessed takes a few wakes, not one every 50 us; a wake comes soon after
  * the last rank arrives, guessed or not; the guess is the least recent
- * arrival under the plan in force; the transfer's naps stay short.
+ * arrival under the plan in force; the transfer's naps stay short for
+ * twice the quickest recent transfer, then back off.
  */
 #include "config.h"
 
@@ -119,11 +120,50 @@ END_TEST
 
 START_TEST(test_the_transfer_naps_stay_short)
 {
-    for (double t = 0.0; t < OB_NAP_TRANSFER_SHORT; t += 1e-4) {
-        ck_assert_double_eq(ob_nap_transfer(t), OB_NAP_MIN);
+    const double short_s = 5e-3;
+
+    for (double t = 0.0; t < short_s; t += 1e-4) {
+        ck_assert_double_eq(ob_nap_transfer(t, short_s), OB_NAP_MIN);
     }
-    ck_assert(ob_nap_transfer(OB_NAP_TRANSFER_SHORT + 0.1) > OB_NAP_MIN);
-    ck_assert(ob_nap_transfer(10.0) <= OB_NAP_BEHIND_MAX);
+    /* Then they back off as the waiting ones do, from the end of the short ones. */
+    ck_assert_double_eq_tol(ob_nap_transfer(short_s + 4e-4, short_s), 1e-4, 1e-12);
+    ck_assert(ob_nap_transfer(short_s + 0.1, short_s) > OB_NAP_MIN);
+    ck_assert_double_eq(ob_nap_transfer(10.0, short_s), OB_NAP_BEHIND_MAX);
+}
+END_TEST
+
+START_TEST(test_the_short_naps_last_twice_the_quickest_transfer)
+{
+    ob_nap nap;
+
+    ob_nap_init(&nap);
+    /* Nothing known: the longest. */
+    ck_assert_double_eq(ob_nap_transfer_short(&nap), OB_NAP_TRANSFER_SHORT);
+    ob_nap_learn_transfer(&nap, 4e-3);
+    ob_nap_learn_transfer(&nap, 2.5e-3);
+    ob_nap_learn_transfer(&nap, 60e-3);      /* a rank the kernel stopped: not the quickest */
+    ck_assert_double_eq_tol(ob_nap_transfer_short(&nap), OB_NAP_TRANSFER_FACTOR * 2.5e-3, 1e-12);
+    ob_nap_learn_transfer(&nap, -1.0);
+    ob_nap_learn_transfer(&nap, NAN);
+    ck_assert_double_eq_tol(ob_nap_transfer_short(&nap), OB_NAP_TRANSFER_FACTOR * 2.5e-3, 1e-12);
+    /* The quick one leaves the history after OB_NAP_HISTORY more. */
+    for (int k = 0; k < OB_NAP_HISTORY; k++) {
+        ob_nap_learn_transfer(&nap, 3.5e-3);
+    }
+    ck_assert_double_eq_tol(ob_nap_transfer_short(&nap), OB_NAP_TRANSFER_FACTOR * 3.5e-3, 1e-12);
+    /* Bounded both ways. */
+    for (int k = 0; k < OB_NAP_HISTORY; k++) {
+        ob_nap_learn_transfer(&nap, 1.0);
+    }
+    ck_assert_double_eq(ob_nap_transfer_short(&nap), OB_NAP_TRANSFER_SHORT);
+    for (int k = 0; k < OB_NAP_HISTORY; k++) {
+        ob_nap_learn_transfer(&nap, 1e-5);
+    }
+    ck_assert_double_eq(ob_nap_transfer_short(&nap), OB_NAP_TRANSFER_SHORT_MIN);
+    /* A new plan forgets the arrivals, not the transfers. */
+    ob_nap_learn(&nap, 7, 0.05);
+    ob_nap_learn(&nap, 8, 0.05);
+    ck_assert_double_eq(ob_nap_transfer_short(&nap), OB_NAP_TRANSFER_SHORT_MIN);
 }
 END_TEST
 
@@ -137,6 +177,7 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_a_late_guess_is_slept_through_only_to_the_guess);
     tcase_add_test(tc, test_the_guess_is_the_least_recent_arrival_under_the_plan);
     tcase_add_test(tc, test_the_transfer_naps_stay_short);
+    tcase_add_test(tc, test_the_short_naps_last_twice_the_quickest_transfer);
     suite_add_tcase(s, tc);
     return s;
 }
