@@ -17,8 +17,8 @@
 # intercepted call) and one from bench/simulate (steady / oracle at the
 # largest P), and the quota scenario (bench/hetsgd/run.sh --quota
 # 0.4,0.4,0.2,0.1: each rank in a cgroup with that CPU quota of a core, no
-# emulation; static and omnibatch beside the limit from the measured
-# throughput and reduction, at the kernel's 100 ms quota period and at a
+# emulation; static and omnibatch beside the limit from each rank's measured
+# CPU per sample and per step, its quota and the reduction, at the kernel's 100 ms quota period and at a
 # 10 ms one (one period, 100 ms, in quick mode); skipped with a line where
 # no cgroup cpu controller is writable).  The run ends with the table, the measured balance of every
 # policy (max_i t_i / T*, T* = B / sum_i b_i/t_i, from each step's batches and
