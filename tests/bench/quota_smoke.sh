@@ -36,9 +36,11 @@ grep -q "^quota: 4 ranks, CPU quota 0.5,0.5,0.25,0.2 of a core .*global batch 64
     || fail "no setup line"
 grep -q "^quota: 4 ranks, .*, period 20000 us)" "$tmp/out" || fail "the setup line does not say the period"
 grep -Eq "^quota: static steady step [0-9.]+ ms; its report: [a-z-]+, predicted now" "$tmp/out" || fail "no static line"
-grep -Eq "^quota: CPU s per sample \(static, steady steps\) [0-9.e+-]+(,[0-9.e+-]+){3} ms; limits: measured throughput and reduction [0-9.]+ ms, the quotas [0-9.]+ ms" \
+grep -Eq "^quota: CPU per sample \(static\) [0-9.e+-]+(,[0-9.e+-]+){3} ms, CPU per step outside the compute \(least\) [0-9.]+(,[0-9.]+){3} ms, reduction \(least\) [0-9.]+ ms$" \
+    "$tmp/out" || fail "no line of the limit's figures"
+grep -Eq "^quota: the static report's predicted step [0-9.]+ ms \(.*not a bound\); limit \(the quotas' CPU\) [0-9.]+ ms$" \
     "$tmp/out" || fail "no limits line"
-grep -Eq "^quota: omnibatch steady step [0-9.]+ ms; omnibatch/static [0-9.]+; limit \(the larger, (throughput|quotas)\)" \
+grep -Eq "^quota: omnibatch steady step [0-9.]+ ms; omnibatch/static [0-9.]+; limit [0-9.]+ ms, limit/static [0-9.]+; omnibatch/limit [0-9.]+ \(target <= 1.10: (met|MISSED)\)$" \
     "$tmp/out" || fail "no omnibatch line"
 ls -d /sys/fs/cgroup/cpu/omnibatch-quota.* /sys/fs/cgroup/omnibatch-quota.* 2>/dev/null && fail "cgroups left behind"
 cat "$tmp/out"
