@@ -309,10 +309,11 @@ OMNIBATCH_EXPORT int omnibatch_allreduce_gradient(omnibatch_t ctx, const void *s
             mpi_rc = PMPI_Allreduce(sendbuf, recvbuf, count, type, MPI_SUM, c->comm);
         } else if (MPI_SUCCESS == mpi_rc) {
             const uint64_t in = ob_now_ns();
+            const long bytes = (long) count * (long) elem;
 
             mpi_rc = ob_api_allreduce_asleep(sendbuf, recvbuf, count, type, MPI_SUM, c->comm, -1.0,
-                                             ob_nap_transfer_short(&c->nap));
-            ob_nap_learn_transfer(&c->nap, (double) (ob_now_ns() - in) * 1e-9);
+                                             ob_nap_transfer_short(&c->nap, bytes));
+            ob_nap_learn_transfer(&c->nap, bytes, (double) (ob_now_ns() - in) * 1e-9);
         }
     } else {
         mpi_rc = PMPI_Allreduce(sendbuf, recvbuf, count, type, MPI_SUM, c->comm);

@@ -60,26 +60,28 @@ double ob_nap_waiting(double elapsed, double expected)
     return ob_nap_clamp((elapsed - (wake > 0.0 ? wake : 0.0)) / OB_NAP_BACKOFF, OB_NAP_BEHIND_MAX);
 }
 
-void ob_nap_learn_transfer(ob_nap *nap, double seconds)
+void ob_nap_learn_transfer(ob_nap *nap, long bytes, double seconds)
 {
     if (!(seconds >= 0.0)) {
         return;
     }
     nap->transfer[nap->transfer_next] = seconds;
+    nap->transfer_bytes[nap->transfer_next] = bytes;
     nap->transfer_next = (nap->transfer_next + 1) % OB_NAP_HISTORY;
     nap->transfers += nap->transfers < OB_NAP_HISTORY;
 }
 
-double ob_nap_transfer_short(const ob_nap *nap)
+double ob_nap_transfer_short(const ob_nap *nap, long bytes)
 {
-    double least;
+    double least = -1.0;
 
-    if (0 == nap->transfers) {
-        return OB_NAP_TRANSFER_SHORT;
+    for (int k = 0; k < nap->transfers; k++) {
+        if (bytes == nap->transfer_bytes[k] && (least < 0.0 || nap->transfer[k] < least)) {
+            least = nap->transfer[k];
+        }
     }
-    least = nap->transfer[0];
-    for (int k = 1; k < nap->transfers; k++) {
-        least = nap->transfer[k] < least ? nap->transfer[k] : least;
+    if (least < 0.0) {
+        return OB_NAP_TRANSFER_SHORT;
     }
     least *= OB_NAP_TRANSFER_FACTOR;
     least = least < OB_NAP_TRANSFER_SHORT ? least : OB_NAP_TRANSFER_SHORT;

@@ -28,8 +28,9 @@
  * each fragment and round of the collective waits for its ranks' tests, and
  * longer naps stretched a 400 KB reduction over shared memory from a few
  * milliseconds to 100.  Only a transfer that outlasts OB_NAP_TRANSFER_FACTOR
- * times the quickest of the last ones (a throttled rank, a slow link;
- * between OB_NAP_TRANSFER_SHORT_MIN and OB_NAP_TRANSFER_SHORT) backs off:
+ * times the quickest of the last ones of its size (a throttled rank, a slow
+ * link; between OB_NAP_TRANSFER_SHORT_MIN and OB_NAP_TRANSFER_SHORT, which a
+ * size not among the last OB_NAP_HISTORY transfers gets) backs off:
  * under CPU quotas a rank stopped by the kernel for the rest of its period
  * kept the others in 50 us naps for up to 20 ms a step, 1.5-2.5 ms of CPU
  * each (against 0.45 ms for the transfer itself), which spent their quotas.
@@ -66,6 +67,7 @@ typedef struct ob_nap {
     int next;                    /* where the next one goes */
     uint64_t plan;               /* the plan they were measured under (its hash) */
     double transfer[OB_NAP_HISTORY];
+    long transfer_bytes[OB_NAP_HISTORY];   /* the size of each */
     int transfers;               /* how many are known (at most OB_NAP_HISTORY) */
     int transfer_next;           /* where the next one goes */
 } ob_nap;
@@ -93,15 +95,19 @@ double ob_nap_expected_wait(const ob_nap *nap, uint64_t plan, double mine);
  */
 double ob_nap_waiting(double elapsed, double expected);
 
-/** \brief Learn that a transfer, every rank in, took \p seconds (a negative or NaN one is ignored). */
-void ob_nap_learn_transfer(ob_nap *nap, double seconds);
+/**
+ * \brief Learn that a transfer of \p bytes, every rank in, took \p seconds (a negative or NaN
+ *        one is ignored).
+ */
+void ob_nap_learn_transfer(ob_nap *nap, long bytes, double seconds);
 
 /**
- * \brief How long the next transfer naps short: OB_NAP_TRANSFER_FACTOR times the least of
- *        the last transfers, in [OB_NAP_TRANSFER_SHORT_MIN, OB_NAP_TRANSFER_SHORT]
- *        (OB_NAP_TRANSFER_SHORT while none is known).
+ * \brief How long the next transfer, of \p bytes, naps short: OB_NAP_TRANSFER_FACTOR times the
+ *        least of the last transfers of that size, in [OB_NAP_TRANSFER_SHORT_MIN,
+ *        OB_NAP_TRANSFER_SHORT] (OB_NAP_TRANSFER_SHORT while none of that size is known: a code
+ *        that reduces buckets of several sizes a step times each by its own).
  */
-double ob_nap_transfer_short(const ob_nap *nap);
+double ob_nap_transfer_short(const ob_nap *nap, long bytes);
 
 /**
  * \brief The next nap in the transfer, every rank in, \p elapsed seconds into it, naps

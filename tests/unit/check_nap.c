@@ -5,7 +5,7 @@
  * guessed takes a few wakes, not one every 50 us; a wake comes soon after
  * the last rank arrives, guessed or not; the guess is the least recent
  * arrival under the plan in force; the transfer's naps stay short for
- * twice the quickest recent transfer, then back off.
+ * twice the quickest recent transfer of its size, then back off.
  */
 #include "config.h"
 
@@ -134,36 +134,43 @@ END_TEST
 
 START_TEST(test_the_short_naps_last_twice_the_quickest_transfer)
 {
+    const long big = 400000, small = 4000;
     ob_nap nap;
 
     ob_nap_init(&nap);
     /* Nothing known: the longest. */
-    ck_assert_double_eq(ob_nap_transfer_short(&nap), OB_NAP_TRANSFER_SHORT);
-    ob_nap_learn_transfer(&nap, 4e-3);
-    ob_nap_learn_transfer(&nap, 2.5e-3);
-    ob_nap_learn_transfer(&nap, 60e-3);      /* a rank the kernel stopped: not the quickest */
-    ck_assert_double_eq_tol(ob_nap_transfer_short(&nap), OB_NAP_TRANSFER_FACTOR * 2.5e-3, 1e-12);
-    ob_nap_learn_transfer(&nap, -1.0);
-    ob_nap_learn_transfer(&nap, NAN);
-    ck_assert_double_eq_tol(ob_nap_transfer_short(&nap), OB_NAP_TRANSFER_FACTOR * 2.5e-3, 1e-12);
+    ck_assert_double_eq(ob_nap_transfer_short(&nap, big), OB_NAP_TRANSFER_SHORT);
+    ob_nap_learn_transfer(&nap, big, 4e-3);
+    ob_nap_learn_transfer(&nap, big, 2.5e-3);
+    ob_nap_learn_transfer(&nap, big, 60e-3);      /* a rank the kernel stopped: not the quickest */
+    ck_assert_double_eq_tol(ob_nap_transfer_short(&nap, big), OB_NAP_TRANSFER_FACTOR * 2.5e-3, 1e-12);
+    ob_nap_learn_transfer(&nap, big, -1.0);
+    ob_nap_learn_transfer(&nap, big, NAN);
+    ck_assert_double_eq_tol(ob_nap_transfer_short(&nap, big), OB_NAP_TRANSFER_FACTOR * 2.5e-3, 1e-12);
+    /* Each size by its own: a quick small bucket does not shorten a big one's. */
+    ck_assert_double_eq(ob_nap_transfer_short(&nap, small), OB_NAP_TRANSFER_SHORT);
+    ob_nap_learn_transfer(&nap, small, 0.2e-3);
+    ck_assert_double_eq(ob_nap_transfer_short(&nap, small), OB_NAP_TRANSFER_SHORT_MIN);
+    ck_assert_double_eq_tol(ob_nap_transfer_short(&nap, big), OB_NAP_TRANSFER_FACTOR * 2.5e-3, 1e-12);
     /* The quick one leaves the history after OB_NAP_HISTORY more. */
     for (int k = 0; k < OB_NAP_HISTORY; k++) {
-        ob_nap_learn_transfer(&nap, 3.5e-3);
+        ob_nap_learn_transfer(&nap, big, 3.5e-3);
     }
-    ck_assert_double_eq_tol(ob_nap_transfer_short(&nap), OB_NAP_TRANSFER_FACTOR * 3.5e-3, 1e-12);
+    ck_assert_double_eq_tol(ob_nap_transfer_short(&nap, big), OB_NAP_TRANSFER_FACTOR * 3.5e-3, 1e-12);
+    ck_assert_double_eq(ob_nap_transfer_short(&nap, small), OB_NAP_TRANSFER_SHORT);
     /* Bounded both ways. */
     for (int k = 0; k < OB_NAP_HISTORY; k++) {
-        ob_nap_learn_transfer(&nap, 1.0);
+        ob_nap_learn_transfer(&nap, big, 1.0);
     }
-    ck_assert_double_eq(ob_nap_transfer_short(&nap), OB_NAP_TRANSFER_SHORT);
+    ck_assert_double_eq(ob_nap_transfer_short(&nap, big), OB_NAP_TRANSFER_SHORT);
     for (int k = 0; k < OB_NAP_HISTORY; k++) {
-        ob_nap_learn_transfer(&nap, 1e-5);
+        ob_nap_learn_transfer(&nap, big, 1e-5);
     }
-    ck_assert_double_eq(ob_nap_transfer_short(&nap), OB_NAP_TRANSFER_SHORT_MIN);
+    ck_assert_double_eq(ob_nap_transfer_short(&nap, big), OB_NAP_TRANSFER_SHORT_MIN);
     /* A new plan forgets the arrivals, not the transfers. */
     ob_nap_learn(&nap, 7, 0.05);
     ob_nap_learn(&nap, 8, 0.05);
-    ck_assert_double_eq(ob_nap_transfer_short(&nap), OB_NAP_TRANSFER_SHORT_MIN);
+    ck_assert_double_eq(ob_nap_transfer_short(&nap, big), OB_NAP_TRANSFER_SHORT_MIN);
 }
 END_TEST
 
