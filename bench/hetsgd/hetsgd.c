@@ -450,16 +450,27 @@ static void plan_omnilearn(run *r, long epoch)
     free(published);
 }
 
+/* Test \p req until it completes, sleeping \p nap_ns between tests. */
+static void test_asleep(MPI_Request *req, long nap_ns)
+{
+    const struct timespec nap = { 0, nap_ns };
+    int done = 0;
+
+    while (!done) {
+        MPI_Test(req, &done, MPI_STATUS_IGNORE);
+        if (!done) {
+            nanosleep(&nap, NULL);
+        }
+    }
+}
+
 /* Test accuracy and mean loss; every rank scores its slice of the test set. */
 static void evaluate(run *r, double *acc, double *loss)
 {
     long correct = 0;
     double mine[2];
     double all[2];
-
-    const struct timespec nap = { 0, 1000000 };
     MPI_Request req;
-    int done = 0;
 
     mine[1] = hetsgd_mlp_evaluate(r->model, r->test_x, r->test_y, r->test_count, &correct);
     mine[0] = (double) correct;
@@ -470,12 +481,7 @@ static void evaluate(run *r, double *acc, double *loss)
     if (MPI_SUCCESS != MPI_Iallreduce(mine, all, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &req)) {
         die(r, "MPI_Iallreduce", "failed");
     }
-    while (!done) {
-        MPI_Test(&req, &done, MPI_STATUS_IGNORE);
-        if (!done) {
-            nanosleep(&nap, NULL);
-        }
-    }
+    test_asleep(&req, 1000000);
     *acc = all[0] / (double) r->test_total;
     *loss = all[1] / (double) r->test_total;
 }
@@ -511,19 +517,12 @@ static void checkpoint(run *r, long k)
  * of its own would not.  The allreduce then starts with every rank ready. */
 static void wait_asleep(const run *r)
 {
-    const struct timespec nap = { 0, 50000 };
     MPI_Request req;
-    int done = 0;
 
     if (MPI_SUCCESS != MPI_Ibarrier(MPI_COMM_WORLD, &req)) {
         die(r, "MPI_Ibarrier", "failed");
     }
-    while (!done) {
-        MPI_Test(&req, &done, MPI_STATUS_IGNORE);
-        if (!done) {
-            nanosleep(&nap, NULL);
-        }
-    }
+    test_asleep(&req, 50000);
 }
 
 static void train(run *r)

@@ -195,8 +195,8 @@ static const ob_var ob_vars[] = {
       .kind = OB_VAR_CHOICE, .offset = OB_OFF(wait), .choices = ob_wait_choices,
       .meaning = "How omnibatch_allreduce_gradient() (and omnibatch_next_step()'s plan exchange and "
                  "OMNIBATCH_REACT's one-integer allreduce) waits for the other ranks. poll: in the "
-                 "MPI library's blocking allreduce (Open MPI polls, a core busy all the wait); sleep: a nonblocking allreduce tested between naps, "
-                 "long while the last rank's arrival (learnt from the last steps) is far, short near it "
+                 "MPI library's blocking allreduce (Open MPI polls, a core busy all the wait); "
+                 "sleep: a nonblocking allreduce tested between naps, long while the last rank's arrival (learnt from the last steps) is far, short near it "
                  "and while the data move, so that a rank under a CPU quota (containers, "
                  "cgroups) does not spend in polling the quota its compute needs; auto: sleep where "
                  "the rank's CPU quota is under one core, else poll. May differ between ranks: where any rank "
