@@ -2,8 +2,8 @@
 # bench/hetsgd/run.sh --quota in --smoke mode: four ranks, each in a cgroup
 # with its CPU quota (a 20 ms period), static and omnibatch, on a generated
 # data set.  Checks the lines it prints and that its cgroups are gone
-# afterwards, and that a period the kernel would refuse is named before
-# anything runs.  No timing is asserted.  Skipped (77) without a writable
+# afterwards, that --mca replaces the script's own value of a parameter, and
+# that a period the kernel would refuse is named before anything runs.  No timing is asserted.  Skipped (77) without a writable
 # cgroup cpu controller.
 set -eu
 # The script passes Open MPI's mpirun flags (and its TCP and rsh setup).
@@ -29,12 +29,14 @@ grep -q "^hetsgd/run.sh: --period 5000: quota 0.1 of it is under 1000 us" "$tmp/
 "$builddir/tests/bench/hetsgd_mkdata" "$tmp/data" 512 128 || fail "generating the data set"
 rc=0
 sh "$srcdir/bench/hetsgd/run.sh" --builddir "$builddir" --quota 0.5,0.5,0.25,0.2 --smoke --period 20000 \
-    --data "$tmp/data" --out "$tmp/runs" >"$tmp/out" 2>&1 || rc=$?
+    --mca btl=vader,self --data "$tmp/data" --out "$tmp/runs" >"$tmp/out" 2>&1 || rc=$?
 [ 77 -eq "$rc" ] && { cat "$tmp/out"; exit 77; }
 [ 0 -eq "$rc" ] || fail "bench/hetsgd/run.sh --quota --smoke exited $rc"
 grep -q "^quota: 4 ranks, CPU quota 0.5,0.5,0.25,0.2 of a core .*global batch 64, OMNIBATCH_WAIT=sleep" "$tmp/out" \
     || fail "no setup line"
 grep -q "^quota: 4 ranks, .*, period 20000 us)" "$tmp/out" || fail "the setup line does not say the period"
+grep -q ", Open MPI: --mca btl_vader_single_copy_mechanism none --mca btl vader,self$" "$tmp/out" \
+    || fail "the setup line does not show --mca btl=vader,self in place of the script's btl"
 grep -Eq "^quota: static steady step [0-9.]+ ms; its report: [a-z-]+, predicted now" "$tmp/out" || fail "no static line"
 grep -Eq "^quota: CPU per sample \(static\) [0-9.e+-]+(,[0-9.e+-]+){3} ms, CPU per step outside the compute \(least\) [0-9.]+(,[0-9.]+){3} ms, reduction \(least\) [0-9.]+ ms$" \
     "$tmp/out" || fail "no line of the limit's figures"
@@ -42,5 +44,22 @@ grep -Eq "^quota: the static report's predicted step [0-9.]+ ms \(.*not a bound\
     "$tmp/out" || fail "no limits line"
 grep -Eq "^quota: omnibatch steady step [0-9.]+ ms; omnibatch/static [0-9.]+; limit [0-9.]+ ms, limit/static [0-9.]+; omnibatch/limit [0-9.]+ \(target <= 1.10: (met|MISSED)\)$" \
     "$tmp/out" || fail "no omnibatch line"
+grep -Eq "^quota: omnibatch asked the quotas for [0-9.]+ ms a step \(rank [0-3]: mean step CPU / quota\); its steady step is [0-9.]+x that" \
+    "$tmp/out" || fail "no line of what omnibatch asked of the quotas"
+# Outside --smoke --steps is the run's length, however few samples an epoch
+# has (here 2 steps; hetsgd's 8 epochs would end it at 16), and the Open MPI
+# parameters are the script's own choice of the single-copy transfer.
+"$builddir/tests/bench/hetsgd_mkdata" "$tmp/data8k" 8192 128 || fail "generating the data set of 8192"
+rc=0
+sh "$srcdir/bench/hetsgd/run.sh" --builddir "$builddir" --quota 0.5,0.5,0.25,0.2 --period 20000 \
+    --policies omnibatch --steps 20 --batch 4096 --data "$tmp/data8k" --out "$tmp/long" >"$tmp/out" 2>&1 || rc=$?
+[ 0 -eq "$rc" ] || fail "bench/hetsgd/run.sh --quota --steps 20 exited $rc"
+last=$(tail -1 "$tmp/long/quota-omnibatch.csv" | cut -d, -f1)
+[ 19 = "$last" ] || fail "--steps 20: the trace's last step is $last, expected 19"
+grep -Eq "^quota: 4 ranks, .*global batch 4096, OMNIBATCH_WAIT=sleep, Open MPI: --mca btl self,vader --mca btl_vader_single_copy_mechanism (cma|none)$" \
+    "$tmp/out" || fail "the setup line of a run without --mca"
+if grep -q "btl_vader_single_copy_mechanism none" "$tmp/out"; then
+    grep -q "^quota: the single-copy transfer (CMA) fails here" "$tmp/out" || fail "no line saying why not CMA"
+fi
 ls -d /sys/fs/cgroup/cpu/omnibatch-quota.* /sys/fs/cgroup/omnibatch-quota.* 2>/dev/null && fail "cgroups left behind"
 cat "$tmp/out"
