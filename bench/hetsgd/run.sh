@@ -233,7 +233,6 @@ case " $mca" in
 *" btl_vader_single_copy_mechanism="*) copy= ;;
 esac
 if [ none = "$copy" ] && [ yes != "$smoke" ]; then
-    # shellcheck disable=SC2086
     if timeout --signal=TERM --kill-after=5 60 "${MPIRUN:-mpirun}" -np 2 --oversubscribe --allow-run-as-root \
         --bind-to none --mca btl self,vader --mca btl_vader_single_copy_mechanism cma \
         "$hetsgd" --policy static --slowdown 1 --no-own-wait --data "$data" \
