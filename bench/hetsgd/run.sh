@@ -241,7 +241,7 @@ if [ none = "$copy" ] && [ yes != "$smoke" ]; then
         copy=cma
     else
         echo "quota: the single-copy transfer (CMA) fails here; the runs move data through the shared-memory queues" \
-            "(btl_vader_single_copy_mechanism none; $work/cma.out: $(tail -1 "$work/cma.out"))"
+            "(btl_vader_single_copy_mechanism none; the trial's last line: $(tail -1 "$work/cma.out"))"
     fi
 fi
 # Open MPI's parameters: the script's own, each unless --mca gave its name,
