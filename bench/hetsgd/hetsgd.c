@@ -609,14 +609,23 @@ static void train(run *r)
         }
 
         if (st.step + 1 == r->steps_per_epoch || k + 1 == r->total_steps) {
-            checkpoint(r, k);
+            const int evaluated = !r->opt.last_eval_only || k + 1 == r->total_steps;
+
+            if (evaluated) {
+                checkpoint(r, k);
+            }
             if (0 == r->rank) {
                 if (OMNIBATCH_SUCCESS != omnibatch_get_plan(r->ctx, r->plan, r->P)) {
                     die(r, "omnibatch_get_plan", omnibatch_last_error());
                 }
-                printf("hetsgd: epoch %ld/%ld loss %.4f test_acc %.4f train_s %.2f wall_s %.2f "
+                char acc[32] = "-"; /* --last-eval-only: not evaluated */
+
+                if (evaluated) {
+                    snprintf(acc, sizeof acc, "%.4f", r->final_acc);
+                }
+                printf("hetsgd: epoch %ld/%ld loss %.4f test_acc %s train_s %.2f wall_s %.2f "
                        "step_ms %.2f plan ", epoch + 1, (r->total_steps + r->steps_per_epoch - 1) /
-                       r->steps_per_epoch, epoch_loss / (double) epoch_samples, r->final_acc,
+                       r->steps_per_epoch, epoch_loss / (double) epoch_samples, acc,
                        train_clock(r), ob_now() - r->t0, 1e3 * epoch_step_s / (double) (st.step + 1));
                 print_plan(stdout, r->plan, r->P);
                 printf("\n");
@@ -625,7 +634,7 @@ static void train(run *r)
             epoch_loss = 0.0;
             epoch_samples = 0;
             epoch_step_s = 0.0;
-        } else if (r->opt.eval_every > 0 && 0 == (k + 1) % r->opt.eval_every) {
+        } else if (r->opt.eval_every > 0 && 0 == (k + 1) % r->opt.eval_every && !r->opt.last_eval_only) {
             checkpoint(r, k);
         }
     }

@@ -50,6 +50,9 @@ static const char usage_text[] =
     "  --final-evals K  the smoothed final accuracy is the mean of the evaluations of the last\n"
     "                   K x eval-every steps, or of the last K evaluations without --eval-every\n"
     "                   (default 5)\n"
+    "  --last-eval-only evaluate after the last step only, not every epoch (nor --eval-every):\n"
+    "                   for runs that measure steps, under CPU quotas, where an evaluation's\n"
+    "                   CPU, off the training clock, would be paid by the next steps' quota\n"
     "  --warmup N       steps left out of the steady step time (default auto: 10% of the run)\n"
     "  --data DIR       IDX files (default /usr/share/datasets/fashion-mnist)\n"
     "  --trace FILE     CSV, one row per step and rank\n"
@@ -289,6 +292,9 @@ static int *flag_of(hetsgd_options *o, const char *name)
     }
     if (0 == strcmp(name, "--no-own-wait")) {
         return &o->no_own_wait;
+    }
+    if (0 == strcmp(name, "--last-eval-only")) {
+        return &o->last_eval_only;
     }
     return NULL;
 }

@@ -57,6 +57,7 @@ typedef struct hetsgd_options {
     double target;                 /* --target A: test accuracy in (0, 1] */
     int bind;                      /* --bind: --speeds are cores per rank, bound with hwloc */
     int no_own_wait;               /* --no-own-wait: no Ibarrier of hetsgd's own before the reduction */
+    int last_eval_only;            /* --last-eval-only: no evaluation before the last step */
     int ndevices;                  /* entries of --devices, 0 = every rank on the CPU */
     unsigned char gpu[HETSGD_MAX_SPEEDS]; /* --devices: 1 where the rank computes on a GPU */
     const char *data;              /* --data DIR */

@@ -39,7 +39,8 @@ START_TEST(test_defaults)
     ck_assert_int_eq(opts.final_evals, 5);
     ck_assert_str_eq(opts.data, "/usr/share/datasets/fashion-mnist");
     ck_assert_ptr_null(opts.trace);
-    ck_assert(!opts.bind && !opts.help && !opts.has_cost && !opts.calibrate && !opts.no_own_wait);
+    ck_assert(!opts.bind && !opts.help && !opts.has_cost && !opts.calibrate && !opts.no_own_wait &&
+              !opts.last_eval_only);
 }
 END_TEST
 
@@ -48,7 +49,7 @@ START_TEST(test_every_option_is_read)
     const char *argv[] = { "hetsgd", "--epochs", "3", "--max-steps=40", "--batch", "128", "--lr", "0.1",
                      "--momentum", "0", "--seed", "77", "--subset", "5000", "--eval-every", "25", "--final-evals", "3",
                      "--speeds", "1,1,0.5,0.25", "--alpha", "0.002", "--slowdown", "2",
-                     "--cost", "0.0005,2e-5", "--calibrate", "--no-own-wait", "--warmup", "12", "--schedule", "vanish", "--policy", "omnilearn",
+                     "--cost", "0.0005,2e-5", "--calibrate", "--no-own-wait", "--last-eval-only", "--warmup", "12", "--schedule", "vanish", "--policy", "omnilearn",
                      "--target", "0.8", "--data", "/tmp/d", "--trace", "t.csv", "--summary=s.txt" };
 
     ck_assert_int_eq(parse(ARGC(argv), argv), OMNIBATCH_SUCCESS);
@@ -66,7 +67,7 @@ START_TEST(test_every_option_is_read)
     ck_assert_double_eq(opts.speeds[3], 0.25);
     ck_assert_double_eq(opts.alpha, 0.002);
     ck_assert_double_eq(opts.slowdown, 2.0);
-    ck_assert(opts.has_cost && opts.calibrate && opts.no_own_wait);
+    ck_assert(opts.has_cost && opts.calibrate && opts.no_own_wait && opts.last_eval_only);
     ck_assert_double_eq(opts.cost[0], 0.0005);
     ck_assert_double_eq(opts.cost[1], 2e-5);
     ck_assert_int_eq(opts.warmup, 12);
@@ -150,6 +151,7 @@ static const struct {
     { { "--bind", "--cost", "0,1e-5" }, "--bind with --cost: bound ranks are not emulated" },
     { { "--calibrate=1" }, "--calibrate takes no value, got '1'" },
     { { "--no-own-wait=on" }, "--no-own-wait takes no value, got 'on'" },
+    { { "--last-eval-only=1" }, "--last-eval-only takes no value, got '1'" },
     { { "--data", "" }, "--data: empty value" },
     { { "--devices", "cpu,tpu" }, "--devices 'cpu,tpu': entry 'tpu' is not cpu or gpu (e.g. cpu,cpu,cpu,gpu)" },
     { { "--devices", "cpu,,gpu" }, "--devices 'cpu,,gpu': entry '' is not cpu or gpu (e.g. cpu,cpu,cpu,gpu)" },
@@ -177,7 +179,7 @@ START_TEST(test_usage_mentions_every_option)
     static const char *const names[] = {
         "--policy", "--speeds", "--schedule", "--alpha", "--slowdown", "--cost", "--calibrate", "--bind", "--devices", "--epochs",
         "--max-steps", "--batch", "--lr", "--momentum", "--seed", "--subset", "--target",
-        "--eval-every", "--final-evals", "--warmup", "--data", "--trace", "--summary", "--help"
+        "--eval-every", "--final-evals", "--last-eval-only", "--no-own-wait", "--warmup", "--data", "--trace", "--summary", "--help"
     };
 
     for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {

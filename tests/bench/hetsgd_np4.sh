@@ -70,6 +70,14 @@ awk '{ for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
     fail "a training set smaller than the test slice of a rank"
 grep -q "^hetsgd: final test accuracy " "$tmp/out" || fail "wide data set: no final line"
 
+# --last-eval-only (the quota scenario): no evaluation before the last step,
+# whatever --eval-every says; the last one still gives the final accuracy.
+"$run" 4 "$bin" --data "$tmp/data" --batch 64 --epochs 2 --eval-every 3 --last-eval-only --policy omnibatch \
+    --summary "$tmp/last.txt" >"$tmp/out" 2>&1 || fail "--last-eval-only run exited non-zero"
+grep -q "^hetsgd: epoch 1/2 loss [0-9.]* test_acc - train_s" "$tmp/out" || fail "--last-eval-only: epoch 1 was evaluated"
+grep -q "^hetsgd: epoch 2/2 loss [0-9.]* test_acc [0-9.]* train_s" "$tmp/out" || fail "--last-eval-only: the last epoch was not"
+grep -q " final_acc_evals=1 " "$tmp/last.txt" || fail "--last-eval-only: expected exactly 1 evaluation"
+
 # Mistakes: one line naming the option, a non-zero exit, before any step;
 # reported once however many ranks make it.
 if "$run" 4 "$bin" --data "$tmp/data" --speeds 1,1,1 >"$tmp/out" 2>&1; then
