@@ -21,17 +21,17 @@
 #include "ob_shard.h"
 #include "ob_timing.h"
 
-/* The median CPU after the gradient allreduce over the last OB_API_CPU_AFTER
- * steps, \p now's included: an evaluation every few steps moves it not. */
-static double ob_api_cpu_after(struct omnibatch_context *c, double now)
+/* The median of the last OB_API_CPU_AFTER steps' values in \p ring, \p now's
+ * included: an evaluation, or a long wait, every few steps moves it not. */
+static double ob_api_recent_median(double *ring, int *count, double now)
 {
     double v[OB_API_CPU_AFTER];
     int n;
 
-    c->cpu_after[c->cpu_after_n % OB_API_CPU_AFTER] = now;
-    c->cpu_after_n++;
-    n = c->cpu_after_n < OB_API_CPU_AFTER ? c->cpu_after_n : OB_API_CPU_AFTER;
-    memcpy(v, c->cpu_after, (size_t) n * sizeof v[0]);
+    ring[*count % OB_API_CPU_AFTER] = now;
+    (*count)++;
+    n = *count < OB_API_CPU_AFTER ? *count : OB_API_CPU_AFTER;
+    memcpy(v, ring, (size_t) n * sizeof v[0]);
     return ob_median(v, n);
 }
 
@@ -56,9 +56,17 @@ static double ob_api_least_wall(struct omnibatch_context *c, double compute)
 }
 
 /* Under a CPU quota q a step of T has at most q T of CPU, whichever part of
- * the step the rank spends it in: a rank that spends cpu in a step outside
- * its waits for the others (the transfer's own CPU counts when it waits
- * asleep) needs cpu / q of the step.  The controller plans on that, not on
+ * the step the rank spends it in: a rank that spends cpu in a step needs
+ * cpu / q of it.  That is its compute and the rest up to the gradient
+ * allreduce's end (the transfer's own CPU counts when it waits asleep), the
+ * median of the last steps' CPU after it, and the median of the last steps'
+ * CPU in omnibatch_next_step (the exchange) and in the waits for the other
+ * ranks, when it waits asleep: each wait's CPU is the others' lateness, but
+ * every step has one, and asleep its median is that fixed cost (0.25 ms a
+ * step on a virtual machine: 2.5 ms of a 0.1-core rank's step; left out,
+ * such a rank was given 10% more than its share).  Polling, a wait's CPU is
+ * its length: counted, a rank that waits would look slow, be given less and
+ * wait longer.  The controller plans on that, not on
  * the measured compute: where the quota runs out mid-compute the kernel
  * stops the rank until its period ends, so the compute measured swings with
  * where the step falls in the period (at a 100 ms period, 13 to 70 ms at one
@@ -73,8 +81,12 @@ static double ob_api_least_wall(struct omnibatch_context *c, double compute)
 static double ob_api_quota_compute(struct omnibatch_context *c, double compute)
 {
     double before = (double) (c->cpu_reduced_ns - c->cpu_begin_ns - c->cpu_blocked_ns) * 1e-9;
-    double need = (before + ob_api_cpu_after(c, (double) (ob_cpu_ns() - c->cpu_reduced_ns) * 1e-9)) /
-                  c->cpu_quota;
+    double after = ob_api_recent_median(c->cpu_after, &c->cpu_after_n,
+                                        (double) (ob_cpu_ns() - c->cpu_reduced_ns) * 1e-9);
+    double own = c->wait_sleep ? ob_api_recent_median(c->cpu_own, &c->cpu_own_n,
+                                                      (double) (c->cpu_exchange_ns + c->cpu_blocked_ns) * 1e-9)
+                               : 0.0;
+    double need = (before + after + own) / c->cpu_quota;
     double wall = ob_api_least_wall(c, compute);
 
     return need > wall ? need : wall;
@@ -335,6 +347,7 @@ OMNIBATCH_EXPORT int omnibatch_next_step(omnibatch_t ctx, omnibatch_step *step)
     const char *fn = "omnibatch_next_step";
     struct omnibatch_context *c = ctx;
     ob_active_batch active;
+    uint64_t entry_cpu;
     long gs;
     long k;
     int due;
@@ -348,6 +361,7 @@ OMNIBATCH_EXPORT int omnibatch_next_step(omnibatch_t ctx, omnibatch_step *step)
         return ob_fail(OMNIBATCH_ERR_ARG, "%s: step=NULL: expected the address of an "
                        "omnibatch_step", fn);
     }
+    entry_cpu = c->cpu_plan ? ob_cpu_ns() : 0;
     ob_api_step_close(c);
     /* The step's wall time runs from here to the next call: the exchange
      * and the code's own work after its reduction are in it. */
@@ -373,6 +387,7 @@ OMNIBATCH_EXPORT int omnibatch_next_step(omnibatch_t ctx, omnibatch_step *step)
      * others' lateness, not this rank's need. */
     if (c->cpu_plan) {
         c->cpu_begin_ns = ob_cpu_ns();
+        c->cpu_exchange_ns = c->cpu_begin_ns - entry_cpu;
         c->cpu_blocked_ns = 0;
     }
 

@@ -109,6 +109,12 @@ struct omnibatch_context {
      * checkpoint, which are not the step's): the median of the last steps'. */
     double cpu_after[OB_API_CPU_AFTER];
     int cpu_after_n;
+    /* The CPU of the step's omnibatch_next_step (the exchange's part of it)
+     * and of its waits: this rank's whatever it waits for, and a fixed cost
+     * of every step (the median of the last steps'). */
+    uint64_t cpu_exchange_ns;
+    double cpu_own[OB_API_CPU_AFTER];
+    int cpu_own_n;
     /* The compute measured in the last steps at batch wall_batch. */
     double wall_recent[OB_API_CPU_AFTER];
     int wall_n;
