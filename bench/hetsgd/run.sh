@@ -326,12 +326,19 @@ if [ -f "$keep/quota-static.summary" ]; then
     echo "quota: static steady step $(awk -v x="$st" 'BEGIN { printf "%.2f", 1e3 * x }') ms; its report:" \
         "$verdict, predicted now $(awk -v x="$now" 'BEGIN { printf "%.2f", 1e3 * x }') ms," \
         "reduction $(awk -v x="$red" 'BEGIN { printf "%.2f", 1e3 * x }') ms"
-    # The limit (the header): each rank's CPU seconds per sample k_i over the
-    # static run's steady steps; its CPU per step outside the compute F_i and
-    # the reduction R, each the least over the steady steps of both runs.
-    kappa=$(awk -F, -v w="$warm" 'NR > 1 && $1 >= w { c[$2] += $8; b[$2] += $4 }
-        END { for (r = 0; r in b; r++) printf "%s%.9g", (r ? "," : ""), (b[r] > 0 ? c[r] / b[r] : 0) }' \
-        "$keep/quota-static.csv")
+    # The limit (the header): each rank's CPU seconds per sample k_i over a
+    # run's steady steps, the less of the two runs' (the machine's speed
+    # drifts between runs, and a bound must take the faster); its CPU per
+    # step outside the compute F_i and the reduction R, each the least over
+    # the steady steps of both runs.
+    kappa=$(awk -F, -v w="$warm" 'FNR > 1 && $1 >= w { c[FILENAME, $2] += $8; b[FILENAME, $2] += $4; f[FILENAME] = 1; n[$2] = 1 }
+        END {
+            for (r = 0; r in n; r++) {
+                k = 0
+                for (x in f) if (b[x, r] > 0 && (k == 0 || c[x, r] / b[x, r] < k)) k = c[x, r] / b[x, r]
+                printf "%s%.9g", (r ? "," : ""), k
+            }
+        }' "$keep"/quota-*.csv)
     floors=$(awk -F, -v w="$warm" 'FNR > 1 && $1 >= w {
             f = $9 - $8; k = FILENAME SUBSEP $1
             if (!($2 in F) || f < F[$2]) F[$2] = f
@@ -362,7 +369,7 @@ if [ -f "$keep/quota-static.summary" ]; then
             }
             return s
         }')
-        echo "quota: CPU per sample (static) $(echo "$kappa" | awk -F, '{ for (i = 1; i <= NF; i++) printf "%s%.3g", (i > 1 ? "," : ""), $i * 1e3 }') ms," \
+        echo "quota: CPU per sample (the less of the two runs') $(echo "$kappa" | awk -F, '{ for (i = 1; i <= NF; i++) printf "%s%.3g", (i > 1 ? "," : ""), $i * 1e3 }') ms," \
             "CPU per step outside the compute (least) $(echo "${floors% *}" | awk -F, '{ for (i = 1; i <= NF; i++) printf "%s%.2f", (i > 1 ? "," : ""), $i * 1e3 }') ms," \
             "reduction (least) $(awk -v x="${floors#* }" 'BEGIN { printf "%.2f", 1e3 * x }') ms"
     fi

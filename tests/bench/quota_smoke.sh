@@ -38,7 +38,7 @@ grep -q "^quota: 4 ranks, .*, period 20000 us)" "$tmp/out" || fail "the setup li
 grep -q ", Open MPI: --mca btl_vader_single_copy_mechanism none --mca btl vader,self, evaluated after the last step only$" "$tmp/out" \
     || fail "the setup line does not show --mca btl=vader,self in place of the script's btl"
 grep -Eq "^quota: static steady step [0-9.]+ ms; its report: [a-z-]+, predicted now" "$tmp/out" || fail "no static line"
-grep -Eq "^quota: CPU per sample \(static\) [0-9.e+-]+(,[0-9.e+-]+){3} ms, CPU per step outside the compute \(least\) [0-9.]+(,[0-9.]+){3} ms, reduction \(least\) [0-9.]+ ms$" \
+grep -Eq "^quota: CPU per sample \(the less of the two runs'\) [0-9.e+-]+(,[0-9.e+-]+){3} ms, CPU per step outside the compute \(least\) [0-9.]+(,[0-9.]+){3} ms, reduction \(least\) [0-9.]+ ms$" \
     "$tmp/out" || fail "no line of the limit's figures"
 grep -Eq "^quota: the static report's predicted step [0-9.]+ ms \(.*not a bound\); limit \(the quotas' CPU\) [0-9.]+ ms$" \
     "$tmp/out" || fail "no limits line"
