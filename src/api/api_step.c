@@ -84,7 +84,7 @@ static double ob_api_quota_compute(struct omnibatch_context *c, double compute)
     double after = ob_api_recent_median(c->cpu_after, &c->cpu_after_n,
                                         (double) (ob_cpu_ns() - c->cpu_reduced_ns) * 1e-9);
     double own = c->wait_sleep ? ob_api_recent_median(c->cpu_own, &c->cpu_own_n,
-                                                      (double) (c->cpu_exchange_ns + c->cpu_blocked_ns) * 1e-9)
+                                                      (double) (c->cpu_next_step_ns + c->cpu_blocked_ns) * 1e-9)
                                : 0.0;
     double need = (before + after + own) / c->cpu_quota;
     double wall = ob_api_least_wall(c, compute);
@@ -383,11 +383,11 @@ OMNIBATCH_EXPORT int omnibatch_next_step(omnibatch_t ctx, omnibatch_step *step)
             return rc;
         }
     }
-    /* The step's CPU under a quota, from here: the exchange's waiting is the
-     * others' lateness, not this rank's need. */
+    /* The step's CPU under a quota, from here; omnibatch_next_step's own (the
+     * exchange's, its wait included) goes with the waits' (ob_api_quota_compute). */
     if (c->cpu_plan) {
         c->cpu_begin_ns = ob_cpu_ns();
-        c->cpu_exchange_ns = c->cpu_begin_ns - entry_cpu;
+        c->cpu_next_step_ns = c->cpu_begin_ns - entry_cpu;
         c->cpu_blocked_ns = 0;
     }
 

@@ -109,10 +109,10 @@ struct omnibatch_context {
      * checkpoint, which are not the step's): the median of the last steps'. */
     double cpu_after[OB_API_CPU_AFTER];
     int cpu_after_n;
-    /* The CPU of the step's omnibatch_next_step (the exchange's part of it)
-     * and of its waits: this rank's whatever it waits for, and a fixed cost
-     * of every step (the median of the last steps'). */
-    uint64_t cpu_exchange_ns;
+    /* The CPU of the step's omnibatch_next_step (the exchange, the last
+     * step's closing) and of its waits: this rank's whatever it waits for, a
+     * fixed cost of every step (the median of the last steps'). */
+    uint64_t cpu_next_step_ns;
     double cpu_own[OB_API_CPU_AFTER];
     int cpu_own_n;
     /* The compute measured in the last steps at batch wall_batch. */
