@@ -615,11 +615,11 @@ static void train(run *r)
                 checkpoint(r, k);
             }
             if (0 == r->rank) {
+                char acc[32] = "-"; /* --last-eval-only: not evaluated */
+
                 if (OMNIBATCH_SUCCESS != omnibatch_get_plan(r->ctx, r->plan, r->P)) {
                     die(r, "omnibatch_get_plan", omnibatch_last_error());
                 }
-                char acc[32] = "-"; /* --last-eval-only: not evaluated */
-
                 if (evaluated) {
                     snprintf(acc, sizeof acc, "%.4f", r->final_acc);
                 }

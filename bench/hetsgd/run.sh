@@ -230,12 +230,13 @@ fi
 # CPU against 0.45 through the shared-memory queues, which a 0.1-core rank
 # pays out of its quota. Containers often forbid the system call (Open MPI
 # then prints "Read -1, expected ..."), so a short 2-rank run decides; the
-# smoke run keeps the project's default, none.
+# smoke run keeps the project's default, none. A --mca of it replaces either.
 copy=none
 case " $mca" in
-*" btl_vader_single_copy_mechanism="*) copy= ;;
+*" btl_vader_single_copy_mechanism="*) smoke_or_given=yes ;;
+*) smoke_or_given=$smoke ;;
 esac
-if [ none = "$copy" ] && [ yes != "$smoke" ]; then
+if [ yes != "$smoke_or_given" ]; then
     if timeout --signal=TERM --kill-after=5 60 "${MPIRUN:-mpirun}" -np 2 --oversubscribe --allow-run-as-root \
         --bind-to none --mca btl self,vader --mca btl_vader_single_copy_mechanism cma \
         "$hetsgd" --policy static --slowdown 1 --no-own-wait --data "$data" \
@@ -250,7 +251,7 @@ fi
 # Open MPI's parameters: the script's own, each unless --mca gave its name,
 # then those of --mca.
 mcaflags=
-for kv in btl=self,vader ${copy:+btl_vader_single_copy_mechanism=$copy}; do
+for kv in btl=self,vader btl_vader_single_copy_mechanism=$copy; do
     case " $mca" in
     *" ${kv%%=*}="*) ;;
     *) mcaflags="$mcaflags --mca ${kv%%=*} ${kv#*=}" ;;

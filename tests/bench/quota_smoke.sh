@@ -3,8 +3,8 @@
 # with its CPU quota (a 20 ms period), static and omnibatch, on a generated
 # data set.  Checks the lines it prints and that its cgroups are gone
 # afterwards, that --mca replaces the script's own value of a parameter, and
-# that a period the kernel would refuse is named before anything runs.  No timing is asserted.  Skipped (77) without a writable
-# cgroup cpu controller.
+# that a period the kernel would refuse is named before anything runs.  No
+# timing is asserted.  Skipped (77) without a writable cgroup cpu controller.
 set -eu
 # The script passes Open MPI's mpirun flags (and its TCP and rsh setup).
 if [ openmpi != "${OB_MPI_FAMILY:-openmpi}" ]; then
