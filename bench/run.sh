@@ -19,7 +19,8 @@
 # 0.4,0.4,0.2,0.1: each rank in a cgroup with that CPU quota of a core, no
 # emulation; static and omnibatch beside the limit from each rank's measured
 # CPU per sample and per step, its quota and the reduction, at the kernel's 100 ms quota period and at a
-# 10 ms one (one period, 100 ms, in quick mode); skipped with a line where
+# 10 ms one (one period, 100 ms, in quick mode), --repeat N pairs of runs at each, with the
+# median and spread of their ratios; skipped with a line where
 # no cgroup cpu controller is writable).  The run ends with the table, the measured balance of every
 # policy (max_i t_i / T*, T* = B / sum_i b_i/t_i, from each step's batches and
 # compute times: no cost model), the targets (met / missed), the plot of the
@@ -361,15 +362,15 @@ if [ yes = "$quota" ]; then
     # The kernel's (and container platforms') 100 ms period, where a rank out of quota stops
     # until its period ends, longer than the step; and a 10 ms one, where the quota acts as a rate.
     for qp in $quota_periods; do
-        echo "bench: bench/hetsgd/run.sh --quota $quota_list --period $qp $quota_args"
+        echo "bench: bench/hetsgd/run.sh --quota $quota_list --period $qp --repeat $repeat $quota_args"
         t0=$(date +%s)
         rc=0
         # shellcheck disable=SC2086
         set -- sh "$srcdir/bench/hetsgd/run.sh" --builddir "$builddir" --quota "$quota_list" --period "$qp" \
-            $quota_args --data "$data" --out "$runs/quota-$qp"
+            --repeat "$repeat" $quota_args --data "$data" --out "$runs/quota-$qp"
         MPIRUN=${MPIRUN:-mpirun} "$@" >"$out/quota-$qp.log" 2>&1 || rc=$?
         [ 0 -eq "$rc" ] || fail_run "quota" "$rc" "$out/quota-$qp.log" "$@"
-        grep '^quota: \|^hetsgd/run.sh: no writable' "$out/quota-$qp.log" | grep -v 'outputs in' >>"$out/quota.txt" || true
+        grep '^quota: \|^hetsgd/run.sh: no writable' "$out/quota-$qp.log" | grep -v '^quota: outputs in' >>"$out/quota.txt" || true
         echo "bench: quota, period $qp us: $(($(date +%s) - t0)) s"
         ! grep -q '^hetsgd/run.sh: no writable' "$out/quota-$qp.log" || break
     done

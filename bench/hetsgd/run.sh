@@ -41,6 +41,11 @@
 #   --data DIR        Fashion-MNIST IDX files (default /usr/share/datasets/fashion-mnist)
 #   --steps N         steps per run (default 80)
 #   --policies LIST   of static,omnibatch (default both)
+#   --repeat N        N pairs of runs, static then omnibatch, one after the
+#                     other (default 1), each in DIR/pairK: each pair's
+#                     lines, then the median and the spread of their ratios
+#                     (the machine's speed drifts from run to run, and the
+#                     same code's omnibatch/limit spreads over 1.07-1.17)
 #   --mca K=V         an Open MPI parameter for every run (repeatable), e.g.
 #                     --mca mpi_yield_when_idle=1; it replaces the script's own
 #                     value of K: btl=self,vader, and
@@ -71,6 +76,7 @@ out=
 data=/usr/share/datasets/fashion-mnist
 steps=80
 policies="static,omnibatch"
+repeat=1
 mca=
 waitmode=sleep
 batch=1024
@@ -84,6 +90,7 @@ while [ $# -gt 0 ]; do
     --data) need_value "$@"; data=$2; shift 2 ;;
     --steps) need_value "$@"; steps=$2; shift 2 ;;
     --policies) need_value "$@"; policies=$2; shift 2 ;;
+    --repeat) need_value "$@"; repeat=$2; shift 2 ;;
     --mca) need_value "$@"
         echo "$2" | grep -Eq '^[a-z_0-9]+=[^ ]+$' || die "--mca '$2': expected NAME=VALUE"
         mca="$mca $2"; shift 2 ;;
@@ -115,6 +122,10 @@ case $steps in
 ''|*[!0-9]*) die "--steps '$steps': expected an integer from 10 to 100000" ;;
 esac
 [ "$steps" -ge 10 ] && [ "$steps" -le 100000 ] || die "--steps '$steps': expected an integer from 10 to 100000"
+case $repeat in
+''|*[!0-9]*) die "--repeat '$repeat': expected an integer from 1 to 99" ;;
+esac
+[ "$repeat" -ge 1 ] && [ "$repeat" -le 99 ] || die "--repeat '$repeat': expected an integer from 1 to 99"
 case $waitmode in
 poll|sleep) ;;
 *) die "--wait '$waitmode': expected sleep or poll" ;;
@@ -283,122 +294,166 @@ cpu_share() {
 jnum() {
     sed -n "s/^  \"$2\": \([0-9.e+-]*\),.*/\1/p" "$1" | head -1
 }
-for p in $(echo "$policies" | tr ',' ' '); do
-    f=$keep/quota-$p
-    i=0
-    while [ "$i" -lt "$np" ]; do
-        throttled "$i" > "$work/throttled0.rank$i"
-        i=$((i + 1))
+# run_pair DIR [hetsgd options]: each policy once, its outputs in
+# DIR/quota-POLICY.*
+run_pair() {
+    pair=$1
+    shift
+    for p in $(echo "$policies" | tr ',' ' '); do
+        f=$pair/quota-$p
+        i=0
+        while [ "$i" -lt "$np" ]; do
+            throttled "$i" > "$work/throttled0.rank$i"
+            i=$((i + 1))
+        done
+        # In the background and waited for, so that a signal to this script is
+        # acted on at once (the shell runs a trap only after a foreground command).
+        # shellcheck disable=SC2086
+        timeout --signal=TERM --kill-after=10 900 "${MPIRUN:-mpirun}" -np "$np" --oversubscribe \
+            --allow-run-as-root --bind-to none $mcaflags -x OMNIBATCH_REPORT=json -x OMNIBATCH_REPORT_FILE="$f.json" -x OMNIBATCH_WAIT="$waitmode" \
+            "$work/join" "$hetsgd" --policy "$p" --slowdown 1 --no-own-wait --data "$data" $hargs \
+            --summary "$f.summary" \
+            --trace "$f.csv" \
+            "$@" > "$f.out" 2>&1 &
+        if ! wait $!; then
+            tail -5 "$f.out" >&2
+            die "hetsgd --policy $p failed (output: $f.out)"
+        fi
+        # What each rank used of its quota: CPU seconds over the process's wall
+        # time, and how often the quota ran out.
+        line="quota: $p: per rank CPU s/wall s (quota), periods throttled, s throttled:"
+        i=0
+        for q in $(echo "$quota" | tr ',' ' '); do
+            diff=$(echo "$(throttled "$i") $(cat "$work/throttled0.rank$i")" |
+                awk '{ printf "%d %.2f", $1 - $3, ($2 - $4) * 1e-9 }')
+            line="$line rank $i $(cpu_share "$i") ($q) $diff;"
+            i=$((i + 1))
+        done
+        echo "$line" > "$f.cpu"
     done
-    # In the background and waited for, so that a signal to this script is
-    # acted on at once (the shell runs a trap only after a foreground command).
-    # shellcheck disable=SC2086
-    timeout --signal=TERM --kill-after=10 900 "${MPIRUN:-mpirun}" -np "$np" --oversubscribe \
-        --allow-run-as-root --bind-to none $mcaflags -x OMNIBATCH_REPORT=json -x OMNIBATCH_REPORT_FILE="$f.json" -x OMNIBATCH_WAIT="$waitmode" \
-        "$work/join" "$hetsgd" --policy "$p" --slowdown 1 --no-own-wait --data "$data" $hargs \
-        --summary "$f.summary" \
-        --trace "$f.csv" \
-        "$@" > "$f.out" 2>&1 &
-    if ! wait $!; then
-        tail -5 "$f.out" >&2
-        die "hetsgd --policy $p failed (output: $f.out)"
-    fi
-    # What each rank used of its quota: CPU seconds over the process's wall
-    # time, and how often the quota ran out.
-    line="quota: $p: per rank CPU s/wall s (quota), periods throttled, s throttled:"
-    i=0
-    for q in $(echo "$quota" | tr ',' ' '); do
-        diff=$(echo "$(throttled "$i") $(cat "$work/throttled0.rank$i")" |
-            awk '{ printf "%d %.2f", $1 - $3, ($2 - $4) * 1e-9 }')
-        line="$line rank $i $(cpu_share "$i") ($q) $diff;"
-        i=$((i + 1))
-    done
-    echo "$line" > "$f.cpu"
-done
+}
 echo "quota: $np ranks, CPU quota $quota of a core (cgroup $kind, period ${period} us), global batch $batch," \
     "OMNIBATCH_WAIT=$waitmode, Open MPI:$mcaflags, evaluated after the last step only"
-cat "$keep"/quota-*.cpu 2>/dev/null || true
-if [ -f "$keep/quota-static.summary" ]; then
-    st=$(steady "$keep/quota-static.summary")
-    limit=$(jnum "$keep/quota-static.json" predicted_step_time_s)
-    now=$(jnum "$keep/quota-static.json" predicted_now_s)
-    red=$(jnum "$keep/quota-static.json" reduction_s)
-    verdict=$(sed -n 's/^  "verdict": "\([^"]*\)".*/\1/p' "$keep/quota-static.json")
-    echo "quota: static steady step $(awk -v x="$st" 'BEGIN { printf "%.2f", 1e3 * x }') ms; its report:" \
-        "$verdict, predicted now $(awk -v x="$now" 'BEGIN { printf "%.2f", 1e3 * x }') ms," \
-        "reduction $(awk -v x="$red" 'BEGIN { printf "%.2f", 1e3 * x }') ms"
-    # The limit (the header): each rank's CPU seconds per sample k_i over a
-    # run's steady steps, the less of the two runs' (the machine's speed
-    # drifts between runs, and a bound must take the faster); its CPU per
-    # step outside the compute F_i and the reduction R, each the least over
-    # the steady steps of both runs.
-    kappa=$(awk -F, -v w="$warm" 'FNR > 1 && $1 >= w { c[FILENAME, $2] += $8; b[FILENAME, $2] += $4; f[FILENAME] = 1; n[$2] = 1 }
-        END {
-            for (r = 0; r in n; r++) {
-                k = 0
-                for (x in f) if (b[x, r] > 0 && (k == 0 || c[x, r] / b[x, r] < k)) k = c[x, r] / b[x, r]
-                printf "%s%.9g", (r ? "," : ""), k
-            }
-        }' "$keep"/quota-*.csv)
-    floors=$(awk -F, -v w="$warm" 'FNR > 1 && $1 >= w {
-            f = $9 - $8; k = FILENAME SUBSEP $1
-            if (!($2 in F) || f < F[$2]) F[$2] = f
-            b = $6 - $5; if (!(k in least) || b < least[k]) least[k] = b
-            if ($9 == "" || $9 <= 0) none = 1
-        }
-        END {
-            R = -1; for (k in least) if (R < 0 || least[k] < R) R = least[k]
-            if (none || R < 0) { print "NA"; exit }
-            for (r = 0; r in F; r++) printf("%s%.9g", (r ? "," : ""), (F[r] > 0 ? F[r] : 0))
-            printf " %.9g\n", R
-        }' "$keep"/quota-*.csv)
-    qlimit=NA
-    if [ NA != "$floors" ]; then
-        qlimit=$(awk -v q="$quota" -v k="$kappa" -v f="${floors% *}" -v R="${floors#* }" -v B="$batch" 'BEGIN {
-            n = split(q, qs, ","); split(k, ks, ","); split(f, fs, ",")
-            for (i = 1; i <= n; i++) if (!(ks[i] > 0)) { print "NA"; exit }
-            lo = R; hi = R + 1e-3
-            while (cap(hi) < B && hi < 1e6) hi *= 2
-            for (it = 0; it < 100; it++) { mid = (lo + hi) / 2; if (cap(mid) >= B) hi = mid; else lo = mid }
-            printf "%.9g\n", hi
-        }
-        function cap(T,   i, s, a, b) {
-            s = 0
-            for (i = 1; i <= n; i++) {
-                a = (qs[i] * T - fs[i]) / ks[i]; b = (T - R) / ks[i]
-                a = a < b ? a : b; s += a > 0 ? a : 0
-            }
-            return s
-        }')
-        echo "quota: CPU per sample (the less of the two runs') $(echo "$kappa" | awk -F, '{ for (i = 1; i <= NF; i++) printf "%s%.3g", (i > 1 ? "," : ""), $i * 1e3 }') ms," \
-            "CPU per step outside the compute (least) $(echo "${floors% *}" | awk -F, '{ for (i = 1; i <= NF; i++) printf "%s%.2f", (i > 1 ? "," : ""), $i * 1e3 }') ms," \
-            "reduction (least) $(awk -v x="${floors#* }" 'BEGIN { printf "%.2f", 1e3 * x }') ms"
-    fi
-    echo "quota: the static report's predicted step $(awk -v x="$limit" 'BEGIN { printf "%.2f", 1e3 * x }') ms" \
-        "(its throughput and mean reduction, both stretched by throttling: not a bound);" \
-        "limit (the quotas' CPU) $(awk -v x="$qlimit" 'BEGIN { if (x == "NA") print "NA"; else printf "%.2f ms", 1e3 * x }')"
-    if [ -f "$keep/quota-omnibatch.summary" ]; then
-        ob=$(steady "$keep/quota-omnibatch.summary")
-        awk -v st="$st" -v ob="$ob" -v ql="$qlimit" 'BEGIN {
-            if (ql == "NA") {
-                printf "quota: omnibatch steady step %.2f ms; omnibatch/static %.3f; no limit (a trace without the step CPU)\n", 1e3 * ob, ob / st
-                exit
-            }
-            printf "quota: omnibatch steady step %.2f ms; omnibatch/static %.3f; limit %.2f ms, limit/static %.3f; omnibatch/limit %.3f (target <= 1.10: %s)\n",
-                1e3 * ob, ob / st, 1e3 * ql, ql / st, ob / ql, ob / ql <= 1.10 ? "met" : "MISSED"
-        }'
-        # What omnibatch's own split asked of the quotas: each rank's mean CPU
-        # per steady step over its quota, the most of them. A steady step
-        # above it waited for ranks the kernel stopped.
-        awk -F, -v w="$warm" -v q="$quota" -v ob="$ob" 'BEGIN { split(q, qs, ",") }
-            NR > 1 && $1 >= w && $9 > 0 { s[$2] += $9; n[$2]++ }
+# summarise DIR: the lines of one pair; DIR/ratios gets its omnibatch/static
+# and omnibatch/limit (NA where not measured).
+summarise() {
+    echo "NA NA" > "$1/ratios"
+    cat "$1"/quota-*.cpu 2>/dev/null || true
+    if [ -f "$1/quota-static.summary" ]; then
+        st=$(steady "$1/quota-static.summary")
+        limit=$(jnum "$1/quota-static.json" predicted_step_time_s)
+        now=$(jnum "$1/quota-static.json" predicted_now_s)
+        red=$(jnum "$1/quota-static.json" reduction_s)
+        verdict=$(sed -n 's/^  "verdict": "\([^"]*\)".*/\1/p' "$1/quota-static.json")
+        echo "quota: static steady step $(awk -v x="$st" 'BEGIN { printf "%.2f", 1e3 * x }') ms; its report:" \
+            "$verdict, predicted now $(awk -v x="$now" 'BEGIN { printf "%.2f", 1e3 * x }') ms," \
+            "reduction $(awk -v x="$red" 'BEGIN { printf "%.2f", 1e3 * x }') ms"
+        # The limit (the header): each rank's CPU seconds per sample k_i over a
+        # run's steady steps, the less of the two runs' (the machine's speed
+        # drifts between runs, and a bound must take the faster); its CPU per
+        # step outside the compute F_i and the reduction R, each the least over
+        # the steady steps of both runs.
+        kappa=$(awk -F, -v w="$warm" 'FNR > 1 && $1 >= w { c[FILENAME, $2] += $8; b[FILENAME, $2] += $4; f[FILENAME] = 1; n[$2] = 1 }
             END {
-                m = -1; for (r = 0; r in n; r++) { x = s[r] / n[r] / qs[r + 1]; if (x > m) { m = x; at = r } }
-                if (m <= 0) exit
-                printf "quota: omnibatch asked the quotas for %.2f ms a step (rank %d: mean step CPU / quota); its steady step is %.3fx that (above 1: waits for a rank the kernel stopped)\n",
-                    1e3 * m, at, ob / m
-            }' "$keep/quota-omnibatch.csv"
+                for (r = 0; r in n; r++) {
+                    k = 0
+                    for (x in f) if (b[x, r] > 0 && (k == 0 || c[x, r] / b[x, r] < k)) k = c[x, r] / b[x, r]
+                    printf "%s%.9g", (r ? "," : ""), k
+                }
+            }' "$1"/quota-*.csv)
+        floors=$(awk -F, -v w="$warm" 'FNR > 1 && $1 >= w {
+                f = $9 - $8; k = FILENAME SUBSEP $1
+                if (!($2 in F) || f < F[$2]) F[$2] = f
+                b = $6 - $5; if (!(k in least) || b < least[k]) least[k] = b
+                if ($9 == "" || $9 <= 0) none = 1
+            }
+            END {
+                R = -1; for (k in least) if (R < 0 || least[k] < R) R = least[k]
+                if (none || R < 0) { print "NA"; exit }
+                for (r = 0; r in F; r++) printf("%s%.9g", (r ? "," : ""), (F[r] > 0 ? F[r] : 0))
+                printf " %.9g\n", R
+            }' "$1"/quota-*.csv)
+        qlimit=NA
+        if [ NA != "$floors" ]; then
+            qlimit=$(awk -v q="$quota" -v k="$kappa" -v f="${floors% *}" -v R="${floors#* }" -v B="$batch" 'BEGIN {
+                n = split(q, qs, ","); split(k, ks, ","); split(f, fs, ",")
+                for (i = 1; i <= n; i++) if (!(ks[i] > 0)) { print "NA"; exit }
+                lo = R; hi = R + 1e-3
+                while (cap(hi) < B && hi < 1e6) hi *= 2
+                for (it = 0; it < 100; it++) { mid = (lo + hi) / 2; if (cap(mid) >= B) hi = mid; else lo = mid }
+                printf "%.9g\n", hi
+            }
+            function cap(T,   i, s, a, b) {
+                s = 0
+                for (i = 1; i <= n; i++) {
+                    a = (qs[i] * T - fs[i]) / ks[i]; b = (T - R) / ks[i]
+                    a = a < b ? a : b; s += a > 0 ? a : 0
+                }
+                return s
+            }')
+            echo "quota: CPU per sample (the less of the two runs') $(echo "$kappa" | awk -F, '{ for (i = 1; i <= NF; i++) printf "%s%.3g", (i > 1 ? "," : ""), $i * 1e3 }') ms," \
+                "CPU per step outside the compute (least) $(echo "${floors% *}" | awk -F, '{ for (i = 1; i <= NF; i++) printf "%s%.2f", (i > 1 ? "," : ""), $i * 1e3 }') ms," \
+                "reduction (least) $(awk -v x="${floors#* }" 'BEGIN { printf "%.2f", 1e3 * x }') ms"
+        fi
+        echo "quota: the static report's predicted step $(awk -v x="$limit" 'BEGIN { printf "%.2f", 1e3 * x }') ms" \
+            "(its throughput and mean reduction, both stretched by throttling: not a bound);" \
+            "limit (the quotas' CPU) $(awk -v x="$qlimit" 'BEGIN { if (x == "NA") print "NA"; else printf "%.2f ms", 1e3 * x }')"
+        if [ -f "$1/quota-omnibatch.summary" ]; then
+            ob=$(steady "$1/quota-omnibatch.summary")
+            awk -v st="$st" -v ob="$ob" -v ql="$qlimit" 'BEGIN {
+                if (ql == "NA") {
+                    printf "quota: omnibatch steady step %.2f ms; omnibatch/static %.3f; no limit (a trace without the step CPU)\n", 1e3 * ob, ob / st
+                    exit
+                }
+                printf "quota: omnibatch steady step %.2f ms; omnibatch/static %.3f; limit %.2f ms, limit/static %.3f; omnibatch/limit %.3f (target <= 1.10: %s)\n",
+                    1e3 * ob, ob / st, 1e3 * ql, ql / st, ob / ql, ob / ql <= 1.10 ? "met" : "MISSED"
+            }'
+            awk -v st="$st" -v ob="$ob" -v ql="$qlimit" 'BEGIN {
+                printf "%.9g %s\n", ob / st, ql == "NA" ? "NA" : sprintf("%.9g", ob / ql) }' > "$1/ratios"
+            # What omnibatch's own split asked of the quotas: each rank's mean CPU
+            # per steady step over its quota, the most of them. A steady step
+            # above it waited for ranks the kernel stopped.
+            awk -F, -v w="$warm" -v q="$quota" -v ob="$ob" 'BEGIN { split(q, qs, ",") }
+                NR > 1 && $1 >= w && $9 > 0 { s[$2] += $9; n[$2]++ }
+                END {
+                    m = -1; for (r = 0; r in n; r++) { x = s[r] / n[r] / qs[r + 1]; if (x > m) { m = x; at = r } }
+                    if (m <= 0) exit
+                    printf "quota: omnibatch asked the quotas for %.2f ms a step (rank %d: mean step CPU / quota); its steady step is %.3fx that (above 1: waits for a rank the kernel stopped)\n",
+                        1e3 * m, at, ob / m
+                }' "$1/quota-omnibatch.csv"
+        fi
     fi
+}
+if [ 1 -eq "$repeat" ]; then
+    run_pair "$keep" "$@"
+    summarise "$keep"
+else
+    k=1
+    while [ "$k" -le "$repeat" ]; do
+        mkdir -p "$keep/pair$k" || die "cannot create $keep/pair$k"
+        run_pair "$keep/pair$k" "$@"
+        echo "quota: pair $k of $repeat (outputs in $keep/pair$k):"
+        summarise "$keep/pair$k"
+        k=$((k + 1))
+    done
+    # The median and the spread of each ratio over the pairs.
+    for k in $(seq 1 "$repeat"); do cat "$keep/pair$k/ratios"; done | awk -v n="$repeat" '
+        function med(a, m,   i, j, t) {
+            for (i = 2; i <= m; i++) for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
+            return m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2
+        }
+        $1 != "NA" { s[++ns] = $1 } $2 != "NA" { l[++nl] = $2 }
+        END {
+            if (ns == 0) exit
+            ms = med(s, ns)
+            line = sprintf("quota: over %d pairs: omnibatch/static median %.3f (%d pairs, %.3f-%.3f)", n, ms, ns, s[1], s[ns])
+            if (nl > 0) {
+                ml = med(l, nl)
+                line = line sprintf("; omnibatch/limit median %.3f (%d pairs, %.3f-%.3f; target <= 1.10 on the median: %s)",
+                    ml, nl, l[1], l[nl], ml <= 1.10 ? "met" : "MISSED")
+            }
+            print line
+        }'
 fi
 [ -n "$out" ] && echo "quota: outputs in $out"
 exit 0

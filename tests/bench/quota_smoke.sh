@@ -1,9 +1,11 @@
 #!/bin/sh
 # bench/hetsgd/run.sh --quota in --smoke mode: four ranks, each in a cgroup
 # with its CPU quota (a 20 ms period), static and omnibatch, on a generated
-# data set.  Checks the lines it prints and that its cgroups are gone
-# afterwards, that --mca replaces the script's own value of a parameter, and
-# that a period the kernel would refuse is named before anything runs.  No
+# data set, two pairs (--repeat 2).  Checks the lines it prints (each
+# pair's, and the median and spread of the pairs' ratios, against the pairs'
+# printed ratios) and that its cgroups are gone afterwards, that --mca
+# replaces the script's own value of a parameter, and that a period the
+# kernel would refuse, or a --repeat of 0, is named before anything runs.  No
 # timing is asserted.  Skipped (77) without a writable cgroup cpu controller.
 set -eu
 # The script passes Open MPI's mpirun flags (and its TCP and rsh setup).
@@ -28,8 +30,14 @@ sh "$srcdir/bench/hetsgd/run.sh" --builddir "$builddir" --quota 0.4,0.1 --period
 grep -q "^hetsgd/run.sh: --period 5000: quota 0.1 of it is under 1000 us" "$tmp/out" || fail "no line naming --period"
 "$builddir/tests/bench/hetsgd_mkdata" "$tmp/data" 512 128 || fail "generating the data set"
 rc=0
+rc=0
+sh "$srcdir/bench/hetsgd/run.sh" --builddir "$builddir" --quota 0.5,0.5 --repeat 0 >"$tmp/out" 2>&1 || rc=$?
+[ 2 -eq "$rc" ] || fail "--repeat 0: exit $rc, expected 2"
+grep -q "^hetsgd/run.sh: --repeat '0': expected an integer from 1 to 99" "$tmp/out" || fail "no line naming --repeat"
+# Two pairs: each pair's lines, then the median and spread of their ratios.
+rc=0
 sh "$srcdir/bench/hetsgd/run.sh" --builddir "$builddir" --quota 0.5,0.5,0.25,0.2 --smoke --period 20000 \
-    --mca btl=vader,self --data "$tmp/data" --out "$tmp/runs" >"$tmp/out" 2>&1 || rc=$?
+    --mca btl=vader,self --repeat 2 --data "$tmp/data" --out "$tmp/runs" >"$tmp/out" 2>&1 || rc=$?
 [ 77 -eq "$rc" ] && { cat "$tmp/out"; exit 77; }
 [ 0 -eq "$rc" ] || fail "bench/hetsgd/run.sh --quota --smoke exited $rc"
 grep -q "^quota: 4 ranks, CPU quota 0.5,0.5,0.25,0.2 of a core .*global batch 64, OMNIBATCH_WAIT=sleep" "$tmp/out" \
@@ -46,6 +54,29 @@ grep -Eq "^quota: omnibatch steady step [0-9.]+ ms; omnibatch/static [0-9.]+; li
     "$tmp/out" || fail "no omnibatch line"
 grep -Eq "^quota: omnibatch asked the quotas for [0-9.]+ ms a step \(rank [0-3]: mean step CPU / quota\); its steady step is [0-9.]+x that" \
     "$tmp/out" || fail "no line of what omnibatch asked of the quotas"
+for k in 1 2; do
+    grep -q "^quota: pair $k of 2 (outputs in $tmp/runs/pair$k):$" "$tmp/out" || fail "no line opening pair $k"
+    [ -s "$tmp/runs/pair$k/quota-omnibatch.csv" ] && [ -s "$tmp/runs/pair$k/quota-static.csv" ] \
+        || fail "pair $k: no traces in $tmp/runs/pair$k"
+done
+[ 2 -eq "$(grep -c "^quota: omnibatch steady step" "$tmp/out")" ] || fail "not one omnibatch line per pair"
+# The summary's medians are those of the pairs' printed ratios (two: their mean).
+sed -n 's/^quota: omnibatch steady step .*; omnibatch\/static \([0-9.]*\); .*; omnibatch\/limit \([0-9.]*\) (.*/\1 \2/p' \
+    "$tmp/out" > "$tmp/pairs"
+line=$(grep "^quota: over 2 pairs: " "$tmp/out") || fail "no line of the pairs' medians"
+echo "$line" | grep -Eq "^quota: over 2 pairs: omnibatch/static median [0-9.]+ \(2 pairs, [0-9.]+-[0-9.]+\); omnibatch/limit median [0-9.]+ \(2 pairs, [0-9.]+-[0-9.]+; target <= 1.10 on the median: (met|MISSED)\)$" \
+    || fail "the pairs' line: $line"
+awk -v line="$line" '{ s[NR] = $1; l[NR] = $2 }
+    END {
+        split(line, w, " ")
+        ms = w[7]; ml = w[13]
+        lo = l[1] < l[2] ? l[1] : l[2]; hi = l[1] < l[2] ? l[2] : l[1]
+        span = sprintf("%.3f-%.3f;", lo, hi)
+        if (NR != 2 || (ms - (s[1] + s[2]) / 2) ^ 2 > 4e-6 || (ml - (l[1] + l[2]) / 2) ^ 2 > 4e-6 || w[16] != span) {
+            printf "pairs %s/%s %s/%s, printed medians %s %s, spread %s\n", s[1], l[1], s[2], l[2], ms, ml, w[16]
+            exit 1
+        }
+    }' "$tmp/pairs" || fail "the medians are not those of the pairs"
 # Outside --smoke --steps is the run's length, however few samples an epoch
 # has (here 2 steps; hetsgd's 8 epochs would end it at 16), and the Open MPI
 # parameters are the script's own choice of the single-copy transfer.
