@@ -237,7 +237,7 @@ else
 fi
 
 # The single-copy transfer (CMA: process_vm_readv), Open MPI's own default
-# where the kernel allows it: a 400 KB gradient moves in one copy, 0.3 ms of
+# where the kernel allows it: a 940 KB gradient moves in one copy, 0.3 ms of
 # CPU against 0.45 through the shared-memory queues, which a 0.1-core rank
 # pays out of its quota. Containers often forbid the system call (Open MPI
 # then prints "Read -1, expected ..."), so a short 2-rank run decides; the

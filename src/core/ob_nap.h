@@ -26,7 +26,7 @@
  *
  * Once every rank is in, the transfer itself, naps stay at OB_NAP_MIN:
  * each fragment and round of the collective waits for its ranks' tests, and
- * longer naps stretched a 400 KB reduction over shared memory from a few
+ * longer naps stretched a 940 KB reduction over shared memory from a few
  * milliseconds to 100.  Only a transfer that outlasts OB_NAP_TRANSFER_FACTOR
  * times the quickest of the last ones of its size (a throttled rank, a slow
  * link; between OB_NAP_TRANSFER_SHORT_MIN and OB_NAP_TRANSFER_SHORT, which a
