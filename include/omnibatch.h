@@ -312,8 +312,10 @@ typedef struct omnibatch_stats {
                                          OMNIBATCH_MIN_BATCH=0) */
     long early_exchanges;           /**< exchanges brought forward by \p react (counted in
                                          \p exchanges too) */
-    double react_total_s;           /**< seconds spent in \p react's one-integer allreduce, all
-                                         steps together (its cost against the step) */
+    double react_total_s;           /**< seconds spent waiting for \p react's one-integer
+                                         allreduce in omnibatch_next_step(), all steps together
+                                         (its cost against the step; started with the step
+                                         before's gradient allreduce, it is mostly done by then) */
 } omnibatch_stats;
 
 /** \brief This rank's view of the run so far (local). */

@@ -448,6 +448,8 @@ OMNIBATCH_EXPORT int omnibatch_create(MPI_Comm comm, long global_batch, long dat
     if (NULL == c) {
         return ob_fail(OMNIBATCH_ERR_NOMEM, "%s: no memory for a context", fn);
     }
+    c->next.kind = OB_API_NEXT_NONE;
+    c->next.request = MPI_REQUEST_NULL;
     c->global_batch = global_batch;
     c->dataset_size = dataset_size;
     c->reduction = -1.0;         /* unknown until the first exchange */
@@ -534,6 +536,7 @@ OMNIBATCH_EXPORT int omnibatch_destroy(omnibatch_t *ctx)
     }
     /* The last step ends here: its measurement counts like any other. */
     ob_api_step_close(c);
+    ob_api_next_drop(c);
     ob_active_clear();
     PMPI_Finalized(&finalized);
     if (finalized) {
@@ -631,6 +634,9 @@ OMNIBATCH_EXPORT int omnibatch_set_plan(omnibatch_t ctx, const long *plan, int n
     /* One MAX allreduce decides for all.  First key: the highest code of a
      * failing rank (and that rank).  Then the plan and its negation: both
      * maxima are this rank's own values only if every rank passed the same. */
+    /* A plan set between a step's gradient allreduce and the next step may
+     * change what that step opens with: it opens as if nothing was started. */
+    ob_api_next_drop(ctx);
     mine = ctx->agree;
     most = ctx->agree + 1 + 2 * ctx->nranks;
     mine[0] = OMNIBATCH_SUCCESS == rc ? 0 : (int64_t) rc << 32 | (int64_t) (uint32_t) ctx->rank;

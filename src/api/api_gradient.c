@@ -233,25 +233,79 @@ int ob_api_allreduce_asleep(const void *sendbuf, void *recvbuf, int count, MPI_D
  * (which every rank left at about the same time, whatever it did between;
  * its own step's start would miss a rank throttled after the reduction);
  * the naps aim at when the last rank arrived in the last steps (ob_nap.h). */
-static int ob_arrive_asleep(struct omnibatch_context *c, int on_device, uint64_t now, int *any_dev)
+static int ob_arrive_asleep(struct omnibatch_context *c, int on_device, uint64_t now, int next, int *any_dev)
 {
     const double mine = (double) (now - c->reduced_ns) * 1e-9;
     const uint64_t plan = ob_controller_plan_hash(&c->ctl);
     /* The step's first call learns and aims (its later calls wait little). */
     const int first = 0 == c->reductions && 0 != c->reduced_ns;
-    int in[2], out[2] = { 0, 0 };
+    int in[3], out[3] = { 0, 0, 0 };
     int mpi_rc;
 
     in[0] = on_device;
     /* Microseconds; 0 where nothing is learnt. */
     in[1] = first ? (int) (mine < 2e3 ? mine * 1e6 : 2e9) : 0;
-    mpi_rc = ob_api_allreduce_asleep(in, out, 2, MPI_INT, MPI_MAX, c->comm,
+    /* REACT's flag for the next step rides here (ob_api_next_begin()). */
+    in[2] = OB_API_NEXT_REACT == next ? c->next.flag : 0;
+    mpi_rc = ob_api_allreduce_asleep(in, out, 3, MPI_INT, MPI_MAX, c->comm,
                                      first ? ob_nap_expected_wait(&c->nap, plan, mine) : 0.0, 0.0);
     if (MPI_SUCCESS == mpi_rc && first) {
         ob_nap_learn(&c->nap, plan, (double) out[1] * 1e-6);
     }
     *any_dev = out[0];
+    c->next.any = out[2];
     return mpi_rc;
+}
+
+/* OMNIBATCH_WAIT=sleep: every rank says whether its buffers are on a GPU
+ * (the wait for a late rank happens here, with REACT's flag for the next
+ * step); then all take the nonblocking sum, or, when any is on a GPU, the
+ * blocking one: the two never match, and Open MPI's CUDA-aware collectives
+ * are the blocking ones.  \p waited: the CPU clock when the wait ended (under
+ * a quota the transfer's CPU is this rank's to spend like its compute, the
+ * wait's is the others' lateness); \p call: the MPI call that failed. */
+static int ob_reduce_asleep(struct omnibatch_context *c, const void *sendbuf, void *recvbuf, int count,
+                            MPI_Datatype type, size_t elem, int on_device, int next, uint64_t *waited,
+                            const char **call)
+{
+    int any_dev = 0;
+    int mpi_rc = ob_arrive_asleep(c, on_device, ob_now_ns(), next, &any_dev);
+
+    *waited = c->cpu_plan ? ob_cpu_ns() : 0;
+    if (MPI_SUCCESS == mpi_rc && OB_API_NEXT_NONE != next) {
+        mpi_rc = ob_api_next_post(c, 1);
+        *call = MPI_SUCCESS == mpi_rc ? *call : "MPI_Iallgather";
+    }
+    if (MPI_SUCCESS != mpi_rc) {
+        return mpi_rc;
+    }
+    if (any_dev) {
+        mpi_rc = PMPI_Allreduce(sendbuf, recvbuf, count, type, MPI_SUM, c->comm);
+    } else {
+        const uint64_t in = ob_now_ns();
+        const long bytes = (long) count * (long) elem;
+
+        mpi_rc = ob_api_allreduce_asleep(sendbuf, recvbuf, count, type, MPI_SUM, c->comm, -1.0,
+                                         ob_nap_transfer_short(&c->nap, bytes));
+        ob_nap_learn_transfer(&c->nap, bytes, (double) (ob_now_ns() - in) * 1e-9);
+    }
+    return mpi_rc;
+}
+
+/* Polling: the next step's collective started, then the blocking sum. */
+static int ob_reduce_polling(struct omnibatch_context *c, const void *sendbuf, void *recvbuf, int count,
+                             MPI_Datatype type, int next, const char **call)
+{
+    int mpi_rc = MPI_SUCCESS;
+
+    if (OB_API_NEXT_NONE != next) {
+        mpi_rc = ob_api_next_post(c, 0);
+        if (MPI_SUCCESS != mpi_rc) {
+            *call = OB_API_NEXT_REACT == next ? "MPI_Iallreduce" : "MPI_Iallgather";
+            return mpi_rc;
+        }
+    }
+    return PMPI_Allreduce(sendbuf, recvbuf, count, type, MPI_SUM, c->comm);
 }
 
 OMNIBATCH_EXPORT int omnibatch_allreduce_gradient(omnibatch_t ctx, const void *sendbuf,
@@ -266,6 +320,8 @@ OMNIBATCH_EXPORT int omnibatch_allreduce_gradient(omnibatch_t ctx, const void *s
     uint64_t waited;
     double w;
     int on_device;
+    int next;
+    const char *call = "MPI_Allreduce";
     int mpi_rc;
     int rc;
 
@@ -291,33 +347,14 @@ OMNIBATCH_EXPORT int omnibatch_allreduce_gradient(omnibatch_t ctx, const void *s
         return rc;
     }
 
+    /* The step's first call starts the collective the next step opens
+     * with, where every rank is anyway (ob_api.h). */
+    next = 0 == c->reductions ? ob_api_next_begin(c, ob_now_ns()) : OB_API_NEXT_NONE;
     cpu = c->cpu_plan ? ob_cpu_ns() : 0;
     waited = cpu;
     begin = ob_now_ns();
-    if (c->wait_sleep) {
-        /* Asleep, every rank says whether its buffers are on a GPU (the wait
-         * for a late rank happens here); then all take the nonblocking sum,
-         * or, when any is on a GPU, the blocking one: the two never match,
-         * and Open MPI's CUDA-aware collectives are the blocking ones. */
-        int any_dev = 0;
-
-        mpi_rc = ob_arrive_asleep(c, on_device, begin, &any_dev);
-        /* Under a quota the transfer's CPU is this rank's to spend like its
-         * compute (every step has it); the wait's is the others' lateness. */
-        waited = c->cpu_plan ? ob_cpu_ns() : 0;
-        if (MPI_SUCCESS == mpi_rc && any_dev) {
-            mpi_rc = PMPI_Allreduce(sendbuf, recvbuf, count, type, MPI_SUM, c->comm);
-        } else if (MPI_SUCCESS == mpi_rc) {
-            const uint64_t in = ob_now_ns();
-            const long bytes = (long) count * (long) elem;
-
-            mpi_rc = ob_api_allreduce_asleep(sendbuf, recvbuf, count, type, MPI_SUM, c->comm, -1.0,
-                                             ob_nap_transfer_short(&c->nap, bytes));
-            ob_nap_learn_transfer(&c->nap, bytes, (double) (ob_now_ns() - in) * 1e-9);
-        }
-    } else {
-        mpi_rc = PMPI_Allreduce(sendbuf, recvbuf, count, type, MPI_SUM, c->comm);
-    }
+    mpi_rc = c->wait_sleep ? ob_reduce_asleep(c, sendbuf, recvbuf, count, type, elem, on_device, next, &waited, &call)
+                           : ob_reduce_polling(c, sendbuf, recvbuf, count, type, next, &call);
     end = ob_now_ns();
     if (c->cpu_plan) {
         c->cpu_reduced_ns = ob_cpu_ns();
@@ -329,7 +366,7 @@ OMNIBATCH_EXPORT int omnibatch_allreduce_gradient(omnibatch_t ctx, const void *s
     c->stats.blocked_total_s += (double) (end - begin) * 1e-9;
     c->segment_ns = end;
     if (MPI_SUCCESS != mpi_rc) {
-        return ob_api_mpi_fail(mpi_rc, fn, "MPI_Allreduce");
+        return ob_api_mpi_fail(mpi_rc, fn, call);
     }
     return OMNIBATCH_SUCCESS;
 }

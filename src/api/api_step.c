@@ -55,6 +55,39 @@ static double ob_api_least_wall(struct omnibatch_context *c, double compute)
     return c->wall_n >= OB_API_WALL_MIN ? least : 0.0;
 }
 
+/* The median of the values in \p ring (\p count of them written, the last
+ * OB_API_CPU_AFTER kept), none added; 0 for none. */
+static double ob_api_ring_median(const double *ring, int count)
+{
+    double v[OB_API_CPU_AFTER];
+    int n = count < OB_API_CPU_AFTER ? count : OB_API_CPU_AFTER;
+
+    if (0 == n) {
+        return 0.0;
+    }
+    memcpy(v, ring, (size_t) n * sizeof v[0]);
+    return ob_median(v, n);
+}
+
+/* ob_api_least_wall() as it would answer for \p compute, nothing written. */
+static double ob_api_least_wall_peek(const struct omnibatch_context *c, double compute)
+{
+    double least = compute;
+    int n;
+
+    if (c->step.count != c->wall_batch) {
+        return OB_API_WALL_MIN <= 1 ? compute : 0.0; /* a new batch starts over */
+    }
+    n = c->wall_n < OB_API_CPU_AFTER ? c->wall_n : OB_API_CPU_AFTER;
+    for (int k = 0; k < n; k++) {
+        /* The oldest value, which \p compute would replace, is not among them. */
+        if (k != c->wall_n % OB_API_CPU_AFTER) {
+            least = c->wall_recent[k] < least ? c->wall_recent[k] : least;
+        }
+    }
+    return c->wall_n + 1 >= OB_API_WALL_MIN ? least : 0.0;
+}
+
 /* Under a CPU quota q a step of T has at most q T of CPU, whichever part of
  * the step the rank spends it in: a rank that spends cpu in a step needs
  * cpu / q of it.  That is its compute and the rest up to the gradient
@@ -89,6 +122,27 @@ static double ob_api_quota_compute(struct omnibatch_context *c, double compute)
     double need = (before + after + own) / c->cpu_quota;
     double wall = ob_api_least_wall(c, compute);
 
+    if (0 != c->cpu_entry_ns) {
+        (void) ob_api_recent_median(c->cpu_post, &c->cpu_post_n,
+                                    before - (double) (c->cpu_entry_ns - c->cpu_begin_ns) * 1e-9);
+    }
+    return need > wall ? need : wall;
+}
+
+/* ob_api_quota_compute() as it will answer, looked at from the start of the
+ * step's first gradient allreduce (CPU \p cpu_now): the CPU to there, the
+ * median of the last steps' from there to the reduction's end, the medians
+ * of the last steps' after it and in next_step and the waits; nothing
+ * written. */
+static double ob_api_quota_peek(const struct omnibatch_context *c, double compute, uint64_t cpu_now)
+{
+    double before = (double) (cpu_now - c->cpu_begin_ns - c->cpu_blocked_ns) * 1e-9
+                    + ob_api_ring_median(c->cpu_post, c->cpu_post_n);
+    double after = ob_api_ring_median(c->cpu_after, c->cpu_after_n);
+    double own = c->wait_sleep ? ob_api_ring_median(c->cpu_own, c->cpu_own_n) : 0.0;
+    double need = (before + after + own) / c->cpu_quota;
+    double wall = ob_api_least_wall_peek(c, compute);
+
     return need > wall ? need : wall;
 }
 
@@ -100,6 +154,7 @@ void ob_api_step_close(struct omnibatch_context *c)
     if (!c->have_step) {
         return;
     }
+    c->closed_change = 0;
     if (c->markers) {
         if (c->in_mark) {
             c->marked_ns += now - c->mark_begin_ns;
@@ -150,6 +205,7 @@ void ob_api_step_close(struct omnibatch_context *c)
         c->parked = 0;
         if (OB_SAMPLE_CHANGE == v) {
             c->speed_changed = 1;
+            c->closed_change = 1;
         }
         c->stats.compute_s = compute;
         c->stats.compute_total_s += compute;
@@ -158,6 +214,113 @@ void ob_api_step_close(struct omnibatch_context *c)
         c->compute_n++;
     }
     c->have_step = 0;
+}
+
+/* Which collective omnibatch_next_step() opens step \p gs with: the rule of
+ * ob_exchange_due(), REACT's message left to the flags. */
+static int ob_next_kind(struct omnibatch_context *c, long gs)
+{
+    if (0 == gs || !(c->opt.adaptive || c->opt.verify)) {
+        return OB_API_NEXT_NONE;
+    }
+    if (0 == gs % c->opt.period) {
+        return OB_API_NEXT_EXCHANGE;
+    }
+    if (!c->opt.react || !c->opt.adaptive) {
+        return OB_API_NEXT_NONE;
+    }
+    if (gs >= c->early_hold_until && ob_controller_follow_up_due(&c->ctl)) {
+        return OB_API_NEXT_EXCHANGE;
+    }
+    return OB_API_NEXT_REACT;
+}
+
+int ob_api_next_begin(struct omnibatch_context *c, uint64_t now)
+{
+    const long gs = c->next_global_step;
+    int kind = ob_next_kind(c, gs);
+    double compute;
+    int adds;
+    ob_estimator est;
+
+    if (c->cpu_plan) {
+        c->cpu_entry_ns = ob_cpu_ns();
+    }
+    /* The distributed decision keeps its collectives in next_step. */
+    if (OB_API_NEXT_NONE == kind || (OB_API_NEXT_EXCHANGE == kind && ob_api_dist_on(c))) {
+        return OB_API_NEXT_NONE;
+    }
+    /* The step's measurement as ob_api_step_close() will take it (for a
+     * step with one gradient allreduce, the same; with more, the compute
+     * after this one is missing), folded into a copy of the model. */
+    compute = (double) (c->markers ? c->marked_ns + (c->in_mark ? now - c->mark_begin_ns : 0)
+                                   : c->unmarked_ns) * 1e-9;
+    if (c->cpu_plan) {
+        compute = ob_api_quota_peek(c, compute, c->cpu_entry_ns);
+    }
+    est = c->est;
+    adds = c->step.global_step >= c->opt.warmup && c->step.count > 0;
+    c->next.peeked = 0;
+    if (adds) {
+        ob_sample_verdict v = c->parked ? ob_estimator_add_probe(&est, (double) c->step.count, compute)
+                                        : ob_estimator_add(&est, (double) c->step.count, compute);
+
+        c->next.peeked = OB_SAMPLE_CHANGE == v;
+    }
+    if (OB_API_NEXT_REACT == kind) {
+        c->next.flag = c->speed_changed || c->next.peeked;
+    } else {
+        double sum = c->compute_sum + (adds ? compute : 0.0);
+        long n = c->compute_n + (adds ? 1 : 0);
+
+        ob_controller_record(&c->ctl, c->rank, &est, n > 0 ? sum / (double) n : 0.0, &c->next.mine);
+        /* The step's own blocked time is not known yet. */
+        c->next.mine.blocked_mean = c->compute_n > 0 ? c->blocked_sum / (double) c->compute_n : 0.0;
+    }
+    c->next.kind = kind;
+    c->next.step = gs;
+    c->next.request = MPI_REQUEST_NULL;
+    c->next.any = 0;
+    return kind;
+}
+
+int ob_api_next_post(struct omnibatch_context *c, int carried)
+{
+    int mpi_rc = MPI_SUCCESS;
+
+    c->next.request = MPI_REQUEST_NULL;
+    if (OB_API_NEXT_REACT == c->next.kind && !carried) {
+        mpi_rc = PMPI_Iallreduce(&c->next.flag, &c->next.any, 1, MPI_INT, MPI_MAX, c->comm, &c->next.request);
+    } else if (OB_API_NEXT_EXCHANGE == c->next.kind) {
+        mpi_rc = PMPI_Iallgather(&c->next.mine, (int) sizeof c->next.mine, MPI_BYTE, c->records,
+                                 (int) sizeof c->next.mine, MPI_BYTE, c->comm, &c->next.request);
+    }
+    if (MPI_SUCCESS != mpi_rc) {
+        c->next.kind = OB_API_NEXT_NONE;
+        c->next.request = MPI_REQUEST_NULL;
+    }
+    return mpi_rc;
+}
+
+/* Complete the started collective; it is then forgotten. */
+static int ob_next_finish(struct omnibatch_context *c)
+{
+    int mpi_rc = MPI_SUCCESS;
+
+    if (MPI_REQUEST_NULL != c->next.request) {
+        mpi_rc = c->wait_sleep ? ob_api_wait_asleep(&c->next.request, 0.0, 0.0)
+                               : PMPI_Wait(&c->next.request, MPI_STATUS_IGNORE);
+    }
+    c->next.kind = OB_API_NEXT_NONE;
+    c->next.request = MPI_REQUEST_NULL;
+    return mpi_rc;
+}
+
+void ob_api_next_drop(struct omnibatch_context *c)
+{
+    if (OB_API_NEXT_NONE != c->next.kind) {
+        (void) ob_next_finish(c);
+    }
 }
 
 /* Under OMNIBATCH_VERIFY: does every rank hold the plan this rank holds?
@@ -198,42 +361,80 @@ static void ob_log_debug_decision(const struct omnibatch_context *c, const ob_de
     }
 }
 
+static int ob_exchange_gather(struct omnibatch_context *c, ob_rank_record *mine);
+static int ob_exchange_decide(struct omnibatch_context *c);
+
 static int ob_exchange(struct omnibatch_context *c)
 {
     const char *fn = "omnibatch_next_step";
     ob_rank_record mine;
-    ob_decision d;
     int mpi_rc;
     int rc;
 
-    memset(&d, 0, sizeof d);
-    ob_controller_record(&c->ctl, c->rank, &c->est,
-                         c->compute_n > 0 ? c->compute_sum / (double) c->compute_n : 0.0, &mine);
-    /* The step model's reduction (ob_controller.h): the controller judges a
-     * change on the whole step, compute and reduction. */
-    mine.blocked_mean = c->compute_n > 0 ? c->blocked_sum / (double) c->compute_n : 0.0;
-    c->last_record = mine;
-    if (ob_api_dist_on(c)) {
-        return ob_api_dist_exchange(c, &mine);
+    if (OB_API_NEXT_EXCHANGE == c->next.kind && c->next_global_step == c->next.step) {
+        /* Started with the last step's gradient allreduce, from a look at
+         * its measurement; a change of speed the closing saw and the look
+         * did not (a step with more than one gradient allreduce) is still
+         * to be exchanged. */
+        int missed = c->closed_change && !c->next.peeked;
+
+        c->last_record = c->next.mine;
+        mpi_rc = ob_next_finish(c);
+        if (MPI_SUCCESS != mpi_rc) {
+            return ob_api_mpi_fail(mpi_rc, fn, "MPI_Iallgather");
+        }
+        rc = ob_exchange_decide(c);
+        c->speed_changed = c->speed_changed || missed;
+        return rc;
+    } else {
+        ob_controller_record(&c->ctl, c->rank, &c->est,
+                             c->compute_n > 0 ? c->compute_sum / (double) c->compute_n : 0.0, &mine);
+        /* The step model's reduction (ob_controller.h): the controller judges a
+         * change on the whole step, compute and reduction. */
+        mine.blocked_mean = c->compute_n > 0 ? c->blocked_sum / (double) c->compute_n : 0.0;
+        c->last_record = mine;
+        if (ob_api_dist_on(c)) {
+            return ob_api_dist_exchange(c, &mine);
+        }
+        mpi_rc = ob_exchange_gather(c, &mine);
     }
+    if (MPI_SUCCESS != mpi_rc) {
+        return ob_api_mpi_fail(mpi_rc, fn, "MPI_Allgather");
+    }
+    return ob_exchange_decide(c);
+}
+
+/* Every rank's record into c->records: asleep like the gradient's wait
+ * where that sleeps (a rank under a CPU quota that polled here for a
+ * throttled one would spend its quota, be throttled in turn, and hold the
+ * next step back). */
+static int ob_exchange_gather(struct omnibatch_context *c, ob_rank_record *mine)
+{
+    int mpi_rc;
+
     if (c->wait_sleep) {
-        /* Asleep like the gradient's wait: a rank under a CPU quota that
-         * polled here for a throttled one would spend its quota, be
-         * throttled in turn, and hold the next step back. */
         MPI_Request req = MPI_REQUEST_NULL;
 
-        mpi_rc = PMPI_Iallgather(&mine, (int) sizeof mine, MPI_BYTE, c->records, (int) sizeof mine,
+        mpi_rc = PMPI_Iallgather(mine, (int) sizeof *mine, MPI_BYTE, c->records, (int) sizeof *mine,
                                  MPI_BYTE, c->comm, &req);
         if (MPI_SUCCESS == mpi_rc) {
             mpi_rc = ob_api_wait_asleep(&req, 0.0, 0.0);
         }
     } else {
-        mpi_rc = PMPI_Allgather(&mine, (int) sizeof mine, MPI_BYTE, c->records, (int) sizeof mine,
+        mpi_rc = PMPI_Allgather(mine, (int) sizeof *mine, MPI_BYTE, c->records, (int) sizeof *mine,
                                 MPI_BYTE, c->comm);
     }
-    if (MPI_SUCCESS != mpi_rc) {
-        return ob_api_mpi_fail(mpi_rc, fn, "MPI_Allgather");
-    }
+    return mpi_rc;
+}
+
+/* The decision on the records every rank now holds: the same on every rank. */
+static int ob_exchange_decide(struct omnibatch_context *c)
+{
+    const char *fn = "omnibatch_next_step";
+    ob_decision d;
+    int rc;
+
+    memset(&d, 0, sizeof d);
     c->stats.exchanges++;
     c->reduction = ob_controller_reduction(c->records, c->nranks);
     c->speed_changed = 0;
@@ -304,8 +505,16 @@ static int ob_exchange_early(struct omnibatch_context *c, long gs, int *due)
         return OMNIBATCH_SUCCESS;
     }
     t0 = ob_now_ns();
-    mpi_rc = c->wait_sleep ? ob_api_allreduce_asleep(&mine, &any, 1, MPI_INT, MPI_MAX, c->comm, 0.0, 0.0)
-                           : PMPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, c->comm);
+    if (OB_API_NEXT_REACT == c->next.kind && gs == c->next.step) {
+        /* The flags went with the last step's gradient allreduce (a change
+         * the closing saw and that look did not stays in speed_changed,
+         * for the next step's). */
+        mpi_rc = ob_next_finish(c);
+        any = c->next.any;
+    } else {
+        mpi_rc = c->wait_sleep ? ob_api_allreduce_asleep(&mine, &any, 1, MPI_INT, MPI_MAX, c->comm, 0.0, 0.0)
+                               : PMPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, c->comm);
+    }
     c->stats.react_total_s += (double) (ob_now_ns() - t0) * 1e-9;
     if (MPI_SUCCESS != mpi_rc) {
         return ob_api_mpi_fail(mpi_rc, "omnibatch_next_step", "MPI_Allreduce");
@@ -371,10 +580,16 @@ OMNIBATCH_EXPORT int omnibatch_next_step(omnibatch_t ctx, omnibatch_step *step)
     {
         uint64_t begin = ob_now_ns();
 
+        if (gs != c->next.step) {
+            ob_api_next_drop(c);
+        }
         rc = ob_exchange_due(c, gs, &due);
         if (OMNIBATCH_SUCCESS == rc && due) {
             rc = ob_exchange(c);
         }
+        /* Started for this step and not used (not due after all): every
+         * rank is in the same case. */
+        ob_api_next_drop(c);
         /* The layer, timing a code that reduces with its own MPI calls,
          * must not take the exchange, or REACT's flag, for compute
          * (ob_hook.h). */
@@ -389,6 +604,7 @@ OMNIBATCH_EXPORT int omnibatch_next_step(omnibatch_t ctx, omnibatch_step *step)
         c->cpu_begin_ns = ob_cpu_ns();
         c->cpu_next_step_ns = c->cpu_begin_ns - entry_cpu;
         c->cpu_blocked_ns = 0;
+        c->cpu_entry_ns = 0;
     }
 
     k = gs % c->steps_per_epoch;

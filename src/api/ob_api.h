@@ -30,6 +30,12 @@
 /** OMNIBATCH_REACT: exchanges brought forward in a row at most (then the period applies). */
 #define OB_API_MAX_EARLY 4
 
+/** The collective that opens the next step, started with this step's first gradient allreduce
+ *  (ob_api_next_begin()): none, REACT's flag, or the exchange's records. */
+#define OB_API_NEXT_NONE 0
+#define OB_API_NEXT_REACT 1
+#define OB_API_NEXT_EXCHANGE 2
+
 struct omnibatch_context {
     MPI_Comm comm;               /* private duplicate: every message of the library goes here */
     int rank;
@@ -67,10 +73,27 @@ struct omnibatch_context {
     /* OMNIBATCH_REACT: this rank's model confirmed a lasting change of speed
      * since the last exchange; exchanges brought forward in a row. */
     int speed_changed;
+    int closed_change;           /* the step closed last confirmed one */
     int parked;                  /* the last steps gave this rank batch 0 (OMNIBATCH_MIN_BATCH=0) */
     long early_streak;
     long early_hold_until;       /* after OB_API_MAX_EARLY in a row: none before this step */
     long last_exchange_step;     /* the step the last exchange came before */
+
+    /* The collective omnibatch_next_step() for step next_step opens with
+     * (OB_API_NEXT_*), started in the step before's first gradient allreduce,
+     * where every rank is anyway: begun there, it waits for no rank that is
+     * late out of that reduction (a slow link's last fragments), while the
+     * others already compute.  request is MPI_REQUEST_NULL once done or when
+     * the flag rode the arrival's allreduce (asleep). */
+    struct {
+        int kind;
+        long step;
+        MPI_Request request;
+        int flag;                /* REACT: this rank's flag, sent */
+        int any;                 /* REACT: the most of the ranks' flags */
+        int peeked;              /* the step's sample, peeked at then, confirmed a change */
+        ob_rank_record mine;     /* EXCHANGE: this rank's record, sent */
+    } next;
 
     /* Measured compute and blocked time since the last exchange (the record's
      * compute_mean and blocked_mean). */
@@ -115,6 +138,12 @@ struct omnibatch_context {
     uint64_t cpu_next_step_ns;
     double cpu_own[OB_API_CPU_AFTER];
     int cpu_own_n;
+    /* The CPU from the step's first gradient allreduce's start to its last's
+     * end outside the waits (the transfer): the median of the last steps' is
+     * what a look at the step from that start adds (ob_api_next_begin()). */
+    uint64_t cpu_entry_ns;       /* at that start; 0 when the step had none */
+    double cpu_post[OB_API_CPU_AFTER];
+    int cpu_post_n;
     /* The compute measured in the last steps at batch wall_batch. */
     double wall_recent[OB_API_CPU_AFTER];
     int wall_n;
@@ -170,6 +199,25 @@ int ob_api_check_context(const char *fn, const struct omnibatch_context *ctx);
 
 /** \brief Close the running step: feed its compute time to the estimator (after warmup). */
 void ob_api_step_close(struct omnibatch_context *c);
+
+/**
+ * \brief At the step's first gradient allreduce (\p now: its start, after the weighting): which
+ *        collective the next omnibatch_next_step() opens with (OB_API_NEXT_*), with what this
+ *        rank sends in it: REACT's flag from a look at the step's measurement as closing it
+ *        will take it, or its record for the exchange.  Posts nothing (ob_api_next_post()).
+ */
+int ob_api_next_begin(struct omnibatch_context *c, uint64_t now);
+
+/**
+ * \brief Start the collective ob_api_next_begin() chose; \p carried: REACT's flag rode the
+ *        arrival's allreduce already (c->next.any holds the answer).
+ * \return MPI_SUCCESS or MPI's error code.
+ */
+int ob_api_next_post(struct omnibatch_context *c, int carried);
+
+/** \brief Complete and forget a started collective the next step will not use (a checkpoint,
+ *         the end): every rank started the same one. */
+void ob_api_next_drop(struct omnibatch_context *c);
 
 /* api_dist.c */
 

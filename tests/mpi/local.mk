@@ -52,11 +52,11 @@ check_PROGRAMS += %reldir%/mpi_api_quota
 %canon_reldir%_mpi_api_quota_SOURCES = %reldir%/mpi_api_quota.c
 %canon_reldir%_mpi_api_quota_LDADD = libomnibatch.la -lm
 
-%canon_reldir%_mpi_api_dynamics_SOURCES = %reldir%/mpi_api_dynamics.c %reldir%/mpi_api_common.h
+%canon_reldir%_mpi_api_dynamics_SOURCES = %reldir%/mpi_api_dynamics.c %reldir%/mpi_api_common.h %reldir%/mpi_api_late.h
 %canon_reldir%_mpi_api_dynamics_CFLAGS = $(OB_API_TEST_CFLAGS)
 %canon_reldir%_mpi_api_dynamics_LDADD = $(OB_API_TEST_LDADD)
 
-%canon_reldir%_mpi_api_wait_SOURCES = %reldir%/mpi_api_wait.c %reldir%/mpi_api_common.h
+%canon_reldir%_mpi_api_wait_SOURCES = %reldir%/mpi_api_wait.c %reldir%/mpi_api_common.h %reldir%/mpi_api_late.h
 %canon_reldir%_mpi_api_wait_CFLAGS = $(OB_API_TEST_CFLAGS)
 %canon_reldir%_mpi_api_wait_LDADD = $(OB_API_TEST_LDADD)
 

@@ -22,6 +22,7 @@
 #include <time.h>
 
 #include "mpi_api_common.h"
+#include "mpi_api_late.h"
 
 #define PER_RANK 16
 /* Seconds per sample at speed 1: a step of 32 ms, long against the
@@ -196,6 +197,13 @@ START_TEST(test_a_parked_rank_gets_work_back)
 }
 END_TEST
 
+/* mpi_api_late.h, here with the ranks polling. */
+START_TEST(test_a_late_rank_holds_nobody_at_the_next_step)
+{
+    check_a_late_rank_holds_nobody_at_the_next_step();
+}
+END_TEST
+
 static Suite *dynamics_suite(void)
 {
     Suite *s = suite_create("dynamics");
@@ -205,6 +213,7 @@ static Suite *dynamics_suite(void)
     tcase_add_test(tc, test_a_lasting_slowdown_is_followed_within_three_steps);
     tcase_add_test(tc, test_a_one_step_spike_moves_nothing);
     tcase_add_test(tc, test_a_parked_rank_gets_work_back);
+    tcase_add_test(tc, test_a_late_rank_holds_nobody_at_the_next_step);
     suite_add_tcase(s, tc);
     return s;
 }

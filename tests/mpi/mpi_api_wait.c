@@ -22,6 +22,7 @@
 #include <time.h>
 
 #include "mpi_api_common.h"
+#include "mpi_api_late.h"
 
 #define LEN 1000                 /* gradient length */
 #define LATE_S 0.3               /* the last rank reaches the reduction this late */
@@ -155,11 +156,12 @@ START_TEST(test_a_rank_waiting_for_a_late_one_sleeps)
 }
 END_TEST
 
-/* The plan exchange of omnibatch_next_step() sleeps too: a rank held up
- * between the reduction and its next step (throttled by its quota after
- * the reduction) keeps the others in the exchange, where a blocking
+/* A rank held up between the reduction and its next step (throttled by its
+ * quota after the reduction) is waited for asleep wherever the others wait
+ * for it: in the plan exchange the step opens with, where a blocking
  * allgather polled (a rank under a quota spent its quota there, was
- * throttled in turn, and held the next step back). */
+ * throttled in turn, and held the next step back), or, the exchange having
+ * started with the reduction (ob_api.h), in the next gradient allreduce. */
 START_TEST(test_a_rank_waiting_at_the_exchange_sleeps)
 {
     omnibatch_options opt;
@@ -180,14 +182,14 @@ START_TEST(test_a_rank_waiting_at_the_exchange_sleeps)
         w0 = clock_s(CLOCK_MONOTONIC);
         c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
         OB_CK_OK(omnibatch_next_step(ctx, &st));
-        if (s > 0) {             /* the first step has no exchange */
-            cpu += clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
-            wall += clock_s(CLOCK_MONOTONIC) - w0;
-        }
         OB_CK_OK(omnibatch_compute_begin(ctx));
         OB_CK_OK(omnibatch_compute_end(ctx));
         memset(g, 0, sizeof g);
         OB_CK_OK(omnibatch_allreduce_gradient(ctx, MPI_IN_PLACE, g, LEN, MPI_FLOAT));
+        if (s > 0) {             /* the first step has no exchange, and nobody to wait for */
+            cpu += clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
+            wall += clock_s(CLOCK_MONOTONIC) - w0;
+        }
         if (P - 1 == r && s < WAITS) {
             sleep_s(LATE_S);
         }
@@ -196,15 +198,23 @@ START_TEST(test_a_rank_waiting_at_the_exchange_sleeps)
         omnibatch_stats stats;
 
         OB_CK_OK(omnibatch_get_stats(ctx, &stats));
-        printf("mpi_api_wait: rank 0 waited %.3f s in %d plan exchanges, on a CPU %.3f s of it (%.1f%%)\n",
+        printf("mpi_api_wait: rank 0 waited %.3f s in %d steps opening with an exchange, on a CPU %.3f s "
+               "of it (%.1f%%)\n",
                wall, WAITS, cpu, 100.0 * cpu / wall);
         ck_assert_int_ge(stats.exchanges, WAITS);
         ck_assert_double_ge(wall, 0.5 * WAITS * LATE_S);
-        ck_assert_msg(cpu < WAIT_CPU_SHARE * wall, "rank 0 spent %.3f s of a %.3f s wait in the plan "
-                      "exchange on a CPU (expected less than %.0f%%: OMNIBATCH_WAIT=sleep)", cpu, wall,
+        ck_assert_msg(cpu < WAIT_CPU_SHARE * wall, "rank 0 spent %.3f s of a %.3f s wait in steps opening "
+                      "with the plan exchange on a CPU (expected less than %.0f%%: OMNIBATCH_WAIT=sleep)", cpu, wall,
                       100.0 * WAIT_CPU_SHARE);
     }
     OB_CK_OK(omnibatch_destroy(&ctx));
+}
+END_TEST
+
+/* mpi_api_late.h, here with the ranks waiting asleep. */
+START_TEST(test_a_late_rank_holds_nobody_at_the_next_step)
+{
+    check_a_late_rank_holds_nobody_at_the_next_step();
 }
 END_TEST
 
@@ -217,6 +227,7 @@ static Suite *make_mpi_api_wait_suite(void)
     tcase_add_test(tc, test_sleeping_wait_gives_the_same_sums);
     tcase_add_test(tc, test_a_rank_waiting_for_a_late_one_sleeps);
     tcase_add_test(tc, test_a_rank_waiting_at_the_exchange_sleeps);
+    tcase_add_test(tc, test_a_late_rank_holds_nobody_at_the_next_step);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,0 +1,98 @@
+/*
+ * Copyright (c) 2026 The omnibatch authors.
+ *
+ * A rank late out of its gradient allreduce (its own update, a slow link's
+ * last fragments) holds nobody at the start of the next step: what
+ * omnibatch_next_step() opens with, REACT's flag or the exchange's records,
+ * was started with the gradient allreduce, where every rank is anyway.  The
+ * last rank waits after each reduction for a message that rank 0 sends once
+ * its next omnibatch_next_step() has returned: a next step that waited for
+ * the last rank would not return before the last rank's own next step, and
+ * the message would not come.  The last rank waits LATE_WAIT_S for it, then
+ * notes the failure and goes on (so that nothing hangs).  Shared by
+ * mpi_api_dynamics (ranks poll) and mpi_api_wait (OMNIBATCH_WAIT=sleep).
+ */
+#ifndef MPI_API_LATE_H
+#define MPI_API_LATE_H
+
+#include <time.h>
+
+#include "mpi_api_common.h"
+
+/* Steps at period 4: exchanges open steps 4, 8 and 12, REACT's flag the others. */
+#define LATE_STEPS 14
+#define LATE_WAIT_S 10.0
+#define LATE_TAG 77
+
+static inline void late_nap(void)
+{
+    const struct timespec ts = { 0, 1000000 };
+
+    nanosleep(&ts, NULL);
+}
+
+static inline void check_a_late_rank_holds_nobody_at_the_next_step(void)
+{
+    const int last = mpi_size() - 1;
+    const int r = mpi_rank();
+    omnibatch_options opt;
+    omnibatch_t ctx = NULL;
+    omnibatch_stats st;
+    MPI_Request got[LATE_STEPS];
+    int token[LATE_STEPS];
+    long missed = -1;
+
+    OB_CK_OK(omnibatch_options_init(&opt));
+    opt.period = 4;
+    opt.warmup = 1;
+    OB_CK_OK(omnibatch_create(MPI_COMM_WORLD, 8L * mpi_size(), 1000000, &opt, &ctx));
+    for (int k = 0; k < LATE_STEPS; k++) {
+        omnibatch_step s;
+        double g = 1.0, sum = 0.0;
+
+        got[k] = MPI_REQUEST_NULL;
+        OB_CK_OK(omnibatch_next_step(ctx, &s));
+        if (0 == r && k > 0) {
+            token[k] = k;
+            MPI_Send(&token[k], 1, MPI_INT, last, LATE_TAG, MPI_COMM_WORLD);
+        }
+        OB_CK_OK(omnibatch_compute_begin(ctx));
+        late_nap();
+        OB_CK_OK(omnibatch_compute_end(ctx));
+        OB_CK_OK(omnibatch_allreduce_gradient(ctx, &g, &sum, 1, MPI_DOUBLE));
+        ck_assert_double_eq_tol(sum, 1.0, 1e-12);
+        if (r == last && k + 1 < LATE_STEPS) {
+            int done = 0;
+            double t0 = MPI_Wtime();
+
+            MPI_Irecv(&token[k + 1], 1, MPI_INT, 0, LATE_TAG, MPI_COMM_WORLD, &got[k + 1]);
+            while (missed < 0 && !done) {
+                MPI_Test(&got[k + 1], &done, MPI_STATUS_IGNORE);
+                if (!done && MPI_Wtime() - t0 > LATE_WAIT_S) {
+                    missed = k + 1;
+                } else if (!done) {
+                    late_nap();
+                }
+            }
+        }
+    }
+    if (r == last) {
+        /* Those not received in time come once every rank is on. */
+        for (int k = 1; k < LATE_STEPS; k++) {
+            MPI_Wait(&got[k], MPI_STATUS_IGNORE);
+            ck_assert_int_eq(token[k], k);
+        }
+    }
+    OB_CK_OK(omnibatch_get_stats(ctx, &st));
+    if (0 == r) {
+        printf("late rank: %ld exchanges, %ld brought forward, %.3g ms in REACT's waits over %d steps\n",
+               st.exchanges, st.early_exchanges, 1e3 * st.react_total_s, LATE_STEPS);
+    }
+    ck_assert_int_ge(st.exchanges, 3);
+    ck_assert_msg(missed < 0, "rank %d: no message from rank 0 within %g s of its gradient allreduce "
+                  "of step %ld: rank 0's omnibatch_next_step() of step %ld waited for this rank",
+                  r, LATE_WAIT_S, missed - 1, missed);
+    OB_CK_OK(omnibatch_destroy(&ctx));
+}
+
+#endif /* MPI_API_LATE_H */
