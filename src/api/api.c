@@ -536,14 +536,19 @@ OMNIBATCH_EXPORT int omnibatch_destroy(omnibatch_t *ctx)
     }
     /* The last step ends here: its measurement counts like any other. */
     ob_api_step_close(c);
-    ob_api_next_drop(c);
     ob_active_clear();
     PMPI_Finalized(&finalized);
     if (finalized) {
+        /* A collective the next step would have opened with is MPI's to
+         * forget now. */
+        c->next.kind = OB_API_NEXT_NONE;
         /* Too late for the communicator; the memory is still given back. */
         rc = ob_api_finalized(fn);
     } else {
-        int mpi_rc = PMPI_Comm_free(&c->comm);
+        int mpi_rc;
+
+        ob_api_next_drop(c);
+        mpi_rc = PMPI_Comm_free(&c->comm);
 
         if (MPI_SUCCESS != mpi_rc) {
             rc = ob_api_mpi_fail(mpi_rc, fn, "MPI_Comm_free");

@@ -253,7 +253,9 @@ static int ob_arrive_asleep(struct omnibatch_context *c, int on_device, uint64_t
         ob_nap_learn(&c->nap, plan, (double) out[1] * 1e-6);
     }
     *any_dev = out[0];
-    c->next.any = out[2];
+    if (OB_API_NEXT_REACT == next) {
+        c->next.any = out[2];
+    }
     return mpi_rc;
 }
 
