@@ -108,9 +108,10 @@ typedef struct omnibatch_options {
                                          (OMNIBATCH_DEFAULT_SEED) */
     int react;                      /**< 1: a rank whose model saw a lasting change of speed, or a
                                          plan that moved at the last decision, brings the next
-                                         exchange forward to the next step (one one-integer
-                                         allreduce per step between exchanges); 0: exchanges every
-                                         \p period steps only (OMNIBATCH_REACT, 1) */
+                                         exchange forward to the next step (one small collective
+                                         per step between exchanges, started with the gradient
+                                         allreduce); 0: exchanges every \p period steps only
+                                         (OMNIBATCH_REACT, 1) */
 } omnibatch_options;
 
 /**
@@ -312,8 +313,8 @@ typedef struct omnibatch_stats {
                                          OMNIBATCH_MIN_BATCH=0) */
     long early_exchanges;           /**< exchanges brought forward by \p react (counted in
                                          \p exchanges too) */
-    double react_total_s;           /**< seconds spent waiting for \p react's one-integer
-                                         allreduce in omnibatch_next_step(), all steps together
+    double react_total_s;           /**< seconds spent waiting for \p react's collective
+                                         in omnibatch_next_step(), all steps together
                                          (its cost against the step; started with the step
                                          before's gradient allreduce, it is mostly done by then) */
 } omnibatch_stats;

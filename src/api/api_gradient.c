@@ -255,6 +255,11 @@ static int ob_arrive_asleep(struct omnibatch_context *c, int on_device, uint64_t
     *any_dev = out[0];
     if (OB_API_NEXT_REACT == next) {
         c->next.any = out[2];
+        /* A flag is set: the exchange it brings forward is gathered from
+         * here, every rank knowing it now (ob_api_next_post()). */
+        if (MPI_SUCCESS == mpi_rc && 0 != out[2] && !ob_api_dist_on(c)) {
+            c->next.kind = OB_API_NEXT_EXCHANGE;
+        }
     }
     return mpi_rc;
 }
@@ -275,6 +280,7 @@ static int ob_reduce_asleep(struct omnibatch_context *c, const void *sendbuf, vo
 
     *waited = c->cpu_plan ? ob_cpu_ns() : 0;
     if (MPI_SUCCESS == mpi_rc && OB_API_NEXT_NONE != next) {
+        /* Nothing for REACT's flag; the records where it brings an exchange forward. */
         mpi_rc = ob_api_next_post(c, 1);
         *call = MPI_SUCCESS == mpi_rc ? *call : "MPI_Iallgather";
     }
@@ -301,6 +307,7 @@ static int ob_reduce_polling(struct omnibatch_context *c, const void *sendbuf, v
     int mpi_rc = MPI_SUCCESS;
 
     if (OB_API_NEXT_NONE != next) {
+        /* (next: the kind ob_api_next_begin() chose.) */
         mpi_rc = ob_api_next_post(c, 0);
         if (MPI_SUCCESS != mpi_rc) {
             *call = OB_API_NEXT_REACT == next ? "MPI_Iallreduce" : "MPI_Iallgather";

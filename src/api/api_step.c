@@ -246,9 +246,16 @@ int ob_api_next_begin(struct omnibatch_context *c, uint64_t now)
     if (c->cpu_plan) {
         c->cpu_entry_ns = ob_cpu_ns();
     }
-    /* The distributed decision keeps its collectives in next_step. */
+    /* The distributed decision keeps its collectives in next_step (REACT's
+     * flag alone goes early there). */
     if (OB_API_NEXT_NONE == kind || (OB_API_NEXT_EXCHANGE == kind && ob_api_dist_on(c))) {
         return OB_API_NEXT_NONE;
+    }
+    /* Polling, REACT's flags go in the records, so that an exchange they
+     * bring forward is gathered already (asleep, the flags ride the
+     * arrival's allreduce, and the records follow where one is set). */
+    if (OB_API_NEXT_REACT == kind && !c->wait_sleep && !ob_api_dist_on(c)) {
+        kind = OB_API_NEXT_RECORDS;
     }
     /* The step's measurement as ob_api_step_close() will take it (for a
      * step with one gradient allreduce, the same; with more, the compute
@@ -267,15 +274,16 @@ int ob_api_next_begin(struct omnibatch_context *c, uint64_t now)
 
         c->next.peeked = OB_SAMPLE_CHANGE == v;
     }
-    if (OB_API_NEXT_REACT == kind) {
-        c->next.flag = c->speed_changed || c->next.peeked;
-    } else {
+    c->next.flag = OB_API_NEXT_EXCHANGE != kind && (c->speed_changed || c->next.peeked);
+    if (!ob_api_dist_on(c)) {
+        /* The record, also for REACT: the exchange its flags bring forward. */
         double sum = c->compute_sum + (adds ? compute : 0.0);
         long n = c->compute_n + (adds ? 1 : 0);
 
         ob_controller_record(&c->ctl, c->rank, &est, n > 0 ? sum / (double) n : 0.0, &c->next.mine);
         /* The step's own blocked time is not known yet. */
         c->next.mine.blocked_mean = c->compute_n > 0 ? c->blocked_sum / (double) c->compute_n : 0.0;
+        c->next.mine.changed = c->next.flag;
     }
     c->next.kind = kind;
     c->next.step = gs;
@@ -291,7 +299,7 @@ int ob_api_next_post(struct omnibatch_context *c, int carried)
     c->next.request = MPI_REQUEST_NULL;
     if (OB_API_NEXT_REACT == c->next.kind && !carried) {
         mpi_rc = PMPI_Iallreduce(&c->next.flag, &c->next.any, 1, MPI_INT, MPI_MAX, c->comm, &c->next.request);
-    } else if (OB_API_NEXT_EXCHANGE == c->next.kind) {
+    } else if (OB_API_NEXT_EXCHANGE == c->next.kind || OB_API_NEXT_RECORDS == c->next.kind) {
         mpi_rc = PMPI_Iallgather(&c->next.mine, (int) sizeof c->next.mine, MPI_BYTE, c->records,
                                  (int) sizeof c->next.mine, MPI_BYTE, c->comm, &c->next.request);
     }
@@ -302,8 +310,8 @@ int ob_api_next_post(struct omnibatch_context *c, int carried)
     return mpi_rc;
 }
 
-/* Complete the started collective; it is then forgotten. */
-static int ob_next_finish(struct omnibatch_context *c)
+/* Complete the started collective (its kind stays). */
+static int ob_next_wait(struct omnibatch_context *c)
 {
     int mpi_rc = MPI_SUCCESS;
 
@@ -311,8 +319,40 @@ static int ob_next_finish(struct omnibatch_context *c)
         mpi_rc = c->wait_sleep ? ob_api_wait_asleep(&c->next.request, 0.0, 0.0)
                                : PMPI_Wait(&c->next.request, MPI_STATUS_IGNORE);
     }
-    c->next.kind = OB_API_NEXT_NONE;
     c->next.request = MPI_REQUEST_NULL;
+    return mpi_rc;
+}
+
+/* Complete the started collective; it is then forgotten. */
+static int ob_next_finish(struct omnibatch_context *c)
+{
+    int mpi_rc = ob_next_wait(c);
+
+    c->next.kind = OB_API_NEXT_NONE;
+    return mpi_rc;
+}
+
+/* REACT's answer from what the last step's gradient allreduce started:
+ * whether any rank's flag is set, in \p any. */
+static int ob_next_react(struct omnibatch_context *c, int *any)
+{
+    int mpi_rc = MPI_SUCCESS;
+
+    *any = 0;
+    if (OB_API_NEXT_EXCHANGE == c->next.kind) {
+        /* Asleep: the flags rode the arrival and the records followed. */
+        *any = c->next.any;
+    } else if (OB_API_NEXT_RECORDS == c->next.kind) {
+        mpi_rc = ob_next_wait(c);
+        for (int i = 0; MPI_SUCCESS == mpi_rc && i < c->nranks; i++) {
+            *any = *any || 0 != c->records[i].changed;
+        }
+        /* Where a flag is set, the records are the exchange's. */
+        c->next.kind = MPI_SUCCESS == mpi_rc && *any ? OB_API_NEXT_EXCHANGE : OB_API_NEXT_NONE;
+    } else {
+        mpi_rc = ob_next_finish(c);
+        *any = c->next.any;
+    }
     return mpi_rc;
 }
 
@@ -483,8 +523,9 @@ static int ob_exchange_decide(struct omnibatch_context *c)
 /* OMNIBATCH_REACT: between the periodic exchanges, is one due now?  Yes
  * when the last decision moved the plan (every rank holds the same
  * controller, so all know it without a message) or when any rank's model
- * confirmed a lasting change of speed at the step just closed (one
- * one-integer max-allreduce: its cost is in stats.react_total_s).  After
+ * confirmed a lasting change of speed at the step just closed (the flags
+ * started with that step's gradient allreduce, ob_next_react(), else one
+ * one-integer max-allreduce here: its cost is in stats.react_total_s).  After
  * OB_API_MAX_EARLY exchanges in a row brought forward, no follow-up is for
  * a period, so that a plan refining on noisy models falls back to it; a
  * confirmed change of speed always is (a false one is rarer than one in
@@ -505,12 +546,11 @@ static int ob_exchange_early(struct omnibatch_context *c, long gs, int *due)
         return OMNIBATCH_SUCCESS;
     }
     t0 = ob_now_ns();
-    if (OB_API_NEXT_REACT == c->next.kind && gs == c->next.step) {
+    if (OB_API_NEXT_NONE != c->next.kind && gs == c->next.step) {
         /* The flags went with the last step's gradient allreduce (a change
          * the closing saw and that look did not stays in speed_changed,
          * for the next step's). */
-        mpi_rc = ob_next_finish(c);
-        any = c->next.any;
+        mpi_rc = ob_next_react(c, &any);
     } else {
         mpi_rc = c->wait_sleep ? ob_api_allreduce_asleep(&mine, &any, 1, MPI_INT, MPI_MAX, c->comm, 0.0, 0.0)
                                : PMPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, c->comm);

@@ -31,10 +31,12 @@
 #define OB_API_MAX_EARLY 4
 
 /** The collective that opens the next step, started with this step's first gradient allreduce
- *  (ob_api_next_begin()): none, REACT's flag, or the exchange's records. */
+ *  (ob_api_next_begin()): none, REACT's flag, the exchange's records, or (REACT, ranks polling)
+ *  the records with each rank's flag in them, which are the exchange's where any flag is set. */
 #define OB_API_NEXT_NONE 0
 #define OB_API_NEXT_REACT 1
 #define OB_API_NEXT_EXCHANGE 2
+#define OB_API_NEXT_RECORDS 3
 
 struct omnibatch_context {
     MPI_Comm comm;               /* private duplicate: every message of the library goes here */
@@ -90,9 +92,10 @@ struct omnibatch_context {
         long step;
         MPI_Request request;
         int flag;                /* REACT: this rank's flag, sent */
-        int any;                 /* REACT: the most of the ranks' flags */
+        int any;                 /* REACT: the most of the ranks' flags; EXCHANGE: 1 where they
+                                  * brought it forward (asleep, known at the arrival) */
         int peeked;              /* the step's sample, peeked at then, confirmed a change */
-        ob_rank_record mine;     /* EXCHANGE: this rank's record, sent */
+        ob_rank_record mine;     /* EXCHANGE, RECORDS: this rank's record, sent */
     } next;
 
     /* Measured compute and blocked time since the last exchange (the record's

@@ -113,7 +113,9 @@ static const ob_var ob_vars[] = {
       .meaning = "Steps between two exchanges of measurements (and a new plan) among the ranks." },
     { .name = "OMNIBATCH_REACT", .default_value = "on", .kind = OB_VAR_BOOL, .offset = OB_OFF(react),
       .meaning = "On: a rank whose step time changed for good (or a plan still moving) brings the next "
-                 "exchange forward to the next step, at the cost of one one-integer allreduce per step; "
+                 "exchange forward to the next step, at the cost of one small collective per step "
+                 "started with the gradient allreduce (the records' allgather where ranks poll, nothing "
+                 "more where they wait asleep, a one-integer allreduce with the distributed decision); "
                  "off: exchanges only every OMNIBATCH_PERIOD steps." },
     { .name = "OMNIBATCH_WARMUP", .default_value = OB_STR(OB_DEFAULT_WARMUP),
       .kind = OB_VAR_LONG, .offset = OB_OFF(warmup), .min = 0, .max = OB_CONFIG_STEPS_LIMIT,
@@ -194,7 +196,7 @@ static const ob_var ob_vars[] = {
     { .name = "OMNIBATCH_WAIT", .default_value = "auto",
       .kind = OB_VAR_CHOICE, .offset = OB_OFF(wait), .choices = ob_wait_choices,
       .meaning = "How omnibatch_allreduce_gradient() (and omnibatch_next_step()'s plan exchange and "
-                 "OMNIBATCH_REACT's one-integer allreduce) waits for the other ranks. poll: in the "
+                 "OMNIBATCH_REACT's collective) waits for the other ranks. poll: in the "
                  "MPI library's blocking allreduce (Open MPI polls, a core busy all the wait); "
                  "sleep: a nonblocking allreduce tested between naps, long while the last rank's arrival (learnt from the last steps) is far, short near it "
                  "and while the data move, so that a rank under a CPU quota (containers, "

@@ -9,8 +9,12 @@
  * its next omnibatch_next_step() has returned: a next step that waited for
  * the last rank would not return before the last rank's own next step, and
  * the message would not come.  The last rank waits LATE_WAIT_S for it, then
- * notes the failure and goes on (so that nothing hangs).  Shared by
- * mpi_api_dynamics (ranks poll) and mpi_api_wait (OMNIBATCH_WAIT=sleep).
+ * notes the failure and goes on (so that nothing hangs).  Once with steady
+ * speeds, once with rank 0 slowing LATE_SLOWER-fold from step LATE_CHANGE:
+ * its model confirms the change between the periodic exchanges, REACT's
+ * flags bring an exchange forward, and that exchange, too, must not wait
+ * for the last rank.  Shared by mpi_api_dynamics (ranks poll) and
+ * mpi_api_wait (OMNIBATCH_WAIT=sleep).
  */
 #ifndef MPI_API_LATE_H
 #define MPI_API_LATE_H
@@ -23,15 +27,19 @@
 #define LATE_STEPS 14
 #define LATE_WAIT_S 10.0
 #define LATE_TAG 77
+/* After the exchange of step 4, rank 0's compute goes from 1 ms to 20 ms. */
+#define LATE_CHANGE 5
+#define LATE_SLOWER 20
 
-static inline void late_nap(void)
+static inline void late_nap(int times)
 {
-    const struct timespec ts = { 0, 1000000 };
+    const struct timespec ts = { 0, 1000000L * times };
 
     nanosleep(&ts, NULL);
 }
 
-static inline void check_a_late_rank_holds_nobody_at_the_next_step(void)
+/* \p change: whether rank 0 slows down at step LATE_CHANGE. */
+static inline void check_a_late_rank_holds_nobody_at_the_next_step(int change)
 {
     const int last = mpi_size() - 1;
     const int r = mpi_rank();
@@ -43,7 +51,9 @@ static inline void check_a_late_rank_holds_nobody_at_the_next_step(void)
     long missed = -1;
 
     OB_CK_OK(omnibatch_options_init(&opt));
-    opt.period = 4;
+    /* With the change, no periodic exchange after step 0: every exchange is
+     * brought forward, the first by REACT's flags. */
+    opt.period = change ? 10 * LATE_STEPS : 4;
     opt.warmup = 1;
     OB_CK_OK(omnibatch_create(MPI_COMM_WORLD, 8L * mpi_size(), 1000000, &opt, &ctx));
     for (int k = 0; k < LATE_STEPS; k++) {
@@ -57,7 +67,7 @@ static inline void check_a_late_rank_holds_nobody_at_the_next_step(void)
             MPI_Send(&token[k], 1, MPI_INT, last, LATE_TAG, MPI_COMM_WORLD);
         }
         OB_CK_OK(omnibatch_compute_begin(ctx));
-        late_nap();
+        late_nap(change && 0 == r && k >= LATE_CHANGE ? LATE_SLOWER : 1);
         OB_CK_OK(omnibatch_compute_end(ctx));
         OB_CK_OK(omnibatch_allreduce_gradient(ctx, &g, &sum, 1, MPI_DOUBLE));
         ck_assert_double_eq_tol(sum, 1.0, 1e-12);
@@ -71,7 +81,7 @@ static inline void check_a_late_rank_holds_nobody_at_the_next_step(void)
                 if (!done && MPI_Wtime() - t0 > LATE_WAIT_S) {
                     missed = k + 1;
                 } else if (!done) {
-                    late_nap();
+                    late_nap(1);
                 }
             }
         }
@@ -85,10 +95,16 @@ static inline void check_a_late_rank_holds_nobody_at_the_next_step(void)
     }
     OB_CK_OK(omnibatch_get_stats(ctx, &st));
     if (0 == r) {
-        printf("late rank: %ld exchanges, %ld brought forward, %.3g ms in REACT's waits over %d steps\n",
-               st.exchanges, st.early_exchanges, 1e3 * st.react_total_s, LATE_STEPS);
+        printf("late rank%s: %ld exchanges, %ld brought forward, %.3g ms in REACT's waits over %d steps\n",
+               change ? " (rank 0 slower from step 5)" : "", st.exchanges, st.early_exchanges,
+               1e3 * st.react_total_s, LATE_STEPS);
     }
-    ck_assert_int_ge(st.exchanges, 3);
+    if (change) {
+        /* The change was met by an exchange REACT's flags brought forward. */
+        ck_assert_int_ge(st.early_exchanges, 1);
+    } else {
+        ck_assert_int_ge(st.exchanges, 3);
+    }
     ck_assert_msg(missed < 0, "rank %d: no message from rank 0 within %g s of its gradient allreduce "
                   "of step %ld: rank 0's omnibatch_next_step() of step %ld waited for this rank",
                   r, LATE_WAIT_S, missed - 1, missed);

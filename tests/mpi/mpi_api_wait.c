@@ -214,7 +214,14 @@ END_TEST
 /* mpi_api_late.h, here with the ranks waiting asleep. */
 START_TEST(test_a_late_rank_holds_nobody_at_the_next_step)
 {
-    check_a_late_rank_holds_nobody_at_the_next_step();
+    check_a_late_rank_holds_nobody_at_the_next_step(0);
+}
+END_TEST
+
+/* And with an exchange brought forward by a change of speed. */
+START_TEST(test_a_late_rank_holds_nobody_after_a_change_of_speed)
+{
+    check_a_late_rank_holds_nobody_at_the_next_step(1);
 }
 END_TEST
 
@@ -228,6 +235,7 @@ static Suite *make_mpi_api_wait_suite(void)
     tcase_add_test(tc, test_a_rank_waiting_for_a_late_one_sleeps);
     tcase_add_test(tc, test_a_rank_waiting_at_the_exchange_sleeps);
     tcase_add_test(tc, test_a_late_rank_holds_nobody_at_the_next_step);
+    tcase_add_test(tc, test_a_late_rank_holds_nobody_after_a_change_of_speed);
     suite_add_tcase(s, tc);
     return s;
 }
