@@ -197,20 +197,6 @@ START_TEST(test_a_parked_rank_gets_work_back)
 }
 END_TEST
 
-/* mpi_api_late.h, here with the ranks polling. */
-START_TEST(test_a_late_rank_holds_nobody_at_the_next_step)
-{
-    check_a_late_rank_holds_nobody_at_the_next_step(0);
-}
-END_TEST
-
-/* And with an exchange brought forward by a change of speed. */
-START_TEST(test_a_late_rank_holds_nobody_after_a_change_of_speed)
-{
-    check_a_late_rank_holds_nobody_at_the_next_step(1);
-}
-END_TEST
-
 static Suite *dynamics_suite(void)
 {
     Suite *s = suite_create("dynamics");
@@ -220,8 +206,8 @@ static Suite *dynamics_suite(void)
     tcase_add_test(tc, test_a_lasting_slowdown_is_followed_within_three_steps);
     tcase_add_test(tc, test_a_one_step_spike_moves_nothing);
     tcase_add_test(tc, test_a_parked_rank_gets_work_back);
-    tcase_add_test(tc, test_a_late_rank_holds_nobody_at_the_next_step);
-    tcase_add_test(tc, test_a_late_rank_holds_nobody_after_a_change_of_speed);
+    /* mpi_api_late.h, here with the ranks polling. */
+    late_add_tests(tc);
     suite_add_tcase(s, tc);
     return s;
 }

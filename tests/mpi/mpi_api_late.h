@@ -111,4 +111,24 @@ static inline void check_a_late_rank_holds_nobody_at_the_next_step(int change)
     OB_CK_OK(omnibatch_destroy(&ctx));
 }
 
+START_TEST(test_a_late_rank_holds_nobody_at_the_next_step)
+{
+    check_a_late_rank_holds_nobody_at_the_next_step(0);
+}
+END_TEST
+
+/* And with an exchange brought forward by a change of speed. */
+START_TEST(test_a_late_rank_holds_nobody_after_a_change_of_speed)
+{
+    check_a_late_rank_holds_nobody_at_the_next_step(1);
+}
+END_TEST
+
+/* Both into \p tc (whose ranks poll or sleep). */
+static inline void late_add_tests(TCase *tc)
+{
+    tcase_add_test(tc, test_a_late_rank_holds_nobody_at_the_next_step);
+    tcase_add_test(tc, test_a_late_rank_holds_nobody_after_a_change_of_speed);
+}
+
 #endif /* MPI_API_LATE_H */

@@ -25,11 +25,17 @@
 #include "mpi_api_late.h"
 
 #define LEN 1000                 /* gradient length */
-#define LATE_S 0.3               /* the last rank reaches the reduction this late */
+#define LATE_S 0.6               /* the last rank reaches the reduction this late */
 #define WAITS 6
 #define WAIT_CPU_SHARE 0.05      /* most CPU time over wall time of a rank that waits */
-#define LATE_RANK_MOST 0.03      /* most seconds the late rank spends in the allreduce, the median
-                                  * call (a tenth of its lateness: a crowded machine delays wakes) */
+/* Most seconds the late rank spends in the allreduce, the median call: a
+ * tenth of its lateness.  Idle, 1-3 ms (Open MPI, MPICH, 2-4 ranks); under
+ * `make -j2 check`, where another test's ranks poll on both cores, every
+ * wake of a sleeper waits for a core: 15-36 ms seen with MPICH at 2-4
+ * ranks.  Sleepers napping a quarter of their wait so far, without the
+ * cap near the expected arrival (ob_nap.h), would keep the late rank up to
+ * a quarter of its lateness, an eighth on average, and fail. */
+#define LATE_RANK_MOST (LATE_S / 10.0)
 
 static double clock_s(clockid_t id)
 {
@@ -211,20 +217,6 @@ START_TEST(test_a_rank_waiting_at_the_exchange_sleeps)
 }
 END_TEST
 
-/* mpi_api_late.h, here with the ranks waiting asleep. */
-START_TEST(test_a_late_rank_holds_nobody_at_the_next_step)
-{
-    check_a_late_rank_holds_nobody_at_the_next_step(0);
-}
-END_TEST
-
-/* And with an exchange brought forward by a change of speed. */
-START_TEST(test_a_late_rank_holds_nobody_after_a_change_of_speed)
-{
-    check_a_late_rank_holds_nobody_at_the_next_step(1);
-}
-END_TEST
-
 static Suite *make_mpi_api_wait_suite(void)
 {
     Suite *s = suite_create("mpi_api_wait");
@@ -234,8 +226,8 @@ static Suite *make_mpi_api_wait_suite(void)
     tcase_add_test(tc, test_sleeping_wait_gives_the_same_sums);
     tcase_add_test(tc, test_a_rank_waiting_for_a_late_one_sleeps);
     tcase_add_test(tc, test_a_rank_waiting_at_the_exchange_sleeps);
-    tcase_add_test(tc, test_a_late_rank_holds_nobody_at_the_next_step);
-    tcase_add_test(tc, test_a_late_rank_holds_nobody_after_a_change_of_speed);
+    /* mpi_api_late.h, here with the ranks waiting asleep. */
+    late_add_tests(tc);
     suite_add_tcase(s, tc);
     return s;
 }
