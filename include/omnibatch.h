@@ -106,12 +106,12 @@ typedef struct omnibatch_options {
                                          (OMNIBATCH_VERIFY, 0) */
     uint64_t seed;                  /**< seed of the per-epoch permutation, the same on every rank
                                          (OMNIBATCH_DEFAULT_SEED) */
-    int react;                      /**< 1: a rank whose model saw a lasting change of speed, or a
-                                         plan that moved at the last decision, brings the next
-                                         exchange forward to the next step (one small collective
-                                         per step between exchanges, started with the gradient
-                                         allreduce); 0: exchanges every \p period steps only
-                                         (OMNIBATCH_REACT, 1) */
+    int react;                      /**< 1: a rank whose model saw a lasting change of speed (or
+                                         its first sample), or a plan that moved at the last
+                                         decision, brings the next exchange forward to the next
+                                         step (one small collective per step between exchanges,
+                                         started with the gradient allreduce); 0: exchanges every
+                                         \p period steps only (OMNIBATCH_REACT, 1) */
 } omnibatch_options;
 
 /**

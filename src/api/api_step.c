@@ -129,6 +129,36 @@ static double ob_api_quota_compute(struct omnibatch_context *c, double compute)
     return need > wall ? need : wall;
 }
 
+/* The record's blocked time: the mean over the measured steps closed since
+ * the last exchange; before any, the last (warm-up) step's, without which
+ * the reduction would look free to the first decision, and a change that
+ * saves microseconds of compute on a step spent in the reduction would be
+ * made. */
+static double ob_api_blocked_mean(const struct omnibatch_context *c)
+{
+    return c->compute_n > 0 ? c->blocked_sum / (double) c->compute_n : c->stats.blocked_s;
+}
+
+/* News the other ranks should hear of at once (OMNIBATCH_REACT), from
+ * ob_api_sample_add(): a confirmed change of speed, or the model's first
+ * sample, so that the first exchange comes at the first measured step, not
+ * at step period. */
+#define OB_NEWS_CHANGE 1
+#define OB_NEWS_FIRST 2
+
+/* A step's sample into \p est (a probe where the rank was \p parked: the
+ * only news of its speed); its news (OB_NEWS_*), 0 for none. */
+static int ob_api_sample_add(ob_estimator *est, int parked, double batch, double compute)
+{
+    const int first = 0 == ob_estimator_count(est);
+    ob_sample_verdict v = parked ? ob_estimator_add_probe(est, batch, compute) : ob_estimator_add(est, batch, compute);
+
+    if (OB_SAMPLE_CHANGE == v) {
+        return OB_NEWS_CHANGE;
+    }
+    return first && ob_estimator_count(est) > 0 ? OB_NEWS_FIRST : 0;
+}
+
 /* ob_api_quota_compute() as it will answer, looked at from the start of the
  * step's first gradient allreduce (CPU \p cpu_now): the CPU to there, the
  * median of the last steps' from there to the reduction's end, the medians
@@ -198,12 +228,10 @@ void ob_api_step_close(struct omnibatch_context *c)
         c->parked = 1;
     }
     if (compute >= 0.0 && c->step.global_step >= c->opt.warmup && c->step.count > 0) {
-        /* Back from being parked, the step is a probe: the only news of the speed. */
-        ob_sample_verdict v = c->parked ? ob_estimator_add_probe(&c->est, (double) c->step.count, compute)
-                                        : ob_estimator_add(&c->est, (double) c->step.count, compute);
+        const int news = ob_api_sample_add(&c->est, c->parked, (double) c->step.count, compute);
 
         c->parked = 0;
-        if (OB_SAMPLE_CHANGE == v) {
+        if (news) {
             c->speed_changed = 1;
             c->closed_change = 1;
         }
@@ -269,10 +297,11 @@ int ob_api_next_begin(struct omnibatch_context *c, uint64_t now)
     adds = c->step.global_step >= c->opt.warmup && c->step.count > 0;
     c->next.peeked = 0;
     if (adds) {
-        ob_sample_verdict v = c->parked ? ob_estimator_add_probe(&est, (double) c->step.count, compute)
-                                        : ob_estimator_add(&est, (double) c->step.count, compute);
+        int news = ob_api_sample_add(&est, c->parked, (double) c->step.count, compute);
 
-        c->next.peeked = OB_SAMPLE_CHANGE == v;
+        /* A first sample with no step closed before it goes at the close
+         * (the exchange's record needs a step's blocked time, below). */
+        c->next.peeked = OB_NEWS_CHANGE == news || (OB_NEWS_FIRST == news && c->step.global_step > 0);
     }
     c->next.flag = OB_API_NEXT_EXCHANGE != kind && (c->speed_changed || c->next.peeked);
     if (!ob_api_dist_on(c)) {
@@ -282,7 +311,7 @@ int ob_api_next_begin(struct omnibatch_context *c, uint64_t now)
 
         ob_controller_record(&c->ctl, c->rank, &est, n > 0 ? sum / (double) n : 0.0, &c->next.mine);
         /* The step's own blocked time is not known yet. */
-        c->next.mine.blocked_mean = c->compute_n > 0 ? c->blocked_sum / (double) c->compute_n : 0.0;
+        c->next.mine.blocked_mean = ob_api_blocked_mean(c);
         c->next.mine.changed = c->next.flag;
     }
     c->next.kind = kind;
@@ -431,7 +460,7 @@ static int ob_exchange(struct omnibatch_context *c)
                              c->compute_n > 0 ? c->compute_sum / (double) c->compute_n : 0.0, &mine);
         /* The step model's reduction (ob_controller.h): the controller judges a
          * change on the whole step, compute and reduction. */
-        mine.blocked_mean = c->compute_n > 0 ? c->blocked_sum / (double) c->compute_n : 0.0;
+        mine.blocked_mean = ob_api_blocked_mean(c);
         c->last_record = mine;
         if (ob_api_dist_on(c)) {
             return ob_api_dist_exchange(c, &mine);

@@ -74,7 +74,8 @@ struct omnibatch_context {
 
     /* OMNIBATCH_REACT: this rank's model confirmed a lasting change of speed
      * since the last exchange; exchanges brought forward in a row. */
-    int speed_changed;
+    int speed_changed;           /* a confirmed change of speed, or the model's first sample, to be
+                                  * exchanged (OMNIBATCH_REACT) */
     int closed_change;           /* the step closed last confirmed one */
     int parked;                  /* the last steps gave this rank batch 0 (OMNIBATCH_MIN_BATCH=0) */
     long early_streak;

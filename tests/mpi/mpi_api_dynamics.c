@@ -9,6 +9,7 @@
  *   - a rank that turns 4x slower for good is given less work (below
  *     LESS_WORK of the equal split) within 3 steps (OMNIBATCH_REACT brings the exchange forward; with the period
  *     of 8 alone the plan would move only at the next multiple of 8);
+ *   - the first plan comes at the first measured step, not at step period;
  *   - a one-step spike of 10x moves nothing (the rank keeps more than
  *     LESS_WORK of the equal split);
  *   - with OMNIBATCH_MIN_BATCH=0 a rank with a large fixed cost is parked
@@ -133,6 +134,36 @@ START_TEST(test_a_lasting_slowdown_is_followed_within_three_steps)
 }
 END_TEST
 
+/* The first plan does not wait for step period: the models' first samples
+ * bring the first exchange forward (warmup 1: sampled at step 1, the
+ * exchange opens step 2). */
+START_TEST(test_the_first_plan_comes_at_the_first_measured_step)
+{
+    const int slow = mpi_size() - 1;
+    omnibatch_t ctx = make(100, 1);
+    omnibatch_stats st;
+    long moved_at = -1;
+
+    for (long k = 0; k < 6 && moved_at < 0; k++) {
+        (void) one_step(ctx, 0.0, SAMPLE_S * (mpi_rank() == slow ? 4.0 : 1.0));
+        if (batch_of(ctx, slow) < LESS_WORK * PER_RANK) {
+            moved_at = k;
+        }
+    }
+    OB_CK_OK(omnibatch_get_stats(ctx, &st));
+    if (0 == mpi_rank()) {
+        printf("first plan: the 4x slower rank's batch fell at step %ld (period 100), %ld exchanges\n",
+               moved_at, st.exchanges);
+    }
+    /* One step of slack for a noisy machine; the period alone would move
+     * it at step 100. */
+    ck_assert_int_ge(moved_at, 2);
+    ck_assert_int_le(moved_at, 3);
+    ck_assert_int_ge(st.early_exchanges, 1);
+    OB_CK_OK(omnibatch_destroy(&ctx));
+}
+END_TEST
+
 START_TEST(test_a_one_step_spike_moves_nothing)
 {
     const int spiky = mpi_size() - 1;
@@ -204,6 +235,7 @@ static Suite *dynamics_suite(void)
 
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_a_lasting_slowdown_is_followed_within_three_steps);
+    tcase_add_test(tc, test_the_first_plan_comes_at_the_first_measured_step);
     tcase_add_test(tc, test_a_one_step_spike_moves_nothing);
     tcase_add_test(tc, test_a_parked_rank_gets_work_back);
     /* mpi_api_late.h, here with the ranks polling. */
