@@ -217,6 +217,50 @@ START_TEST(test_a_rank_waiting_at_the_exchange_sleeps)
 }
 END_TEST
 
+/* Asleep, REACT's flags ride the arrival allreduce of a step's first
+ * gradient call; a second call's arrival must not take the answer back.
+ * The first sample is news (the first plan comes at the first measured
+ * step): with warmup 1 and period 100 the exchange opens step 2, where a
+ * rank 4x slower gets less than its equal share.  Two gradient calls a
+ * step; with the second one's arrival overwriting the flags, every step
+ * dropped the records the first had started, and the plan waited for step
+ * period. */
+START_TEST(test_two_gradient_calls_keep_the_flags)
+{
+    const int slow = mpi_size() - 1, r = mpi_rank();
+    const long per_rank = 16;
+    omnibatch_options opt;
+    omnibatch_t ctx = NULL;
+    long plan[64], moved_at = -1;
+
+    OB_CK_OK(omnibatch_options_init(&opt));
+    opt.period = 100;
+    opt.warmup = 1;
+    OB_CK_OK(omnibatch_create(MPI_COMM_WORLD, per_rank * mpi_size(), 1000000, &opt, &ctx));
+    for (long k = 0; k < 5 && moved_at < 0; k++) {
+        omnibatch_step st;
+        double g[2] = { 1.0, 2.0 }, sum[2] = { 0.0, 0.0 };
+
+        OB_CK_OK(omnibatch_next_step(ctx, &st));
+        OB_CK_OK(omnibatch_compute_begin(ctx));
+        sleep_s((double) st.count * 1e-3 * (r == slow ? 4.0 : 1.0));
+        OB_CK_OK(omnibatch_compute_end(ctx));
+        OB_CK_OK(omnibatch_allreduce_gradient(ctx, &g[0], &sum[0], 1, MPI_DOUBLE));
+        OB_CK_OK(omnibatch_allreduce_gradient(ctx, &g[1], &sum[1], 1, MPI_DOUBLE));
+        OB_CK_OK(omnibatch_get_plan(ctx, plan, mpi_size()));
+        if (plan[slow] < per_rank / 2) {
+            moved_at = k;
+        }
+    }
+    if (0 == r) {
+        printf("mpi_api_wait: two gradient calls a step: the 4x slower rank's batch fell at step %ld\n",
+               moved_at);
+    }
+    ck_assert_int_eq(moved_at, 2);
+    OB_CK_OK(omnibatch_destroy(&ctx));
+}
+END_TEST
+
 static Suite *make_mpi_api_wait_suite(void)
 {
     Suite *s = suite_create("mpi_api_wait");
@@ -226,6 +270,7 @@ static Suite *make_mpi_api_wait_suite(void)
     tcase_add_test(tc, test_sleeping_wait_gives_the_same_sums);
     tcase_add_test(tc, test_a_rank_waiting_for_a_late_one_sleeps);
     tcase_add_test(tc, test_a_rank_waiting_at_the_exchange_sleeps);
+    tcase_add_test(tc, test_two_gradient_calls_keep_the_flags);
     /* mpi_api_late.h, here with the ranks waiting asleep. */
     late_add_tests(tc);
     suite_add_tcase(s, tc);
