@@ -307,7 +307,6 @@ static int ob_reduce_polling(struct omnibatch_context *c, const void *sendbuf, v
     int mpi_rc = MPI_SUCCESS;
 
     if (OB_API_NEXT_NONE != next) {
-        /* (next: the kind ob_api_next_begin() chose.) */
         mpi_rc = ob_api_next_post(c, 0);
         if (MPI_SUCCESS != mpi_rc) {
             *call = OB_API_NEXT_REACT == next ? "MPI_Iallreduce" : "MPI_Iallgather";

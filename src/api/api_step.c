@@ -269,20 +269,25 @@ int ob_api_next_begin(struct omnibatch_context *c, uint64_t now)
     int kind = ob_next_kind(c, gs);
     double compute;
     int adds;
+    int dist;
     ob_estimator est;
 
     if (c->cpu_plan) {
         c->cpu_entry_ns = ob_cpu_ns();
     }
+    if (OB_API_NEXT_NONE == kind) {
+        return OB_API_NEXT_NONE;
+    }
     /* The distributed decision keeps its collectives in next_step (REACT's
      * flag alone goes early there). */
-    if (OB_API_NEXT_NONE == kind || (OB_API_NEXT_EXCHANGE == kind && ob_api_dist_on(c))) {
+    dist = ob_api_dist_on(c);
+    if (OB_API_NEXT_EXCHANGE == kind && dist) {
         return OB_API_NEXT_NONE;
     }
     /* Polling, REACT's flags go in the records, so that an exchange they
      * bring forward is gathered already (asleep, the flags ride the
      * arrival's allreduce, and the records follow where one is set). */
-    if (OB_API_NEXT_REACT == kind && !c->wait_sleep && !ob_api_dist_on(c)) {
+    if (OB_API_NEXT_REACT == kind && !c->wait_sleep && !dist) {
         kind = OB_API_NEXT_RECORDS;
     }
     /* The step's measurement as ob_api_step_close() will take it (for a
@@ -304,7 +309,7 @@ int ob_api_next_begin(struct omnibatch_context *c, uint64_t now)
         c->next.peeked = OB_NEWS_CHANGE == news || (OB_NEWS_FIRST == news && c->step.global_step > 0);
     }
     c->next.flag = OB_API_NEXT_EXCHANGE != kind && (c->speed_changed || c->next.peeked);
-    if (!ob_api_dist_on(c)) {
+    if (!dist) {
         /* The record, also for REACT: the exchange its flags bring forward. */
         double sum = c->compute_sum + (adds ? compute : 0.0);
         long n = c->compute_n + (adds ? 1 : 0);

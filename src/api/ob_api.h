@@ -73,9 +73,9 @@ struct omnibatch_context {
     uint64_t blocked_ns;
 
     /* OMNIBATCH_REACT: this rank's model confirmed a lasting change of speed
-     * since the last exchange; exchanges brought forward in a row. */
-    int speed_changed;           /* a confirmed change of speed, or the model's first sample, to be
-                                  * exchanged (OMNIBATCH_REACT) */
+     * (or took its first sample) since the last exchange; exchanges brought
+     * forward in a row. */
+    int speed_changed;
     int closed_change;           /* the step closed last confirmed one */
     int parked;                  /* the last steps gave this rank batch 0 (OMNIBATCH_MIN_BATCH=0) */
     long early_streak;
@@ -95,7 +95,7 @@ struct omnibatch_context {
         int flag;                /* REACT: this rank's flag, sent */
         int any;                 /* REACT: the most of the ranks' flags; EXCHANGE: 1 where they
                                   * brought it forward (asleep, known at the arrival) */
-        int peeked;              /* the step's sample, peeked at then, confirmed a change */
+        int peeked;              /* the step's sample, peeked at then, is news (api_step.c's OB_NEWS_*) */
         ob_rank_record mine;     /* EXCHANGE, RECORDS: this rank's record, sent */
     } next;
 

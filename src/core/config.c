@@ -113,8 +113,8 @@ static const ob_var ob_vars[] = {
       .meaning = "Steps between two exchanges of measurements (and a new plan) among the ranks." },
     { .name = "OMNIBATCH_REACT", .default_value = "on", .kind = OB_VAR_BOOL, .offset = OB_OFF(react),
       .meaning = "On: a rank whose step time changed for good (or was first measured, or a plan still "
-                 "moving) brings the next "
-                 "exchange forward to the next step, at the cost of one small collective per step "
+                 "moving) brings the next exchange forward to the next step, at the cost of one small "
+                 "collective per step "
                  "started with the gradient allreduce (the records' allgather where ranks poll, nothing "
                  "more where they wait asleep, a one-integer allreduce with the distributed decision); "
                  "off: exchanges only every OMNIBATCH_PERIOD steps." },

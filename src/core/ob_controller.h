@@ -132,8 +132,8 @@ typedef struct ob_rank_record {
     double mean_batch;           /* rel_error applies at every batch */
     double blocked_mean;         /* mean seconds blocked in the gradient reduction since the last
                                   * exchange (the step model's reduction); 0 = not measured */
-    int64_t changed;             /* OMNIBATCH_REACT: 1 if the rank's model confirmed a change of speed
-                                  * at the step just closed (an exchange is then brought forward) */
+    int64_t changed;             /* OMNIBATCH_REACT: 1 if the rank's model confirmed a change of speed,
+                                  * or took its first sample (an exchange is then brought forward) */
 } ob_rank_record;
 
 typedef struct ob_controller {

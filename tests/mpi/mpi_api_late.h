@@ -27,7 +27,7 @@
 #define LATE_STEPS 14
 #define LATE_WAIT_S 10.0
 #define LATE_TAG 77
-/* After the exchange of step 4, rank 0's compute goes from 1 ms to 20 ms. */
+/* With the change, rank 0's compute goes from 1 ms to 20 ms at this step. */
 #define LATE_CHANGE 5
 #define LATE_SLOWER 20
 
@@ -95,9 +95,9 @@ static inline void check_a_late_rank_holds_nobody_at_the_next_step(int change)
     }
     OB_CK_OK(omnibatch_get_stats(ctx, &st));
     if (0 == r) {
-        printf("late rank%s: %ld exchanges, %ld brought forward, %.3g ms in REACT's waits over %d steps\n",
-               change ? " (rank 0 slower from step 5)" : "", st.exchanges, st.early_exchanges,
-               1e3 * st.react_total_s, LATE_STEPS);
+        printf("late rank, rank 0 slower from step %d (-1: never): %ld exchanges, %ld brought forward, "
+               "%.3g ms in REACT's waits over %d steps\n", change ? LATE_CHANGE : -1, st.exchanges,
+               st.early_exchanges, 1e3 * st.react_total_s, LATE_STEPS);
     }
     if (change) {
         /* The change was met by an exchange REACT's flags brought forward. */
