@@ -285,6 +285,9 @@ int ob_api_dist_exchange(struct omnibatch_context *c, const ob_rank_record *mine
 
     memset(&d, 0, sizeof d);
     c->stats.exchanges++;
+    /* The news is told (as ob_exchange_decide() does): left set, every
+     * later step would bring a decision forward. */
+    c->speed_changed = 0;
     c->compute_sum = 0.0;
     c->blocked_sum = 0.0;
     c->compute_n = 0;
