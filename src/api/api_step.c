@@ -184,6 +184,7 @@ void ob_api_step_close(struct omnibatch_context *c)
     if (!c->have_step) {
         return;
     }
+    c->last_reductions = c->reductions;
     c->closed_change = 0;
     if (c->markers) {
         if (c->in_mark) {
@@ -275,7 +276,15 @@ int ob_api_next_begin(struct omnibatch_context *c, uint64_t now)
     if (c->cpu_plan) {
         c->cpu_entry_ns = ob_cpu_ns();
     }
-    if (OB_API_NEXT_NONE == kind) {
+    /* Started here, the collective carries a look at the step up to its
+     * first gradient allreduce: the whole step where the last step had that
+     * one call, and every rank knows it (each call is a collective).  With
+     * several calls a step (a bucketed code) the compute after the first
+     * would be missing, and at the first measured step nothing says how
+     * many come: both leave the exchange, and REACT's flag, to
+     * omnibatch_next_step, on the whole step.  A warm-up step's look adds
+     * nothing to the model, whatever it misses. */
+    if (OB_API_NEXT_NONE == kind || (1 != c->last_reductions && c->step.global_step >= c->opt.warmup)) {
         return OB_API_NEXT_NONE;
     }
     /* The distributed decision keeps its collectives in next_step (REACT's

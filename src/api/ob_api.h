@@ -66,6 +66,7 @@ struct omnibatch_context {
     uint64_t segment_ns;
     uint64_t unmarked_ns;
     int reductions;
+    int last_reductions;         /* the last closed step's (the same on every rank: each is a collective) */
     int markers;                 /* compute_begin() was called in this step */
     int in_mark;
     uint64_t mark_begin_ns;

@@ -217,14 +217,15 @@ START_TEST(test_a_rank_waiting_at_the_exchange_sleeps)
 }
 END_TEST
 
-/* Asleep, REACT's flags ride the arrival allreduce of a step's first
- * gradient call; a second call's arrival must not take the answer back.
- * The first sample is news (the first plan comes at the first measured
- * step): with warmup 1 and period 100 the exchange opens step 2, where a
- * rank 4x slower gets less than its equal share.  Two gradient calls a
- * step; with the second one's arrival overwriting the flags, every step
+/* Two gradient calls a step.  The first sample is news (the first plan
+ * comes at the first measured step): with warmup 1 and period 100 the
+ * exchange opens step 2, where a rank 4x slower gets less than its equal
+ * share.  When REACT's flags rode the arrival allreduce of every step's
+ * first call, the second call's arrival took the answer back, every step
  * dropped the records the first had started, and the plan waited for step
- * period. */
+ * period.  With two calls a step the flags now go in omnibatch_next_step,
+ * on the whole step (mpi_api_late.h); the warm-up step still starts its
+ * collective with its first call. */
 START_TEST(test_two_gradient_calls_keep_the_flags)
 {
     const int slow = mpi_size() - 1, r = mpi_rank();
