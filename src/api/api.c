@@ -21,6 +21,7 @@
 #include "ob_api.h"
 #include "ob_config.h"
 #include "ob_cpuquota.h"
+#include "ob_timing.h"
 #include "ob_error.h"
 #include "ob_log.h"
 #include "ob_shard.h"
@@ -293,6 +294,7 @@ static void ob_create_quota(struct omnibatch_context *c)
     int plan_quota = 1;
 
     c->cpu_quota = ob_cpu_quota("/proc/self/cgroup", "/sys/fs/cgroup");
+    c->quota_read_ns = ob_now_ns();
     /* On a bad setting cfg holds the defaults. */
     if (OMNIBATCH_SUCCESS == ob_config_global(&cfg) && NULL != cfg) {
         how = cfg->wait;

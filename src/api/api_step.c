@@ -15,6 +15,7 @@
 #include "ob_hook.h"
 #include "ob_api.h"
 #include "ob_config.h"
+#include "ob_cpuquota.h"
 #include "ob_error.h"
 #include "ob_log.h"
 #include "ob_maths.h"
@@ -88,6 +89,31 @@ static double ob_api_least_wall_peek(const struct omnibatch_context *c, double c
     return c->wall_n + 1 >= OB_API_WALL_MIN ? least : 0.0;
 }
 
+/* The quota again, once OB_API_QUOTA_REREAD_NS have passed since it was
+ * read: a platform that resizes a container's CPU mid-run changes what a
+ * step of this rank costs, not its CPU time per step, which alone the plan
+ * would never see (a rank cut from 0.5 to 0.1 core kept its share, and the
+ * step took five times as long).  A quota removed (0) leaves the rank
+ * planned on its measured compute.  Where no quota was set at
+ * omnibatch_create the rank is not planned on its CPU, and the wait each
+ * rank takes is agreed there for the run: a quota that comes later shows
+ * in the measured compute only. */
+static void ob_api_quota_reread(struct omnibatch_context *c, uint64_t now)
+{
+    double q;
+
+    if (now - c->quota_read_ns < OB_API_QUOTA_REREAD_NS) {
+        return;
+    }
+    c->quota_read_ns = now;
+    q = ob_cpu_quota("/proc/self/cgroup", "/sys/fs/cgroup");
+    if (q != c->cpu_quota) {
+        ob_log_debug(1, "rank %d: CPU quota %.4g -> %.4g cores (step %ld)", c->rank, c->cpu_quota, q,
+                     c->step.global_step);
+        c->cpu_quota = q;
+    }
+}
+
 /* Under a CPU quota q a step of T has at most q T of CPU, whichever part of
  * the step the rank spends it in: a rank that spends cpu in a step needs
  * cpu / q of it.  That is its compute and the rest up to the gradient
@@ -113,14 +139,18 @@ static double ob_api_least_wall_peek(const struct omnibatch_context *c, double c
  * all run under quotas.  The report keeps what the compute measured. */
 static double ob_api_quota_compute(struct omnibatch_context *c, double compute)
 {
-    double before = (double) (c->cpu_reduced_ns - c->cpu_begin_ns - c->cpu_blocked_ns) * 1e-9;
-    double after = ob_api_recent_median(c->cpu_after, &c->cpu_after_n,
-                                        (double) (ob_cpu_ns() - c->cpu_reduced_ns) * 1e-9);
-    double own = c->wait_sleep ? ob_api_recent_median(c->cpu_own, &c->cpu_own_n,
-                                                      (double) (c->cpu_next_step_ns + c->cpu_blocked_ns) * 1e-9)
-                               : 0.0;
-    double need = (before + after + own) / c->cpu_quota;
-    double wall = ob_api_least_wall(c, compute);
+    double before, after, own, need, wall;
+
+    if (!(c->cpu_quota > 0.0)) {
+        return compute;
+    }
+    before = (double) (c->cpu_reduced_ns - c->cpu_begin_ns - c->cpu_blocked_ns) * 1e-9;
+    after = ob_api_recent_median(c->cpu_after, &c->cpu_after_n, (double) (ob_cpu_ns() - c->cpu_reduced_ns) * 1e-9);
+    own = c->wait_sleep ? ob_api_recent_median(c->cpu_own, &c->cpu_own_n,
+                                               (double) (c->cpu_next_step_ns + c->cpu_blocked_ns) * 1e-9)
+                        : 0.0;
+    need = (before + after + own) / c->cpu_quota;
+    wall = ob_api_least_wall(c, compute);
 
     if (0 != c->cpu_entry_ns) {
         (void) ob_api_recent_median(c->cpu_post, &c->cpu_post_n,
@@ -166,12 +196,17 @@ static int ob_api_sample_add(ob_estimator *est, int parked, double batch, double
  * written. */
 static double ob_api_quota_peek(const struct omnibatch_context *c, double compute, uint64_t cpu_now)
 {
-    double before = (double) (cpu_now - c->cpu_begin_ns - c->cpu_blocked_ns) * 1e-9
-                    + ob_api_ring_median(c->cpu_post, c->cpu_post_n);
-    double after = ob_api_ring_median(c->cpu_after, c->cpu_after_n);
-    double own = c->wait_sleep ? ob_api_ring_median(c->cpu_own, c->cpu_own_n) : 0.0;
-    double need = (before + after + own) / c->cpu_quota;
-    double wall = ob_api_least_wall_peek(c, compute);
+    double before, after, own, need, wall;
+
+    if (!(c->cpu_quota > 0.0)) {
+        return compute;
+    }
+    before = (double) (cpu_now - c->cpu_begin_ns - c->cpu_blocked_ns) * 1e-9
+             + ob_api_ring_median(c->cpu_post, c->cpu_post_n);
+    after = ob_api_ring_median(c->cpu_after, c->cpu_after_n);
+    own = c->wait_sleep ? ob_api_ring_median(c->cpu_own, c->cpu_own_n) : 0.0;
+    need = (before + after + own) / c->cpu_quota;
+    wall = ob_api_least_wall_peek(c, compute);
 
     return need > wall ? need : wall;
 }
@@ -216,6 +251,7 @@ void ob_api_step_close(struct omnibatch_context *c)
         ob_hook_note_step(&note);
     }
     if (compute >= 0.0 && c->cpu_plan && c->reductions > 0) {
+        ob_api_quota_reread(c, now);
         compute = ob_api_quota_compute(c, compute);
     }
     /* Warm-up steps (cold caches, lazy allocation, first-touch) would teach

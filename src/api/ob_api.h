@@ -26,6 +26,8 @@
 #define OB_API_CPU_AFTER 8
 /** Under a CPU quota: the steps at one batch before their least compute counts. */
 #define OB_API_WALL_MIN 3
+/** Under a CPU quota: nanoseconds between two reads of it (a platform may resize it). */
+#define OB_API_QUOTA_REREAD_NS 1000000000ULL
 
 /** OMNIBATCH_REACT: exchanges brought forward in a row at most (then the period applies). */
 #define OB_API_MAX_EARLY 4
@@ -130,6 +132,7 @@ struct omnibatch_context {
      * of the step whatever its compute measured (ob_api_step_close()). */
     double cpu_quota;
     int cpu_plan;                /* OMNIBATCH_CPU_QUOTA: plan on it (a quota and the setting on) */
+    uint64_t quota_read_ns;      /* when cpu_quota was read (again every OB_API_QUOTA_REREAD_NS) */
     uint64_t cpu_begin_ns;
     uint64_t cpu_blocked_ns;
     uint64_t cpu_reduced_ns;     /* at the end of the step's last gradient allreduce */

@@ -206,10 +206,10 @@ static const ob_var ob_vars[] = {
                  "sleeps, all do (a blocking allreduce does not match a nonblocking one)." },
     { .name = "OMNIBATCH_CPU_QUOTA", .default_value = "on", .kind = OB_VAR_BOOL, .offset = OB_OFF(cpu_quota),
       .meaning = "On: a rank under a CPU quota (cgroup v1 cpu.cfs_quota_us, v2 cpu.max, read at "
-                 "omnibatch_create) also measures its CPU time per step, outside its waits for the "
-                 "other ranks, and the controller plans on that CPU time over the quota (or on the "
-                 "least compute of its last steps at its batch, where that is longer); off: on its "
-                 "compute alone." },
+                 "omnibatch_create and again every second, so that a resized one is followed) also "
+                 "measures its CPU time per step, outside its waits for the other ranks, and the "
+                 "controller plans on that CPU time over the quota (or on the least compute of its "
+                 "last steps at its batch, where that is longer); off: on its compute alone." },
     { .name = "OMNIBATCH_POOL", .default_value = "on", .kind = OB_VAR_BOOL, .offset = OB_OFF(pool),
       .meaning = "On: a rank whose time per sample lies among those of " OB_STR(OB_POOL_MIN_RANKS)
                  " or more ranks (bins 1.25x wide) is planned on its own model shrunk towards their mean, as far "

@@ -10,8 +10,11 @@
  * plan gives rank 1 the least batch.  Its compute alone shows the quota
  * only when the throttling falls inside the markers.  Prints the mean step
  * of the second half of the run and the plan at the end ("plan: b0 b1").
+ * With FILE AT LINE, rank 1 writes LINE into FILE (its group's quota) before
+ * step AT: a quota resized mid-run; SAMPLE_MS and UPDATE_MS replace the
+ * defaults.
  *
- * Usage: mpi_api_quota STEPS
+ * Usage: mpi_api_quota STEPS [FILE AT LINE [SAMPLE_MS UPDATE_MS]]
  */
 #include "config.h"
 
@@ -59,6 +62,11 @@ int main(int argc, char **argv)
 {
     omnibatch_t ctx = NULL;
     long steps = argc > 1 ? strtol(argv[1], NULL, 10) : 0;
+    const char *file = argc > 4 ? argv[2] : NULL;
+    long at = argc > 4 ? strtol(argv[3], NULL, 10) : -1;
+    const char *line = argc > 4 ? argv[4] : NULL;
+    const double sample_ms = argc > 6 ? strtod(argv[5], NULL) : SAMPLE_MS;
+    const double update_ms = argc > 6 ? strtod(argv[6], NULL) : UPDATE_MS;
     long plan[2] = { 0, 0 };
     float g[64] = { 0 };
     int rank, size;
@@ -69,7 +77,7 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (2 != size || steps < 10) {
         if (0 == rank) {
-            fprintf(stderr, "usage: mpirun -np 2 mpi_api_quota STEPS (>= 10)\n");
+            fprintf(stderr, "usage: mpirun -np 2 mpi_api_quota STEPS (>= 10) [FILE AT LINE [SAMPLE_MS UPDATE_MS]]\n");
         }
         MPI_Finalize();
         return 2;
@@ -81,12 +89,20 @@ int main(int argc, char **argv)
         if (steps / 2 == k) {
             t_half = MPI_Wtime();
         }
+        if (1 == rank && at == k) {
+            FILE *f = fopen(file, "w");
+
+            if (NULL == f || fprintf(f, "%s\n", line) < 0 || 0 != fclose(f)) {
+                fprintf(stderr, "mpi_api_quota: cannot write '%s' into %s\n", line, file);
+                MPI_Abort(MPI_COMM_WORLD, 1);
+            }
+        }
         check(omnibatch_next_step(ctx, &st), "omnibatch_next_step");
         check(omnibatch_compute_begin(ctx), "omnibatch_compute_begin");
-        spin_cpu(SAMPLE_MS * (double) st.count);
+        spin_cpu(sample_ms * (double) st.count);
         check(omnibatch_compute_end(ctx), "omnibatch_compute_end");
         check(omnibatch_allreduce_gradient(ctx, MPI_IN_PLACE, g, 64, MPI_FLOAT), "omnibatch_allreduce_gradient");
-        spin_cpu(UPDATE_MS);
+        spin_cpu(update_ms);
     }
     check(omnibatch_get_plan(ctx, plan, 2), "omnibatch_get_plan");
     if (0 == rank) {

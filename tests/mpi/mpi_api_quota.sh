@@ -3,7 +3,14 @@
 # cgroup of 0.2 core (v1 cpu.cfs_quota_us or v2 cpu.max, whichever is
 # writable), rank 0 free; the controller must give rank 1 at most LEAST of
 # the global batch of 100 at the end (the best plan gives it 1; the equal
-# plan 50).  Skipped (77) where no cgroup cpu controller is writable (not
+# plan 50).  Then a quota resized mid-run, as a platform resizes a
+# container: both ranks at 0.5 core, most of the CPU in the compute (0.2 ms
+# a sample, 2 ms of update), until rank 1 cuts its own quota to 0.1 core
+# before step CHANGE_AT of CHANGE_STEPS; the best plan then gives rank 1 10
+# of 100, and it must hold at most CHANGE_MOST at the end.  The quota is
+# read again every second; read once at omnibatch_create, the plan stayed
+# near 50/50 and the step took 110-130 ms instead of 40.  Skipped (77)
+# where no cgroup cpu controller is writable (not
 # root, a container), and on a launcher that does not say each rank's number.
 # Both ranks' groups weigh far more than other processes (v1 cpu.shares, v2
 # cpu.weight): under `make -j2 check` another test's ranks may poll on both
@@ -13,6 +20,9 @@ set -eu
 prog="${top_builddir:-.}/tests/mpi/mpi_api_quota"
 LEAST=10
 STEPS=80
+CHANGE_STEPS=100
+CHANGE_AT=40
+CHANGE_MOST=20
 v1=/sys/fs/cgroup/cpu
 v2=/sys/fs/cgroup
 group=
@@ -41,11 +51,16 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM HUP
 mkdir "$free" || { echo "FAIL: cannot make $free"; exit 1; }
+# quota_line US: what a quota file takes for US microseconds a 100 ms period
+# (-1: none).
 if [ v1 = "$kind" ]; then
-    echo 100000 > "$group/cpu.cfs_period_us" && echo 20000 > "$group/cpu.cfs_quota_us"
+    qfile=cpu.cfs_quota_us
+    quota_line() { echo "$1"; }
+    echo 100000 > "$group/cpu.cfs_period_us" && echo 100000 > "$free/cpu.cfs_period_us"
     echo 262144 > "$group/cpu.shares" && echo 262144 > "$free/cpu.shares"
 else
-    echo "20000 100000" > "$group/cpu.max"
+    qfile=cpu.max
+    quota_line() { if [ "$1" -lt 0 ]; then echo "max 100000"; else echo "$1 100000"; fi; }
     echo 10000 > "$group/cpu.weight" && echo 10000 > "$free/cpu.weight"
 fi
 # Rank 1 joins the quota's group, rank 0 the other, then each runs the program.
@@ -58,18 +73,32 @@ echo \$\$ > "\$g/cgroup.procs" || exit 1
 exec "\$@"
 JOIN
 chmod +x "$dir/join"
-rc=0
-"${top_srcdir:-.}/tests/mpirun.sh" 2 "$dir/join" "$prog" "$STEPS" > "$dir/out" 2>&1 || rc=$?
-cat "$dir/out"
-if grep -q "the launcher does not say the rank" "$dir/out"; then
-    echo "mpi_api_quota: skipped"
-    exit 77
-fi
-[ 0 -eq "$rc" ] || { echo "FAIL: mpi_api_quota exited $rc"; exit 1; }
-b1=$(sed -n 's/^plan: [0-9]* \([0-9]*\)$/\1/p' "$dir/out")
-[ -n "$b1" ] || { echo "FAIL: no plan line"; exit 1; }
-if [ "$b1" -gt "$LEAST" ]; then
-    echo "FAIL: the rank under a 0.2-core quota holds $b1 of 100 samples at the end (expected at most $LEAST)"
-    exit 1
-fi
-echo "mpi_api_quota: the rank under a 0.2-core quota holds $b1 of 100 samples (at most $LEAST)"
+# run WHAT US1 US0 STEPS MOST [ARGS]: the quotas of rank 1 and rank 0 at the
+# start, the program with STEPS and ARGS; rank 1's batch at the end must be
+# at most MOST.
+run() {
+    what=$1
+    quota_line "$2" > "$group/$qfile"
+    quota_line "$3" > "$free/$qfile"
+    steps=$4
+    most=$5
+    shift 5
+    rc=0
+    "${top_srcdir:-.}/tests/mpirun.sh" 2 "$dir/join" "$prog" "$steps" "$@" > "$dir/out" 2>&1 || rc=$?
+    cat "$dir/out"
+    if grep -q "the launcher does not say the rank" "$dir/out"; then
+        echo "mpi_api_quota: skipped"
+        exit 77
+    fi
+    [ 0 -eq "$rc" ] || { echo "FAIL: mpi_api_quota ($what) exited $rc"; exit 1; }
+    b1=$(sed -n 's/^plan: [0-9]* \([0-9]*\)$/\1/p' "$dir/out")
+    [ -n "$b1" ] || { echo "FAIL: no plan line ($what)"; exit 1; }
+    if [ "$b1" -gt "$most" ]; then
+        echo "FAIL: $what: rank 1 holds $b1 of 100 samples at the end (expected at most $most)"
+        exit 1
+    fi
+    echo "mpi_api_quota: $what: rank 1 holds $b1 of 100 samples (at most $most)"
+}
+run "rank 1 at 0.2 core, rank 0 free" 20000 -1 "$STEPS" "$LEAST"
+run "both at 0.5 core, rank 1 at 0.1 from step $CHANGE_AT" 50000 50000 "$CHANGE_STEPS" "$CHANGE_MOST" \
+    "$group/$qfile" "$CHANGE_AT" "$(quota_line 10000)" 0.2 2
