@@ -316,11 +316,13 @@ int ob_api_next_begin(struct omnibatch_context *c, uint64_t now)
      * first gradient allreduce: the whole step where the last step had that
      * one call, and every rank knows it (each call is a collective).  With
      * several calls a step (a bucketed code) the compute after the first
-     * would be missing, and at the first measured step nothing says how
-     * many come: both leave the exchange, and REACT's flag, to
-     * omnibatch_next_step, on the whole step.  A warm-up step's look adds
-     * nothing to the model, whatever it misses. */
-    if (OB_API_NEXT_NONE == kind || (1 != c->last_reductions && c->step.global_step >= c->opt.warmup)) {
+     * would be missing: the exchange, and REACT's flag, are left to
+     * omnibatch_next_step, on the whole step.  The first step, which has
+     * none before it, starts it here (warm-up by default, and then its look
+     * adds nothing to the model).  Only what every rank shares decides:
+     * warmup may differ between ranks, and a rank that started the
+     * collective here while another waited for it in next_step hung both. */
+    if (OB_API_NEXT_NONE == kind || (1 != c->last_reductions && c->step.global_step > 0)) {
         return OB_API_NEXT_NONE;
     }
     /* The distributed decision keeps its collectives in next_step (REACT's

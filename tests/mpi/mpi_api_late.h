@@ -191,12 +191,49 @@ START_TEST(test_compute_after_the_first_call_counts)
 }
 END_TEST
 
+/* Whether a step's first gradient allreduce starts the next step's
+ * collective must not hang on what each rank sets for itself: warmup may
+ * differ between ranks, and deciding on it, a rank with warmup 0 left step
+ * 1's collective to next_step while one with warmup 2 had started it (a
+ * hang polling, MPI_ERR_TRUNCATE asleep).  One and then two gradient calls
+ * a step. */
+START_TEST(test_ranks_with_their_own_warmup)
+{
+    const int r = mpi_rank();
+
+    for (int calls = 1; calls <= 2; calls++) {
+        omnibatch_options opt;
+        omnibatch_t ctx = NULL;
+
+        OB_CK_OK(omnibatch_options_init(&opt));
+        opt.warmup = 0 == r ? 0 : 2;
+        OB_CK_OK(omnibatch_create(MPI_COMM_WORLD, 16L * mpi_size(), 1000000, &opt, &ctx));
+        for (long k = 0; k < 8; k++) {
+            omnibatch_step st;
+            double g[2] = { 1.0, 2.0 }, sum[2] = { 0.0, 0.0 };
+
+            OB_CK_OK(omnibatch_next_step(ctx, &st));
+            split_nap((double) st.count * 0.1);
+            for (int c = 0; c < calls; c++) {
+                OB_CK_OK(omnibatch_allreduce_gradient(ctx, &g[c], &sum[c], 1, MPI_DOUBLE));
+            }
+            /* Every rank's gradient the same: the global batch's is it. */
+            for (int c = 0; c < calls; c++) {
+                ck_assert_double_eq_tol(sum[c], g[c], 1e-12);
+            }
+        }
+        OB_CK_OK(omnibatch_destroy(&ctx));
+    }
+}
+END_TEST
+
 /* All into \p tc (whose ranks poll or sleep). */
 static inline void late_add_tests(TCase *tc)
 {
     tcase_add_test(tc, test_a_late_rank_holds_nobody_at_the_next_step);
     tcase_add_test(tc, test_a_late_rank_holds_nobody_after_a_change_of_speed);
     tcase_add_test(tc, test_compute_after_the_first_call_counts);
+    tcase_add_test(tc, test_ranks_with_their_own_warmup);
 }
 
 #endif /* MPI_API_LATE_H */
