@@ -11,8 +11,11 @@
  * Layout: an ob_state_header, then nranks ob_state_entry, in rank order,
  * in the byte order and type sizes of the host that wrote it (the header
  * says which; a blob from another kind of host is refused, not misread).
- * The header's checksum (FNV-1a 64 over every entry's bytes) catches a
- * truncated or damaged file.  A blob need not be aligned: entries are
+ * The header's checksum (FNV-1a 64 over the header, its checksum field
+ * zero, and every entry's bytes) catches a truncated or damaged file, and
+ * ranks that agree on it agree on where the data stand (version 1 left the
+ * header out: ranks handed states of different steps resumed at different
+ * steps, and their collectives no longer matched).  A blob need not be aligned: entries are
  * copied out (ob_state_entry_get()).
  *
  * Restart at another number of ranks.  The data position does not depend
@@ -35,7 +38,7 @@
 /** First bytes of a state blob. */
 #define OB_STATE_MAGIC "OBSTATE"
 /** Layout version; a blob of another version is refused. */
-#define OB_STATE_VERSION 1u
+#define OB_STATE_VERSION 2u
 /** Written as a uint32_t: reads back as this on a host of the same byte order only. */
 #define OB_STATE_BYTE_ORDER 0x01020304u
 /** Bytes of a host name kept (with its NUL). */
@@ -52,7 +55,7 @@ typedef struct ob_state_header {
     int64_t dataset_size;        /* N */
     int64_t next_step;           /* the next global step to hand out */
     uint64_t seed;               /* of the epochs' permutation */
-    uint64_t checksum;           /* FNV-1a 64 of the entries' bytes */
+    uint64_t checksum;           /* FNV-1a 64 of the header (this field 0) and the entries */
 } ob_state_header;
 
 typedef struct ob_state_entry {

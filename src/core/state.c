@@ -15,15 +15,24 @@ size_t ob_state_size(int nranks)
     return sizeof(ob_state_header) + (size_t) (nranks > 0 ? nranks : 0) * sizeof(ob_state_entry);
 }
 
-static uint64_t ob_state_checksum(const unsigned char *p, size_t n)
+static uint64_t ob_state_fnv(uint64_t h, const unsigned char *p, size_t n)
 {
-    uint64_t h = UINT64_C(0xcbf29ce484222325);
-
     for (size_t k = 0; k < n; k++) {
         h ^= p[k];
         h *= UINT64_C(0x100000001b3);
     }
     return h;
+}
+
+/* The checksum of a blob of \p size bytes whose header is \p header: the
+ * header with its checksum field 0, then the entries. */
+static uint64_t ob_state_checksum(const ob_state_header *header, const void *buf, size_t size)
+{
+    ob_state_header h = *header;
+
+    h.checksum = 0;
+    return ob_state_fnv(ob_state_fnv(UINT64_C(0xcbf29ce484222325), (const unsigned char *) &h, sizeof h),
+                        (const unsigned char *) buf + sizeof h, size - sizeof h);
 }
 
 void ob_state_finish(void *buf, int nranks, long global_batch, long dataset_size, long next_step,
@@ -41,7 +50,7 @@ void ob_state_finish(void *buf, int nranks, long global_batch, long dataset_size
     h.dataset_size = dataset_size;
     h.next_step = next_step;
     h.seed = seed;
-    h.checksum = ob_state_checksum((const unsigned char *) buf + sizeof h, (size_t) nranks * sizeof(ob_state_entry));
+    h.checksum = ob_state_checksum(&h, buf, ob_state_size(nranks));
     memcpy(buf, &h, sizeof h);
 }
 
@@ -73,7 +82,7 @@ int ob_state_check(const void *buf, size_t size, ob_state_header *h)
         return ob_fail(OMNIBATCH_ERR_ARG, "state of %zu bytes: expected %zu for its %lld ranks (truncated?)", size,
                        ob_state_size((int) h->nranks), (long long) h->nranks);
     }
-    if (ob_state_checksum((const unsigned char *) buf + sizeof *h, size - sizeof *h) != h->checksum) {
+    if (ob_state_checksum(h, buf, size) != h->checksum) {
         return ob_fail(OMNIBATCH_ERR_ARG, "state: checksum mismatch: the state is damaged");
     }
     return OMNIBATCH_SUCCESS;
