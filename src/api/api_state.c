@@ -186,13 +186,17 @@ static int ob_state_same_ranks(const struct omnibatch_context *c, const ob_state
     return 1;
 }
 
-/* The same ranks: their saved plan, if it still fits the bounds.  1 when
+/* The same ranks: their saved plan, if it still fits the bounds and the
+ * granularity (at most one rank off a multiple of it, carrying the rest of
+ * the global batch, as the planner keeps it: a run restarted at another
+ * granularity kept the old plan, for good where it does not adapt).  1 when
  * it was taken (or *rc says why nothing could be), 0 when the models must
  * decide. */
 static int ob_state_saved_plan(struct omnibatch_context *c, const void *buf, int *rc)
 {
     const int P = c->nranks;
     long *plan = malloc((size_t) P * sizeof *plan);
+    int odd = 0;
 
     if (NULL == plan) {
         *rc = ob_fail(OMNIBATCH_ERR_NOMEM, "omnibatch_set_state: no memory for %d ranks", P);
@@ -203,6 +207,11 @@ static int ob_state_saved_plan(struct omnibatch_context *c, const void *buf, int
 
         ob_state_entry_get(buf, i, &e);
         plan[i] = (long) e.plan;
+        odd += 0 != plan[i] % c->opt.granularity;
+    }
+    if (odd > 1) {
+        free(plan);
+        return 0;
     }
     *rc = ob_controller_set_plan(&c->ctl, plan);
     free(plan);
