@@ -303,6 +303,9 @@ int ob_api_dist_exchange(struct omnibatch_context *c, const ob_rank_record *mine
     if (OMNIBATCH_SUCCESS != rc || failed) {
         return rc;
     }
+    /* REACT's follow-ups after a change, which next_step asks the controller
+     * for (the same on every rank: d.changed is). */
+    ob_controller_note_decision(&c->ctl, d.changed);
     if (d.t_optimum > 0.0) {
         c->stats.predicted_step_s = d.t_next;
         c->stats.optimum_step_s = d.t_optimum;

@@ -588,6 +588,12 @@ int ob_controller_follow_up_due(const ob_controller *ctl)
     return ctl->follow_up || ctl->follow_left > 0;
 }
 
+void ob_controller_note_decision(ob_controller *ctl, int changed)
+{
+    ctl->follow_up = changed;
+    ob_controller_follow_window(ctl, changed);
+}
+
 uint64_t ob_controller_plan_hash(const ob_controller *ctl)
 {
     return ctl->plan_hash;

@@ -253,6 +253,14 @@ void ob_controller_advance(ob_controller *ctl, long steps);
  */
 int ob_controller_follow_up_due(const ob_controller *ctl);
 
+/**
+ * \brief Note a decision taken elsewhere (the distributed decision, which keeps its own
+ *        state): whether it moved the plan opens or runs down the window of follow-up
+ *        decisions ob_controller_follow_up_due() reports, as a decision of this controller
+ *        does.
+ */
+void ob_controller_note_decision(ob_controller *ctl, int changed);
+
 /** \brief Free what ob_controller_init() allocated. */
 void ob_controller_free(ob_controller *ctl);
 

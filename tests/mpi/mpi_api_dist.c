@@ -178,6 +178,40 @@ START_TEST(test_distributed_react_exchanges_on_news_only)
 }
 END_TEST
 
+/* And after a change of plan, REACT's follow-ups: the next decisions come at
+ * once, as with the central planner (rank 0 four times slower, period 1000:
+ * 4 exchanges there); the distributed decision never asked for them (1). */
+START_TEST(test_distributed_react_follows_a_change_up)
+{
+    const int P = mpi_size();
+    const long B = 16L * P;
+    const long steps = steps_to_run();
+    omnibatch_options opt;
+    omnibatch_t ctx = NULL;
+    omnibatch_step s;
+    omnibatch_stats st;
+    double grad[4] = { 1.0, 1.0, 1.0, 1.0 };
+
+    OB_CK_OK(omnibatch_options_init(&opt));
+    opt.adaptive = 1;
+    opt.period = 1000;
+    opt.warmup = 1;
+    OB_CK_OK(omnibatch_create(MPI_COMM_WORLD, B, 50 * B + 6, &opt, &ctx));
+    for (long t = 0; t < steps; t++) {
+        OB_CK_OK(omnibatch_next_step(ctx, &s));
+        sleep_ns(s.count * (0 == mpi_rank() ? 1200000L : 300000L));
+        OB_CK_OK(omnibatch_allreduce_gradient(ctx, MPI_IN_PLACE, grad, 4, MPI_DOUBLE));
+    }
+    OB_CK_OK(omnibatch_get_stats(ctx, &st));
+    if (P > 1 && P <= OB_QUIET_RANKS && steps >= 12) {
+        ck_assert_int_gt(st.changes, 0);
+        ck_assert_msg(st.exchanges >= 3, "%ld exchanges after a change of plan, %ld changes", (long) st.exchanges,
+                      (long) st.changes);
+    }
+    OB_CK_OK(omnibatch_destroy(&ctx));
+}
+END_TEST
+
 int main(int argc, char **argv)
 {
     Suite *s;
@@ -190,6 +224,7 @@ int main(int argc, char **argv)
     tcase_set_timeout(tc, 100);
     tcase_add_test(tc, test_distributed_decision_agrees_everywhere);
     tcase_add_test(tc, test_distributed_react_exchanges_on_news_only);
+    tcase_add_test(tc, test_distributed_react_follows_a_change_up);
     suite_add_tcase(s, tc);
     status = mpi_run_suite(s);
     MPI_Finalize();
