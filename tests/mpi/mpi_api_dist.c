@@ -136,20 +136,15 @@ END_TEST
 /* Ranks up to which a run's steps are steady enough to count its exchanges. */
 #define OB_QUIET_RANKS 4
 
-/* OMNIBATCH_REACT with the distributed decision: an exchange is brought
- * forward by news (a model's first sample, a confirmed change of speed) and
- * the follow-ups of a change, not at every step.  The news was never
- * cleared on this path, so after the first sample every step opened with a
- * whole decision (22 exchanges in 24 steps at period 1000). */
-START_TEST(test_distributed_react_exchanges_on_news_only)
+/* OB_DIST_STEPS steps of a context with REACT on (the default) at period
+ * 1000, rank 0 taking \p rank0_ns a sample and the others 0.3 ms: its
+ * stats. */
+static void react_run(long rank0_ns, omnibatch_stats *st)
 {
-    const int P = mpi_size();
-    const long B = 16L * P;
-    const long steps = steps_to_run();
+    const long B = 16L * mpi_size();
     omnibatch_options opt;
     omnibatch_t ctx = NULL;
     omnibatch_step s;
-    omnibatch_stats st;
     double grad[4] = { 1.0, 1.0, 1.0, 1.0 };
 
     OB_CK_OK(omnibatch_options_init(&opt));
@@ -158,23 +153,36 @@ START_TEST(test_distributed_react_exchanges_on_news_only)
     opt.period = 1000;
     opt.warmup = 1;
     OB_CK_OK(omnibatch_create(MPI_COMM_WORLD, B, 50 * B + 6, &opt, &ctx));
-    for (long t = 0; t < steps; t++) {
+    for (long t = 0; t < steps_to_run(); t++) {
         OB_CK_OK(omnibatch_next_step(ctx, &s));
-        sleep_ns(s.count * 300000L);
+        sleep_ns(s.count * (0 == mpi_rank() ? rank0_ns : 300000L));
         OB_CK_OK(omnibatch_allreduce_gradient(ctx, MPI_IN_PLACE, grad, 4, MPI_DOUBLE));
     }
-    OB_CK_OK(omnibatch_get_stats(ctx, &st));
+    OB_CK_OK(omnibatch_get_stats(ctx, st));
+    OB_CK_OK(omnibatch_destroy(&ctx));
+}
+
+/* OMNIBATCH_REACT with the distributed decision: an exchange is brought
+ * forward by news (a model's first sample, a confirmed change of speed) and
+ * the follow-ups of a change, not at every step.  The news was never
+ * cleared on this path, so after the first sample every step opened with a
+ * whole decision (22 exchanges in 24 steps at period 1000). */
+START_TEST(test_distributed_react_exchanges_on_news_only)
+{
+    const long steps = steps_to_run();
+    omnibatch_stats st;
+
+    react_run(300000L, &st);
     /* The first sample's exchange came early (none is due before step 1000). */
     ck_assert_int_ge(st.early_exchanges, 1);
     ck_assert_int_eq(st.exchanges, st.early_exchanges);
     /* Equal speeds: the first exchange, and a change's follow-ups if noise
      * moved the plan; oversubscribed beyond a few ranks the scheduler's
      * noise confirms changes of speed, and only the above is asserted. */
-    if (P <= OB_QUIET_RANKS && steps >= 12) {
+    if (mpi_size() <= OB_QUIET_RANKS && steps >= 12) {
         ck_assert_msg(st.exchanges <= steps / 2, "%ld exchanges in %ld steps at period 1000",
                       (long) st.exchanges, steps);
     }
-    OB_CK_OK(omnibatch_destroy(&ctx));
 }
 END_TEST
 
@@ -184,31 +192,14 @@ END_TEST
 START_TEST(test_distributed_react_follows_a_change_up)
 {
     const int P = mpi_size();
-    const long B = 16L * P;
-    const long steps = steps_to_run();
-    omnibatch_options opt;
-    omnibatch_t ctx = NULL;
-    omnibatch_step s;
     omnibatch_stats st;
-    double grad[4] = { 1.0, 1.0, 1.0, 1.0 };
 
-    OB_CK_OK(omnibatch_options_init(&opt));
-    opt.adaptive = 1;
-    opt.period = 1000;
-    opt.warmup = 1;
-    OB_CK_OK(omnibatch_create(MPI_COMM_WORLD, B, 50 * B + 6, &opt, &ctx));
-    for (long t = 0; t < steps; t++) {
-        OB_CK_OK(omnibatch_next_step(ctx, &s));
-        sleep_ns(s.count * (0 == mpi_rank() ? 1200000L : 300000L));
-        OB_CK_OK(omnibatch_allreduce_gradient(ctx, MPI_IN_PLACE, grad, 4, MPI_DOUBLE));
-    }
-    OB_CK_OK(omnibatch_get_stats(ctx, &st));
-    if (P > 1 && P <= OB_QUIET_RANKS && steps >= 12) {
+    react_run(1200000L, &st);
+    if (P > 1 && P <= OB_QUIET_RANKS && steps_to_run() >= 12) {
         ck_assert_int_gt(st.changes, 0);
         ck_assert_msg(st.exchanges >= 3, "%ld exchanges after a change of plan, %ld changes", (long) st.exchanges,
                       (long) st.changes);
     }
-    OB_CK_OK(omnibatch_destroy(&ctx));
 }
 END_TEST
 
