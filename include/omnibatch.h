@@ -354,9 +354,9 @@ OMNIBATCH_EXPORT int omnibatch_get_stats(omnibatch_t ctx, omnibatch_stats *stats
  * OMNIBATCH_PRIOR_CORES, else 1): the prior, in the known ranks' units.
  *
  * The blob is in the byte order and type sizes of the host that wrote it
- * and carries a checksum (of its header too): a blob from another kind of host, of another
- * version, truncated or damaged is refused with OMNIBATCH_ERR_ARG, never
- * misread.
+ * and carries a checksum (of its header too): a blob from another kind of
+ * host, of another version, truncated or damaged is refused with
+ * OMNIBATCH_ERR_ARG, never misread.
  * @{
  */
 

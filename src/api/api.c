@@ -21,10 +21,10 @@
 #include "ob_api.h"
 #include "ob_config.h"
 #include "ob_cpuquota.h"
-#include "ob_timing.h"
 #include "ob_error.h"
 #include "ob_log.h"
 #include "ob_shard.h"
+#include "ob_timing.h"
 #include "ob_topology.h"
 
 OMNIBATCH_EXPORT int omnibatch_options_init(omnibatch_options *opt)

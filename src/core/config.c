@@ -114,10 +114,9 @@ static const ob_var ob_vars[] = {
     { .name = "OMNIBATCH_REACT", .default_value = "on", .kind = OB_VAR_BOOL, .offset = OB_OFF(react),
       .meaning = "On: a rank whose step time changed for good (or was first measured, or a plan still "
                  "moving) brings the next exchange forward to the next step, at the cost of one small "
-                 "collective per step "
-                 "started with the gradient allreduce (the records' allgather where ranks poll, nothing "
-                 "more where they wait asleep, a one-integer allreduce with the distributed decision); "
-                 "off: exchanges only every OMNIBATCH_PERIOD steps." },
+                 "collective per step started with the gradient allreduce (the records' allgather "
+                 "where ranks poll, nothing more where they wait asleep, a one-integer allreduce with "
+                 "the distributed decision); off: exchanges only every OMNIBATCH_PERIOD steps." },
     { .name = "OMNIBATCH_WARMUP", .default_value = OB_STR(OB_DEFAULT_WARMUP),
       .kind = OB_VAR_LONG, .offset = OB_OFF(warmup), .min = 0, .max = OB_CONFIG_STEPS_LIMIT,
       .meaning = "First steps not measured (cold caches, lazy initialisation)." },

@@ -467,7 +467,7 @@ static int ob_controller_probe_rank(ob_controller *ctl, int i, long probe, long 
     return 1;
 }
 
-static int ob_controller_probe(ob_controller *ctl)
+int ob_controller_probe_parked(ob_controller *ctl)
 {
     long g = ctl->params.granularity > 0 ? ctl->params.granularity : 1;
     long probe = OB_CTL_PROBE_GRANULES * g;
@@ -554,7 +554,7 @@ int ob_controller_update(ob_controller *ctl, const ob_rank_record *records, ob_d
         ctl->bounds[i].lo = ctl->models[i].lo;
         ctl->bounds[i].hi = ctl->models[i].hi;
     }
-    (void) ob_controller_probe(ctl);
+    (void) ob_controller_probe_parked(ctl);
     ctl->decisions++;
     ctl->changes += dec.changed;
     ctl->last = dec;
@@ -593,11 +593,6 @@ void ob_controller_note_decision(ob_controller *ctl, int changed)
 {
     ctl->follow_up = changed;
     ob_controller_follow_window(ctl, changed);
-}
-
-int ob_controller_probe_parked(ob_controller *ctl)
-{
-    return ob_controller_probe(ctl);
 }
 
 uint64_t ob_controller_plan_hash(const ob_controller *ctl)

@@ -266,7 +266,7 @@ void ob_controller_note_decision(ob_controller *ctl, int changed);
  *        controller holds: count the parked ranks' steps since the last decision
  *        (ob_controller_advance()) and give a probe to those whose gap is over, as
  *        ob_controller_update() does.  O(P); the same plan on every rank holding the same.
- * eturn 1 when the plan moved (a probe), 0 otherwise.
+ * \return 1 when the plan moved (a probe), 0 otherwise.
  */
 int ob_controller_probe_parked(ob_controller *ctl);
 

@@ -15,8 +15,8 @@
  * zero, and every entry's bytes) catches a truncated or damaged file, and
  * ranks that agree on it agree on where the data stand (version 1 left the
  * header out: ranks handed states of different steps resumed at different
- * steps, and their collectives no longer matched).  A blob need not be aligned: entries are
- * copied out (ob_state_entry_get()).
+ * steps, and their collectives no longer matched).  A blob need not be
+ * aligned: entries are copied out (ob_state_entry_get()).
  *
  * Restart at another number of ranks.  The data position does not depend
  * on P: step k of an epoch covers positions k*B .. k*B + B - 1 of the

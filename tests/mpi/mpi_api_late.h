@@ -33,11 +33,15 @@
 #define LATE_CHANGE 5
 #define LATE_SLOWER 20
 
-static inline void late_nap(int times)
+/* Sleep \p ms milliseconds. */
+static inline void late_nap(double ms)
 {
-    const struct timespec ts = { 0, 1000000L * times };
+    struct timespec ts;
 
-    nanosleep(&ts, NULL);
+    ts.tv_sec = (time_t) (ms / 1000.0);
+    ts.tv_nsec = (long) ((ms - 1000.0 * (double) ts.tv_sec) * 1e6);
+    while (0 != nanosleep(&ts, &ts)) {
+    }
 }
 
 /* \p change: whether rank 0 slows down at step LATE_CHANGE. */
@@ -138,16 +142,6 @@ END_TEST
 #define SPLIT_MS_PER_SAMPLE 2.0      /* 32 ms a step: long against a crowded machine's wake delays */
 #define SPLIT_MOST_OFF 0.25      /* most a rank's batch may be off its equal share */
 
-static inline void split_nap(double ms)
-{
-    struct timespec ts;
-
-    ts.tv_sec = (time_t) (ms / 1000.0);
-    ts.tv_nsec = (long) ((ms - 1000.0 * (double) ts.tv_sec) * 1e6);
-    while (0 != nanosleep(&ts, &ts)) {
-    }
-}
-
 START_TEST(test_compute_after_the_first_call_counts)
 {
     const int P = mpi_size(), r = mpi_rank();
@@ -166,9 +160,9 @@ START_TEST(test_compute_after_the_first_call_counts)
         double g[2] = { 1.0, 2.0 }, sum[2] = { 0.0, 0.0 };
 
         OB_CK_OK(omnibatch_next_step(ctx, &st));
-        split_nap((double) st.count * SPLIT_MS_PER_SAMPLE * (0 == r ? 1.0 : 0.125));
+        late_nap((double) st.count * SPLIT_MS_PER_SAMPLE * (0 == r ? 1.0 : 0.125));
         OB_CK_OK(omnibatch_allreduce_gradient(ctx, &g[0], &sum[0], 1, MPI_DOUBLE));
-        split_nap((double) st.count * SPLIT_MS_PER_SAMPLE * (0 == r ? 0.0 : 0.875));
+        late_nap((double) st.count * SPLIT_MS_PER_SAMPLE * (0 == r ? 0.0 : 0.875));
         OB_CK_OK(omnibatch_allreduce_gradient(ctx, &g[1], &sum[1], 1, MPI_DOUBLE));
         OB_CK_OK(omnibatch_get_plan(ctx, plan, P));
         for (int i = 0; i < P; i++) {
@@ -213,7 +207,7 @@ START_TEST(test_ranks_with_their_own_warmup)
             double g[2] = { 1.0, 2.0 }, sum[2] = { 0.0, 0.0 };
 
             OB_CK_OK(omnibatch_next_step(ctx, &st));
-            split_nap((double) st.count * 0.1);
+            late_nap((double) st.count * 0.1);
             for (int c = 0; c < calls; c++) {
                 OB_CK_OK(omnibatch_allreduce_gradient(ctx, &g[c], &sum[c], 1, MPI_DOUBLE));
             }
