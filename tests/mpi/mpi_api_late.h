@@ -136,11 +136,16 @@ END_TEST
  * 0 computing before the first call and the others mostly between the two:
  * decided on that look, the plan gave rank 0 the most (22/13/13 from step
  * 4 at period 4 with REACT off) or the least (2/23/23 at the first
- * exchange, step 2); decided on the whole step, it stays near equal. */
+ * exchange, step 2: rank 0 got 3, 2 and 2 at 2-4 ranks, 81-87% off);
+ * decided on the whole step, it stays near equal.  Near, not at: the first
+ * plan comes from the first measured steps, and on a crowded machine a
+ * polling run delays one rank's wake from its nap by up to half a step (CI:
+ * 31% off at the exchange of step 4, at 3 and 4 ranks).  The bound lies
+ * between the two. */
 #define SPLIT_STEPS 12
 #define SPLIT_PER_RANK 16
 #define SPLIT_MS_PER_SAMPLE 2.0      /* 32 ms a step: long against a crowded machine's wake delays */
-#define SPLIT_MOST_OFF 0.25      /* most a rank's batch may be off its equal share */
+#define SPLIT_MOST_OFF 0.5       /* most a rank's batch may be off its equal share */
 
 START_TEST(test_compute_after_the_first_call_counts)
 {
