@@ -981,7 +981,8 @@ static int ob_decider_first_round(ob_decider *dc, ob_round_block *rb, ob_msg *ms
         ob_long_add(&msg->sums[ds->at], dc->k[i]);
         msg->sums[ds->at + 2] += !fits;
         ob_max_into(&msg->maxs[ds->at_max], r->a + r->b * ob_dwf_x(r, dc->level_oracle));
-        ob_max_into(&msg->maxs[ds->at_max + 1], r->a + r->b * (double) dc->current[i]);
+        /* A rank held at batch 0 (parked) does not compute (ob_plan_step_time()). */
+        ob_max_into(&msg->maxs[ds->at_max + 1], 0 == dc->current[i] ? 0.0 : r->a + r->b * (double) dc->current[i]);
     }
     /* The histogram needs the deficit's sign, which this very collective
      * tells: both signs' histograms would double it, so adding (floors never
@@ -1131,7 +1132,7 @@ static int ob_decider_final(ob_decider *dc, const long *next, ob_decision *d)
     }
     for (int i = 0; i < dc->blk.n; i++) {
         msg.sums[at] += next[i] != dc->current[i];
-        ob_max_into(&msg.maxs[at_max], dc->m[i].alpha + dc->m[i].beta * (double) next[i]);
+        ob_max_into(&msg.maxs[at_max], 0 == next[i] ? 0.0 : dc->m[i].alpha + dc->m[i].beta * (double) next[i]);
     }
     if (OMNIBATCH_SUCCESS != (rc = ob_msg_reduce(dc->comm, &msg))) {
         return rc;
@@ -1389,10 +1390,11 @@ static int ob_record_ok(const ob_rank_record *r)
            && r->mean_batch <= (double) OB_PLAN_MAX_BATCH && (long) r->lo == r->lo && (long) r->hi == r->hi;
 }
 
-/* A rank's time at batch b: its model's mean and deviation. */
+/* A rank's time at batch b, its model's mean: none at 0, where a parked
+ * rank does not compute (ob_controller_expected_step()). */
 static double ob_model_mean(const ob_rank_record *r, double b)
 {
-    return r->alpha + r->beta * b;
+    return 0.0 == b ? 0.0 : r->alpha + r->beta * b;
 }
 
 /* The next histogram of pooled speeds (ob_pool.h), on the first

@@ -259,6 +259,81 @@ START_TEST(test_decision_matches_central_on_random_sets)
 }
 END_TEST
 
+/* A rank at batch 0 (parked: lo = 0) does not compute, so it adds nothing
+ * to a plan's step time, in the plan held and in the candidate alike; the
+ * distributed decision charged it its fixed cost (a probed slow rank's
+ * alpha of 8 ms against a candidate of 3 ms in the field).  Random sets
+ * with slow ranks that may be parked, each decided from the plan the
+ * central planner reaches and from that plan with one parked rank given a
+ * probe (a granule taken from the largest batch), the way the controller
+ * probes. */
+START_TEST(test_a_parked_rank_adds_nothing_to_the_step)
+{
+    uint64_t s = 47;
+    int checked = 0, zeros = 0;
+
+    for (int t = 0; t < 3000; t++) {
+        problem pr;
+        ob_decision dc, dd;
+        long first[MAXP], next_c[MAXP], next_d[MAXP], offset[MAXP];
+        ob_dist_block blk;
+        int parked = -1, donor = 0;
+
+        random_problem(&s, &pr);
+        if (pr.P < 2) {
+            continue;
+        }
+        for (int i = 0; i < pr.P; i++) {
+            pr.m[i].lo = 0;
+            pr.m[i].hi = pr.B;
+            /* A quarter far slower, with a large fixed cost: parked at the optimum. */
+            if (0 == rng_range(&s, 0, 3) && i > 0) {
+                pr.m[i].alpha = 0.05 + 0.05 * rng_uniform(&s);
+                pr.m[i].beta *= 50.0;
+            }
+        }
+        if (!feasible(&pr)) {
+            continue;
+        }
+        pr.p.gain = 1.0;
+        ck_assert_msg(OMNIBATCH_SUCCESS == ob_plan_decide(&pr.p, pr.m, pr.P, pr.B, pr.current, first, NULL),
+                      "set %d: %s", t, ob_last_error());
+        for (int i = 0; i < pr.P; i++) {
+            parked = 0 == first[i] && parked < 0 ? i : parked;
+            donor = first[i] > first[donor] ? i : donor;
+        }
+        blk.n = pr.P;
+        blk.first = 0;
+        for (int probe = 0; probe <= (parked >= 0); probe++) {
+            double hint = 0.0;
+            ob_dist_comm c = one_comm();
+
+            memcpy(pr.current, first, (size_t) pr.P * sizeof first[0]);
+            if (probe) {
+                pr.current[parked] += pr.p.granularity;
+                pr.current[donor] -= pr.p.granularity;
+            }
+            ck_assert_int_eq(ob_plan_decide(&pr.p, pr.m, pr.P, pr.B, pr.current, next_c, &dc), OMNIBATCH_SUCCESS);
+            ck_assert_int_eq(ob_dist_plan_decide(&c, &pr.p, blk, pr.m, pr.P, pr.B, pr.current, next_d, offset,
+                                                 &hint, &dd), OMNIBATCH_SUCCESS);
+            assert_plan(&pr, next_d, offset);
+            ck_assert_msg(fabs(dd.t_current - dc.t_current) <= 1e-9 * dc.t_current,
+                          "set %d: the plan held costs %.17g s distributed, %.17g s central", t, dd.t_current,
+                          dc.t_current);
+            ck_assert_msg(fabs(dd.t_candidate - dc.t_candidate) <= 1e-9 * dc.t_candidate,
+                          "set %d: the candidate costs %.17g s distributed, %.17g s central", t, dd.t_candidate,
+                          dc.t_candidate);
+            ck_assert_int_eq(dd.changed, dc.changed);
+            checked++;
+        }
+        zeros += parked >= 0;
+    }
+    /* Both kinds of set were met, often. */
+    ck_assert_int_gt(checked, 2000);
+    ck_assert_int_gt(zeros, 300);
+}
+END_TEST
+
 /* Many ranks: the threshold search needs its later rounds, the level its kinks. */
 START_TEST(test_decision_matches_central_at_many_ranks)
 {
@@ -588,6 +663,41 @@ START_TEST(test_change_is_judged_on_the_whole_step)
 }
 END_TEST
 
+/* A probe that shows the parked rank as slow as before is taken back, as
+ * the central controller takes it back: parked again, the rank costs the
+ * step nothing.  Charged its fixed cost at batch 0, the parked plan looked
+ * 0.2% faster than the probe's and the probe stayed, every step. */
+START_TEST(test_a_probe_that_shows_a_slow_rank_is_taken_back)
+{
+    enum { P = 4 };
+    const long B = 64;
+    ob_planner_params p = { 1.0, 0.02, 1 };
+    ob_dist_state st;
+    ob_rank_record rec[P];
+    long plan[P] = { 1, 21, 21, 21 }, offset[P];
+    ob_dist_comm c = one_comm();
+    ob_decision d;
+
+    ck_assert_int_eq(ob_dist_init(&st, P, B, &p), OMNIBATCH_SUCCESS);
+    for (int i = 0; i < P; i++) {
+        memset(&rec[i], 0, sizeof rec[i]);
+        /* Rank 0: 50 ms of fixed cost, the others 1 ms. */
+        rec[i].alpha = 0 == i ? 0.05 : 0.001;
+        rec[i].beta = 0.0001;
+        rec[i].samples = 50;
+        rec[i].lo = 0;
+        rec[i].hi = B;
+        rec[i].rel_error = 0.001;
+        rec[i].mean_batch = (double) plan[i];
+    }
+    ck_assert_int_eq(ob_dist_update(&st, &c, (ob_dist_block) { P, 0 }, rec, plan, offset, &d, NULL),
+                     OMNIBATCH_SUCCESS);
+    ck_assert_int_eq(d.changed, 1);
+    ck_assert_int_eq(plan[0], 0);
+    ck_assert_double_lt(d.t_next, 0.01);
+}
+END_TEST
+
 static Suite *make_planner_dist_suite(void)
 {
     Suite *s = suite_create("planner_dist");
@@ -599,10 +709,12 @@ static Suite *make_planner_dist_suite(void)
     tcase_add_test(agree, test_level_matches_central_on_random_sets);
     tcase_add_test(agree, test_decision_matches_central_on_random_sets);
     tcase_add_test(agree, test_decision_matches_central_at_many_ranks);
+    tcase_add_test(agree, test_a_parked_rank_adds_nothing_to_the_step);
     tcase_add_test(agree, test_split_over_processes_gives_the_same_plan_bit_for_bit);
     tcase_add_test(agree, test_refusals_name_the_fault);
     tcase_add_test(ctl, test_distributed_controller_run_keeps_invariants_and_settles);
     tcase_add_test(ctl, test_change_is_judged_on_the_whole_step);
+    tcase_add_test(ctl, test_a_probe_that_shows_a_slow_rank_is_taken_back);
     tcase_add_test(ctl, test_decisions_take_at_most_eight_collectives);
     suite_add_tcase(s, agree);
     suite_add_tcase(s, ctl);
