@@ -467,7 +467,7 @@ static int ob_controller_probe_rank(ob_controller *ctl, int i, long probe, long 
     return 1;
 }
 
-static void ob_controller_probe(ob_controller *ctl)
+int ob_controller_probe_parked(ob_controller *ctl)
 {
     long g = ctl->params.granularity > 0 ? ctl->params.granularity : 1;
     long probe = OB_CTL_PROBE_GRANULES * g;
@@ -490,6 +490,7 @@ static void ob_controller_probe(ob_controller *ctl)
         ctl->follow_up = 1;
         ob_controller_rehash(ctl);
     }
+    return moved;
 }
 
 /* The records planned on: each pooled with its peers in the last
@@ -553,7 +554,7 @@ int ob_controller_update(ob_controller *ctl, const ob_rank_record *records, ob_d
         ctl->bounds[i].lo = ctl->models[i].lo;
         ctl->bounds[i].hi = ctl->models[i].hi;
     }
-    ob_controller_probe(ctl);
+    (void) ob_controller_probe_parked(ctl);
     ctl->decisions++;
     ctl->changes += dec.changed;
     ctl->last = dec;

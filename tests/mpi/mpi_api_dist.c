@@ -203,6 +203,47 @@ START_TEST(test_distributed_react_follows_a_change_up)
 }
 END_TEST
 
+/* A rank parked by the distributed decision (min_batch 0, 60 times slower)
+ * is probed now and then, as under the central planner (4 of 60 steps
+ * there); the distributed decision never gave it work again (0). */
+START_TEST(test_distributed_parked_rank_is_probed)
+{
+    const int P = mpi_size();
+    const long B = 32L * P;
+    omnibatch_options opt;
+    omnibatch_t ctx = NULL;
+    omnibatch_step s;
+    long plan[MAXP];
+    long parked = 0, probed = 0;
+    double grad[4] = { 1.0, 1.0, 1.0, 1.0 };
+
+    if (P < 2 || P > OB_QUIET_RANKS) {
+        return;
+    }
+    OB_CK_OK(omnibatch_options_init(&opt));
+    opt.adaptive = 1;
+    opt.period = 2;
+    opt.warmup = 1;
+    opt.min_batch = 0;
+    opt.granularity = GRANULE;
+    OB_CK_OK(omnibatch_create(MPI_COMM_WORLD, B, 1000 * B, &opt, &ctx));
+    for (long t = 0; t < 60; t++) {
+        OB_CK_OK(omnibatch_next_step(ctx, &s));
+        OB_CK_OK(omnibatch_get_plan(ctx, plan, P));
+        if (0 == plan[0]) {
+            parked++;
+        } else if (parked > 0) {
+            probed++;
+        }
+        sleep_ns(s.count * (0 == mpi_rank() ? 6000000L : 100000L));
+        OB_CK_OK(omnibatch_allreduce_gradient(ctx, MPI_IN_PLACE, grad, 4, MPI_DOUBLE));
+    }
+    ck_assert_msg(parked > 0, "rank 0, 60 times slower, was never parked");
+    ck_assert_msg(probed > 0, "rank 0 parked for %ld steps, never probed", parked);
+    OB_CK_OK(omnibatch_destroy(&ctx));
+}
+END_TEST
+
 int main(int argc, char **argv)
 {
     Suite *s;
@@ -216,6 +257,7 @@ int main(int argc, char **argv)
     tcase_add_test(tc, test_distributed_decision_agrees_everywhere);
     tcase_add_test(tc, test_distributed_react_exchanges_on_news_only);
     tcase_add_test(tc, test_distributed_react_follows_a_change_up);
+    tcase_add_test(tc, test_distributed_parked_rank_is_probed);
     suite_add_tcase(s, tc);
     status = mpi_run_suite(s);
     MPI_Finalize();
