@@ -374,8 +374,6 @@ START_TEST(test_no_measurement_during_warmup)
 }
 END_TEST
 
-/* Priors from hwloc: the ranks of this test share one unbound machine, so
- * they weigh the same (no GPU here: cores), and the first plan is equal. */
 /* A state saved at granularity 1 with a plan of odd batches, restored on
  * the same ranks at granularity 8 with a fixed plan: the saved plan does not
  * fit (only one rank may carry a rest), so the models decide, at the new
@@ -422,6 +420,50 @@ START_TEST(test_a_restart_at_another_granularity_keeps_it)
 }
 END_TEST
 
+/* A state saved with rank 0 parked (min_batch 0), restored on the same
+ * ranks with min_batch 1: the saved plan is outside this run's bounds, so
+ * the models decide, within them (ob_state_saved_plan()). */
+START_TEST(test_a_restart_with_other_bounds_keeps_them)
+{
+    const int P = mpi_size();
+    const long B = 64L * P;
+    omnibatch_options opt;
+    omnibatch_t ctx = NULL;
+    long plan[64];
+    size_t size = 0;
+    void *buf;
+
+    ck_assert_int_le(P, 64);
+    if (P < 2) {
+        return;
+    }
+    OB_CK_OK(omnibatch_options_init(&opt));
+    opt.min_batch = 0;
+    OB_CK_OK(omnibatch_create(MPI_COMM_WORLD, B, 100 * B, &opt, &ctx));
+    for (int i = 0; i < P; i++) {
+        plan[i] = 0 == i ? 0 : (1 == i ? 128 : 64);
+    }
+    OB_CK_OK(omnibatch_set_plan(ctx, plan, P));
+    OB_CK_OK(omnibatch_state_size(ctx, &size));
+    buf = malloc(size);
+    ck_assert_ptr_nonnull(buf);
+    OB_CK_OK(omnibatch_get_state(ctx, buf, size));
+    OB_CK_OK(omnibatch_destroy(&ctx));
+    opt.min_batch = 1;
+    opt.adaptive = 0;
+    OB_CK_OK(omnibatch_create(MPI_COMM_WORLD, B, 100 * B, &opt, &ctx));
+    OB_CK_OK(omnibatch_set_state(ctx, buf, size));
+    OB_CK_OK(omnibatch_get_plan(ctx, plan, P));
+    for (int i = 0; i < P; i++) {
+        ck_assert_msg(plan[i] >= 1, "rank %d holds batch %ld after a restart at min_batch 1", i, plan[i]);
+    }
+    free(buf);
+    OB_CK_OK(omnibatch_destroy(&ctx));
+}
+END_TEST
+
+/* Priors from hwloc: the ranks of this test share one unbound machine, so
+ * they weigh the same (no GPU here: cores), and the first plan is equal. */
 START_TEST(test_priors_weigh_alike_ranks_alike)
 {
     const int P = mpi_size();
@@ -455,6 +497,7 @@ static Suite *make_mpi_api_plan_suite(void)
     tcase_add_test(tc, test_no_measurement_during_warmup);
     tcase_add_test(tc, test_priors_weigh_alike_ranks_alike);
     tcase_add_test(tc, test_a_restart_at_another_granularity_keeps_it);
+    tcase_add_test(tc, test_a_restart_with_other_bounds_keeps_them);
     suite_add_tcase(s, tc);
     return s;
 }
