@@ -374,6 +374,29 @@ START_TEST(test_no_measurement_during_warmup)
 }
 END_TEST
 
+/* A run at \p before holding \p plan, its state restored into a fresh
+ * context at \p after on the same ranks: \p plan is then that one's. */
+static void restart_with(const omnibatch_options *before, const omnibatch_options *after, long B, long *plan)
+{
+    const int P = mpi_size();
+    omnibatch_t ctx = NULL;
+    size_t size = 0;
+    void *buf;
+
+    OB_CK_OK(omnibatch_create(MPI_COMM_WORLD, B, 100 * B, before, &ctx));
+    OB_CK_OK(omnibatch_set_plan(ctx, plan, P));
+    OB_CK_OK(omnibatch_state_size(ctx, &size));
+    buf = malloc(size);
+    ck_assert_ptr_nonnull(buf);
+    OB_CK_OK(omnibatch_get_state(ctx, buf, size));
+    OB_CK_OK(omnibatch_destroy(&ctx));
+    OB_CK_OK(omnibatch_create(MPI_COMM_WORLD, B, 100 * B, after, &ctx));
+    OB_CK_OK(omnibatch_set_state(ctx, buf, size));
+    OB_CK_OK(omnibatch_get_plan(ctx, plan, P));
+    free(buf);
+    OB_CK_OK(omnibatch_destroy(&ctx));
+}
+
 /* A state saved at granularity 1 with a plan of odd batches, restored on
  * the same ranks at granularity 8 with a fixed plan: the saved plan does not
  * fit (only one rank may carry a rest), so the models decide, at the new
@@ -382,41 +405,28 @@ START_TEST(test_a_restart_at_another_granularity_keeps_it)
 {
     const int P = mpi_size();
     const long B = 64L * P, g = 8;
-    omnibatch_options opt;
-    omnibatch_t ctx = NULL;
+    omnibatch_options before, after;
     long plan[64];
-    size_t size = 0;
-    void *buf;
     int odd = 0;
 
     ck_assert_int_le(P, 64);
-    OB_CK_OK(omnibatch_options_init(&opt));
-    opt.granularity = 1;
-    OB_CK_OK(omnibatch_create(MPI_COMM_WORLD, B, 100 * B, &opt, &ctx));
+    OB_CK_OK(omnibatch_options_init(&before));
+    before.granularity = 1;
+    after = before;
+    after.granularity = g;
+    after.adaptive = 0;
     for (int i = 0; i < P; i++) {
         plan[i] = 64 + (0 == i ? -51 : 0) + (P - 1 == i ? 51 : 0);
     }
     if (1 == P) {
         plan[0] = B;
     }
-    OB_CK_OK(omnibatch_set_plan(ctx, plan, P));
-    OB_CK_OK(omnibatch_state_size(ctx, &size));
-    buf = malloc(size);
-    ck_assert_ptr_nonnull(buf);
-    OB_CK_OK(omnibatch_get_state(ctx, buf, size));
-    OB_CK_OK(omnibatch_destroy(&ctx));
-    opt.granularity = g;
-    opt.adaptive = 0;
-    OB_CK_OK(omnibatch_create(MPI_COMM_WORLD, B, 100 * B, &opt, &ctx));
-    OB_CK_OK(omnibatch_set_state(ctx, buf, size));
-    OB_CK_OK(omnibatch_get_plan(ctx, plan, P));
+    restart_with(&before, &after, B, plan);
     for (int i = 0; i < P; i++) {
         odd += 0 != plan[i] % g;
     }
     ck_assert_msg(odd <= 1, "%d ranks off the granularity %ld after the restart (rank 0 holds %ld)", odd, g,
                   plan[0]);
-    free(buf);
-    OB_CK_OK(omnibatch_destroy(&ctx));
 }
 END_TEST
 
@@ -426,39 +436,25 @@ END_TEST
 START_TEST(test_a_restart_with_other_bounds_keeps_them)
 {
     const int P = mpi_size();
-    const long B = 64L * P;
-    omnibatch_options opt;
-    omnibatch_t ctx = NULL;
+    omnibatch_options before, after;
     long plan[64];
-    size_t size = 0;
-    void *buf;
 
     ck_assert_int_le(P, 64);
     if (P < 2) {
         return;
     }
-    OB_CK_OK(omnibatch_options_init(&opt));
-    opt.min_batch = 0;
-    OB_CK_OK(omnibatch_create(MPI_COMM_WORLD, B, 100 * B, &opt, &ctx));
+    OB_CK_OK(omnibatch_options_init(&before));
+    before.min_batch = 0;
+    after = before;
+    after.min_batch = 1;
+    after.adaptive = 0;
     for (int i = 0; i < P; i++) {
         plan[i] = 0 == i ? 0 : (1 == i ? 128 : 64);
     }
-    OB_CK_OK(omnibatch_set_plan(ctx, plan, P));
-    OB_CK_OK(omnibatch_state_size(ctx, &size));
-    buf = malloc(size);
-    ck_assert_ptr_nonnull(buf);
-    OB_CK_OK(omnibatch_get_state(ctx, buf, size));
-    OB_CK_OK(omnibatch_destroy(&ctx));
-    opt.min_batch = 1;
-    opt.adaptive = 0;
-    OB_CK_OK(omnibatch_create(MPI_COMM_WORLD, B, 100 * B, &opt, &ctx));
-    OB_CK_OK(omnibatch_set_state(ctx, buf, size));
-    OB_CK_OK(omnibatch_get_plan(ctx, plan, P));
+    restart_with(&before, &after, 64L * P, plan);
     for (int i = 0; i < P; i++) {
         ck_assert_msg(plan[i] >= 1, "rank %d holds batch %ld after a restart at min_batch 1", i, plan[i]);
     }
-    free(buf);
-    OB_CK_OK(omnibatch_destroy(&ctx));
 }
 END_TEST
 
