@@ -149,8 +149,10 @@ static int ob_state_check_for(const struct omnibatch_context *c, const char *fn,
 }
 
 /* This rank's entry: the occurrence-th rank on its host and cores takes
- * the occurrence-th entry saved for them. */
-static void ob_state_resume_rank(struct omnibatch_context *c, const void *buf, ob_state_rank *all)
+ * the occurrence-th entry saved for them; its learnt model into \p est
+ * (installed only once every rank has the whole state). */
+static void ob_state_resume_rank(const struct omnibatch_context *c, const void *buf, ob_state_rank *all,
+                                 ob_estimator *est)
 {
     ob_state_rank *me = &all[c->rank];
     int occurrence = 0;
@@ -163,11 +165,11 @@ static void ob_state_resume_rank(struct omnibatch_context *c, const void *buf, o
         ob_state_entry e;
 
         ob_state_entry_get(buf, me->entry, &e);
-        c->est = e.est;
+        *est = e.est;
         /* This run's settings: its forgetting and its number of ranks. */
-        c->est.forget = c->opt.forget;
-        ob_estimator_set_ranks(&c->est, c->nranks);
-        ob_estimator_model(&c->est, &me->alpha, &me->beta);
+        est->forget = c->opt.forget;
+        ob_estimator_set_ranks(est, c->nranks);
+        ob_estimator_model(est, &me->alpha, &me->beta);
     }
     me->weight = OMNIBATCH_PRIOR_EQUAL == c->opt.prior || me->cores < 1 ? 1.0 : (double) me->cores;
 }
@@ -186,22 +188,16 @@ static int ob_state_same_ranks(const struct omnibatch_context *c, const ob_state
     return 1;
 }
 
-/* The same ranks: their saved plan, if it still fits the bounds and the
- * granularity (at most one rank off a multiple of it, carrying the rest of
- * the global batch, as the planner keeps it: a run restarted at another
- * granularity kept the old plan, for good where it does not adapt).  1 when
- * it was taken (or *rc says why nothing could be), 0 when the models must
- * decide. */
-static int ob_state_saved_plan(struct omnibatch_context *c, const void *buf, int *rc)
+/* The same ranks: their saved plan into \p plan, if it still fits the
+ * bounds and the granularity (at most one rank off a multiple of it,
+ * carrying the rest of the global batch, as the planner keeps it: a run
+ * restarted at another granularity kept the old plan, for good where it
+ * does not adapt).  1 when it was taken, 0 when the models must decide. */
+static int ob_state_saved_plan(const struct omnibatch_context *c, const void *buf, long *plan)
 {
     const int P = c->nranks;
-    long *plan = malloc((size_t) P * sizeof *plan);
     int odd = 0;
 
-    if (NULL == plan) {
-        *rc = ob_fail(OMNIBATCH_ERR_NOMEM, "omnibatch_set_state: no memory for %d ranks", P);
-        return 1;
-    }
     for (int i = 0; i < P; i++) {
         ob_state_entry e;
 
@@ -209,29 +205,22 @@ static int ob_state_saved_plan(struct omnibatch_context *c, const void *buf, int
         plan[i] = (long) e.plan;
         odd += 0 != plan[i] % c->opt.granularity;
     }
-    if (odd > 1) {
-        free(plan);
-        return 0;
-    }
-    *rc = ob_controller_set_plan(&c->ctl, plan);
-    free(plan);
-    /* New bounds: the models decide. */
-    return OMNIBATCH_SUCCESS == *rc;
+    /* New bounds (a rank parked at min_batch 0, restarted at 1): the models decide. */
+    return odd <= 1 && OMNIBATCH_SUCCESS == ob_plan_check(c->ctl.bounds, P, c->global_batch, plan);
 }
 
-/* The rounded optimum of the models, a rank with none (a new host) getting
- * the known ranks' mean fixed cost and mean per-sample cost per unit of
- * prior weight. */
-static int ob_state_model_plan(struct omnibatch_context *c, const ob_state_rank *all, double alpha,
-                               double rate, int known)
+/* The rounded optimum of the models into \p plan, a rank with none (a new
+ * host) getting the known ranks' mean fixed cost and mean per-sample cost
+ * per unit of prior weight. */
+static int ob_state_model_plan(const struct omnibatch_context *c, const ob_state_rank *all, double alpha,
+                               double rate, int known, long *plan)
 {
     const int P = c->nranks;
     ob_rank_model *m = calloc((size_t) P, sizeof *m);
     double *target = calloc((size_t) P, sizeof *target);
-    long *plan = calloc((size_t) P, sizeof *plan);
     int rc;
 
-    if (NULL == m || NULL == target || NULL == plan) {
+    if (NULL == m || NULL == target) {
         rc = ob_fail(OMNIBATCH_ERR_NOMEM, "omnibatch_set_state: no memory for %d ranks", P);
     } else {
         for (int i = 0; i < P; i++) {
@@ -247,27 +236,27 @@ static int ob_state_model_plan(struct omnibatch_context *c, const ob_state_rank 
             rc = ob_plan_round(m, P, c->global_batch, c->opt.granularity, target, plan);
         }
         if (OMNIBATCH_SUCCESS == rc) {
-            rc = ob_controller_set_plan(&c->ctl, plan);
+            rc = ob_plan_check(c->ctl.bounds, P, c->global_batch, plan);
         }
     }
     free(m);
     free(target);
-    free(plan);
     return rc;
 }
 
-/* The warm plan: the saved plan when the ranks are the same; otherwise the
- * models' plan, the prior in the known ranks' units for new hosts.  With
- * no rank known the prior plan of create stays. */
-static int ob_state_warm_plan(struct omnibatch_context *c, const void *buf, const ob_state_header *h,
-                              const ob_state_rank *all)
+/* The warm plan into \p plan (*taken: whether there is one): the saved plan
+ * when the ranks are the same; otherwise the models' plan, the prior in the
+ * known ranks' units for new hosts.  With no rank known the prior plan of
+ * create stays.  Nothing installed. */
+static int ob_state_warm_plan(const struct omnibatch_context *c, const void *buf, const ob_state_header *h,
+                              const ob_state_rank *all, long *plan, int *taken)
 {
     double alpha = 0.0, rate = 0.0;
     int known = 0;
-    int rc;
 
-    if (ob_state_same_ranks(c, h, all) && ob_state_saved_plan(c, buf, &rc)) {
-        return rc;
+    *taken = 1;
+    if (ob_state_same_ranks(c, h, all) && ob_state_saved_plan(c, buf, plan)) {
+        return OMNIBATCH_SUCCESS;
     }
     for (int i = 0; i < c->nranks; i++) {
         if (all[i].entry >= 0 && all[i].beta > 0.0) {
@@ -276,7 +265,34 @@ static int ob_state_warm_plan(struct omnibatch_context *c, const void *buf, cons
             known++;
         }
     }
-    return 0 == known ? OMNIBATCH_SUCCESS : ob_state_model_plan(c, all, alpha, rate, known);
+    *taken = known > 0;
+    return 0 == known ? OMNIBATCH_SUCCESS : ob_state_model_plan(c, all, alpha, rate, known, plan);
+}
+
+/* Everything this rank resumes from, gathered, and the warm plan: nothing
+ * in the context is written (the caller installs it once every rank has). */
+static int ob_state_prepare(struct omnibatch_context *c, const char *fn, const void *buf, const ob_state_header *h,
+                            ob_state_rank *all, ob_estimator *est, long *plan, int *taken)
+{
+    ob_state_rank mine;
+    int cores = 0;
+    int mpi_rc;
+
+    memset(&mine, 0, sizeof mine);
+    ob_state_whoami(mine.host, &cores);
+    mine.cores = cores;
+    mine.entry = -1;
+    mpi_rc = PMPI_Allgather(&mine, (int) sizeof mine, MPI_BYTE, all, (int) sizeof mine, MPI_BYTE, c->comm);
+    if (MPI_SUCCESS == mpi_rc) {
+        ob_state_resume_rank(c, buf, all, est);
+        mine = all[c->rank];
+        mpi_rc = PMPI_Allgather(&mine, (int) sizeof mine, MPI_BYTE, all, (int) sizeof mine, MPI_BYTE, c->comm);
+    }
+    if (MPI_SUCCESS != mpi_rc) {
+        return ob_api_mpi_fail(mpi_rc, fn, "MPI_Allgather");
+    }
+    /* Every rank computes the same plan from the same gathered models. */
+    return ob_state_warm_plan(c, buf, h, all, plan, taken);
 }
 
 OMNIBATCH_EXPORT int omnibatch_set_state(omnibatch_t ctx, const void *buf, size_t size)
@@ -284,41 +300,36 @@ OMNIBATCH_EXPORT int omnibatch_set_state(omnibatch_t ctx, const void *buf, size_
     const char *fn = "omnibatch_set_state";
     struct omnibatch_context *c = ctx;
     ob_state_header h;
-    ob_state_rank mine;
     ob_state_rank *all = NULL;
+    ob_estimator est;
+    long *plan = NULL;
+    int taken = 0;
     int rc;
-    int cores = 0;
-    int mpi_rc;
 
     if (OMNIBATCH_SUCCESS != (rc = ob_api_check_context(fn, c))) {
         return rc;
     }
     memset(&h, 0, sizeof h);
     rc = ob_state_check_for(c, fn, buf, size, &h);
-    if (OMNIBATCH_SUCCESS == rc && NULL == (all = calloc((size_t) c->nranks, sizeof *all))) {
+    if (OMNIBATCH_SUCCESS == rc && (NULL == (all = calloc((size_t) c->nranks, sizeof *all))
+                                    || NULL == (plan = malloc((size_t) c->nranks * sizeof *plan)))) {
         rc = ob_fail(OMNIBATCH_ERR_NOMEM, "%s: no memory for %d ranks", fn, c->nranks);
     }
-    if (OMNIBATCH_SUCCESS != (rc = ob_state_agree(c, fn, rc, h.checksum))) {
-        free(all);
-        return rc;
+    if (OMNIBATCH_SUCCESS == (rc = ob_state_agree(c, fn, rc, h.checksum))) {
+        est = c->est;
+        rc = ob_state_prepare(c, fn, buf, &h, all, &est, plan, &taken);
+        /* Installed only where every rank got that far (an allocation that
+         * failed on one rank fails them all), so that every rank returns the
+         * same code and, on failure, its context as it was. */
+        if (OMNIBATCH_ERR_MPI != rc) {
+            rc = ob_state_agree(c, fn, rc, 0);
+        }
     }
-    memset(&mine, 0, sizeof mine);
-    ob_state_whoami(mine.host, &cores);
-    mine.cores = cores;
-    mine.entry = -1;
-    mpi_rc = PMPI_Allgather(&mine, (int) sizeof mine, MPI_BYTE, all, (int) sizeof mine, MPI_BYTE, c->comm);
-    if (MPI_SUCCESS == mpi_rc) {
-        ob_state_resume_rank(c, buf, all);
-        mine = all[c->rank];
-        mpi_rc = PMPI_Allgather(&mine, (int) sizeof mine, MPI_BYTE, all, (int) sizeof mine, MPI_BYTE, c->comm);
-    }
-    if (MPI_SUCCESS != mpi_rc) {
-        free(all);
-        return ob_api_mpi_fail(mpi_rc, fn, "MPI_Allgather");
-    }
-    /* Every rank computes the same plan from the same gathered models. */
-    rc = ob_state_warm_plan(c, buf, &h, all);
     if (OMNIBATCH_SUCCESS == rc) {
+        c->est = est;
+        if (taken) {
+            rc = ob_controller_set_plan(&c->ctl, plan);
+        }
         c->next_global_step = (long) h.next_step;
         c->stats.steps = c->next_global_step;
         c->opt.seed = h.seed;
@@ -333,6 +344,7 @@ OMNIBATCH_EXPORT int omnibatch_set_state(omnibatch_t ctx, const void *buf, size_
         }
     }
     free(all);
+    free(plan);
     return rc;
 }
 

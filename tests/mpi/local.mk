@@ -16,6 +16,7 @@ check_PROGRAMS += \
 	%reldir%/mpi_api_args \
 	%reldir%/mpi_api_env \
 	%reldir%/mpi_api_lifetime \
+	%reldir%/mpi_api_nomem \
 	%reldir%/mpi_api_restart \
 	%reldir%/mpi_api_dynamics \
 	%reldir%/mpi_api_wait \
@@ -45,6 +46,11 @@ check_PROGRAMS += \
 %canon_reldir%_mpi_api_lifetime_CFLAGS = $(OB_API_TEST_CFLAGS)
 %canon_reldir%_mpi_api_lifetime_LDADD = $(OB_API_TEST_LDADD)
 
+# Replaces calloc() to run out of memory on one rank (glibc's otherwise).
+%canon_reldir%_mpi_api_nomem_SOURCES = %reldir%/mpi_api_nomem.c %reldir%/mpi_api_common.h
+%canon_reldir%_mpi_api_nomem_CFLAGS = $(OB_API_TEST_CFLAGS)
+%canon_reldir%_mpi_api_nomem_LDADD = $(OB_API_TEST_LDADD)
+
 # Plain MPI programs on the API (no Check): driven by their scripts.
 %canon_reldir%_mpi_api_restart_SOURCES = %reldir%/mpi_api_restart.c
 %canon_reldir%_mpi_api_restart_LDADD = libomnibatch.la -lm
@@ -70,6 +76,7 @@ TESTS += \
 	%reldir%/mpi_api_env.sh \
 	%reldir%/mpi_api_gradient.sh \
 	%reldir%/mpi_api_lifetime.sh \
+	%reldir%/mpi_api_nomem.sh \
 	%reldir%/mpi_api_plan.sh \
 	%reldir%/mpi_api_dist.sh \
 	%reldir%/mpi_api_restart.sh \
@@ -89,6 +96,7 @@ EXTRA_DIST += \
 	%reldir%/mpi_api_env.sh \
 	%reldir%/mpi_api_gradient.sh \
 	%reldir%/mpi_api_lifetime.sh \
+	%reldir%/mpi_api_nomem.sh \
 	%reldir%/mpi_api_plan.sh \
 	%reldir%/mpi_api_dist.sh \
 	%reldir%/mpi_api_restart.sh \
