@@ -320,7 +320,8 @@ OMNIBATCH_EXPORT int omnibatch_set_state(omnibatch_t ctx, const void *buf, size_
         rc = ob_state_prepare(c, fn, buf, &h, all, &est, plan, &taken);
         /* Installed only where every rank got that far (an allocation that
          * failed on one rank fails them all), so that every rank returns the
-         * same code and, on failure, its context as it was. */
+         * same code and, on failure, its context as it was.  Not after an MPI
+         * error: no collective is defined after a failed one. */
         if (OMNIBATCH_ERR_MPI != rc) {
             rc = ob_state_agree(c, fn, rc, 0);
         }

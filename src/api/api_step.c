@@ -444,6 +444,12 @@ void ob_api_next_drop(struct omnibatch_context *c)
     }
 }
 
+void ob_api_count_steps(struct omnibatch_context *c)
+{
+    ob_controller_advance(&c->ctl, c->next_global_step - c->last_exchange_step);
+    c->last_exchange_step = c->next_global_step;
+}
+
 /* Under OMNIBATCH_VERIFY: does every rank hold the plan this rank holds?
  * The maxima of h and ~h are both this rank's own only if all are equal. */
 static int ob_verify_plan(struct omnibatch_context *c)
@@ -574,8 +580,7 @@ static int ob_exchange_decide(struct omnibatch_context *c)
     if (!c->opt.adaptive) {
         return OMNIBATCH_SUCCESS;
     }
-    ob_controller_advance(&c->ctl, c->next_global_step - c->last_exchange_step);
-    c->last_exchange_step = c->next_global_step;
+    ob_api_count_steps(c);
     rc = ob_controller_update(&c->ctl, c->records, &d);
     if (OMNIBATCH_SUCCESS != rc) {
         /* Every rank met the same records and kept the same plan: training

@@ -227,6 +227,10 @@ int ob_api_next_post(struct omnibatch_context *c, int carried);
  *         the end): every rank started the same one. */
 void ob_api_next_drop(struct omnibatch_context *c);
 
+/** \brief At a decision, central or distributed: the steps since the last one, counted toward
+ *         the parked ranks' probe gaps (ob_controller_advance()). */
+void ob_api_count_steps(struct omnibatch_context *c);
+
 /* api_dist.c */
 
 /** \brief Whether this context decides distributed (OMNIBATCH_PLANNER, chosen at the first exchange). */

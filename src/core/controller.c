@@ -467,7 +467,7 @@ static int ob_controller_probe_rank(ob_controller *ctl, int i, long probe, long 
     return 1;
 }
 
-int ob_controller_probe_parked(ob_controller *ctl)
+void ob_controller_probe_parked(ob_controller *ctl)
 {
     long g = ctl->params.granularity > 0 ? ctl->params.granularity : 1;
     long probe = OB_CTL_PROBE_GRANULES * g;
@@ -490,7 +490,6 @@ int ob_controller_probe_parked(ob_controller *ctl)
         ctl->follow_up = 1;
         ob_controller_rehash(ctl);
     }
-    return moved;
 }
 
 /* The records planned on: each pooled with its peers in the last
@@ -554,7 +553,7 @@ int ob_controller_update(ob_controller *ctl, const ob_rank_record *records, ob_d
         ctl->bounds[i].lo = ctl->models[i].lo;
         ctl->bounds[i].hi = ctl->models[i].hi;
     }
-    (void) ob_controller_probe_parked(ctl);
+    ob_controller_probe_parked(ctl);
     ctl->decisions++;
     ctl->changes += dec.changed;
     ctl->last = dec;

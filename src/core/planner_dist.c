@@ -94,6 +94,14 @@ static void ob_max_into(double *slot, double v)
     *slot = v > *slot ? v : *slot;
 }
 
+/* A rank's time at batch b from its fixed and per-sample costs: none at 0,
+ * where a parked rank does not compute (as ob_plan_step_time() and the
+ * controller's expected step take it). */
+static double ob_time_at(double alpha, double beta, double b)
+{
+    return 0.0 == b ? 0.0 : alpha + beta * b;
+}
+
 /* x * 2^bits in [0, 2^96) into three 32-bit limbs of its floor: exact bit
  * extraction, so the sum over any number of ranks (< 2^31) is exact. */
 static void ob_fix_add_scaled(int64_t *limbs, double x, int bits)
@@ -981,8 +989,7 @@ static int ob_decider_first_round(ob_decider *dc, ob_round_block *rb, ob_msg *ms
         ob_long_add(&msg->sums[ds->at], dc->k[i]);
         msg->sums[ds->at + 2] += !fits;
         ob_max_into(&msg->maxs[ds->at_max], r->a + r->b * ob_dwf_x(r, dc->level_oracle));
-        /* A rank held at batch 0 (parked) does not compute (ob_plan_step_time()). */
-        ob_max_into(&msg->maxs[ds->at_max + 1], 0 == dc->current[i] ? 0.0 : r->a + r->b * (double) dc->current[i]);
+        ob_max_into(&msg->maxs[ds->at_max + 1], ob_time_at(r->a, r->b, (double) dc->current[i]));
     }
     /* The histogram needs the deficit's sign, which this very collective
      * tells: both signs' histograms would double it, so adding (floors never
@@ -1132,7 +1139,7 @@ static int ob_decider_final(ob_decider *dc, const long *next, ob_decision *d)
     }
     for (int i = 0; i < dc->blk.n; i++) {
         msg.sums[at] += next[i] != dc->current[i];
-        ob_max_into(&msg.maxs[at_max], 0 == next[i] ? 0.0 : dc->m[i].alpha + dc->m[i].beta * (double) next[i]);
+        ob_max_into(&msg.maxs[at_max], ob_time_at(dc->m[i].alpha, dc->m[i].beta, (double) next[i]));
     }
     if (OMNIBATCH_SUCCESS != (rc = ob_msg_reduce(dc->comm, &msg))) {
         return rc;
@@ -1390,11 +1397,10 @@ static int ob_record_ok(const ob_rank_record *r)
            && r->mean_batch <= (double) OB_PLAN_MAX_BATCH && (long) r->lo == r->lo && (long) r->hi == r->hi;
 }
 
-/* A rank's time at batch b, its model's mean: none at 0, where a parked
- * rank does not compute (ob_controller_expected_step()). */
+/* A rank's time at batch b, its model's mean. */
 static double ob_model_mean(const ob_rank_record *r, double b)
 {
-    return 0.0 == b ? 0.0 : r->alpha + r->beta * b;
+    return ob_time_at(r->alpha, r->beta, b);
 }
 
 /* The next histogram of pooled speeds (ob_pool.h), on the first

@@ -12,6 +12,7 @@
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "omnibatch.h"
 
@@ -37,6 +38,17 @@ static inline int mpi_size(void)
 
     MPI_Comm_size(MPI_COMM_WORLD, &p);
     return p;
+}
+
+/* Sleep \p ns nanoseconds (an emulated compute), all of them. */
+static inline void mpi_sleep_ns(long ns)
+{
+    struct timespec ts;
+
+    ts.tv_sec = ns / 1000000000L;
+    ts.tv_nsec = ns % 1000000000L;
+    while (0 != nanosleep(&ts, &ts)) {
+    }
 }
 
 /* Run \p s on every rank; the exit status is failed on any rank. */

@@ -16,22 +16,11 @@
 #include <mpi.h>
 #include <stdint.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include "mpi_api_common.h"
 
 #define GRANULE 2
 #define MAXP 64
-
-static void sleep_ns(long ns)
-{
-    struct timespec ts;
-
-    ts.tv_sec = ns / 1000000000L;
-    ts.tv_nsec = ns % 1000000000L;
-    while (0 != nanosleep(&ts, &ts)) {
-    }
-}
 
 /* Every third rank is twice as slow as the others. */
 static long per_sample_ns(int rank)
@@ -105,7 +94,7 @@ START_TEST(test_distributed_decision_agrees_everywhere)
     for (long t = 0; t < steps; t++) {
         OB_CK_OK(omnibatch_next_step(ctx, &s));
         check_plan(ctx, &s, B, hi);
-        sleep_ns(s.count * per_sample_ns(mpi_rank()));
+        mpi_sleep_ns(s.count * per_sample_ns(mpi_rank()));
         OB_CK_OK(omnibatch_allreduce_gradient(ctx, MPI_IN_PLACE, grad, 4, MPI_DOUBLE));
     }
     OB_CK_OK(omnibatch_get_stats(ctx, &st));
@@ -155,7 +144,7 @@ static void react_run(long rank0_ns, omnibatch_stats *st)
     OB_CK_OK(omnibatch_create(MPI_COMM_WORLD, B, 50 * B + 6, &opt, &ctx));
     for (long t = 0; t < steps_to_run(); t++) {
         OB_CK_OK(omnibatch_next_step(ctx, &s));
-        sleep_ns(s.count * (0 == mpi_rank() ? rank0_ns : 300000L));
+        mpi_sleep_ns(s.count * (0 == mpi_rank() ? rank0_ns : 300000L));
         OB_CK_OK(omnibatch_allreduce_gradient(ctx, MPI_IN_PLACE, grad, 4, MPI_DOUBLE));
     }
     OB_CK_OK(omnibatch_get_stats(ctx, st));
@@ -235,7 +224,7 @@ START_TEST(test_distributed_parked_rank_is_probed)
         } else if (parked > 0) {
             probed++;
         }
-        sleep_ns(s.count * (0 == mpi_rank() ? 6000000L : 100000L));
+        mpi_sleep_ns(s.count * (0 == mpi_rank() ? 6000000L : 100000L));
         OB_CK_OK(omnibatch_allreduce_gradient(ctx, MPI_IN_PLACE, grad, 4, MPI_DOUBLE));
     }
     if (0 == mpi_rank()) {

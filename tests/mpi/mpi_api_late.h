@@ -21,8 +21,6 @@
 #ifndef MPI_API_LATE_H
 #define MPI_API_LATE_H
 
-#include <time.h>
-
 #include "mpi_api_common.h"
 
 /* Steps at period 4: exchanges open steps 4, 8 and 12, REACT's flag the others. */
@@ -32,17 +30,6 @@
 /* With the change, rank 0's compute goes from 1 ms to 20 ms at this step. */
 #define LATE_CHANGE 5
 #define LATE_SLOWER 20
-
-/* Sleep \p ms milliseconds. */
-static inline void late_nap(double ms)
-{
-    struct timespec ts;
-
-    ts.tv_sec = (time_t) (ms / 1000.0);
-    ts.tv_nsec = (long) ((ms - 1000.0 * (double) ts.tv_sec) * 1e6);
-    while (0 != nanosleep(&ts, &ts)) {
-    }
-}
 
 /* \p change: whether rank 0 slows down at step LATE_CHANGE. */
 static inline void check_a_late_rank_holds_nobody_at_the_next_step(int change)
@@ -73,7 +60,7 @@ static inline void check_a_late_rank_holds_nobody_at_the_next_step(int change)
             MPI_Send(&token[k], 1, MPI_INT, last, LATE_TAG, MPI_COMM_WORLD);
         }
         OB_CK_OK(omnibatch_compute_begin(ctx));
-        late_nap(change && 0 == r && k >= LATE_CHANGE ? LATE_SLOWER : 1);
+        mpi_sleep_ns(1000000L * (change && 0 == r && k >= LATE_CHANGE ? LATE_SLOWER : 1));
         OB_CK_OK(omnibatch_compute_end(ctx));
         OB_CK_OK(omnibatch_allreduce_gradient(ctx, &g, &sum, 1, MPI_DOUBLE));
         ck_assert_double_eq_tol(sum, 1.0, 1e-12);
@@ -87,7 +74,7 @@ static inline void check_a_late_rank_holds_nobody_at_the_next_step(int change)
                 if (!done && MPI_Wtime() - t0 > LATE_WAIT_S) {
                     missed = k + 1;
                 } else if (!done) {
-                    late_nap(1);
+                    mpi_sleep_ns(1000000L);
                 }
             }
         }
@@ -144,7 +131,7 @@ END_TEST
  * between the two. */
 #define SPLIT_STEPS 12
 #define SPLIT_PER_RANK 16
-#define SPLIT_MS_PER_SAMPLE 2.0      /* 32 ms a step: long against a crowded machine's wake delays */
+#define SPLIT_NS_PER_SAMPLE 2000000L /* 32 ms a step: long against a crowded machine's wake delays */
 #define SPLIT_MOST_OFF 0.5       /* most a rank's batch may be off its equal share */
 
 START_TEST(test_compute_after_the_first_call_counts)
@@ -165,9 +152,9 @@ START_TEST(test_compute_after_the_first_call_counts)
         double g[2] = { 1.0, 2.0 }, sum[2] = { 0.0, 0.0 };
 
         OB_CK_OK(omnibatch_next_step(ctx, &st));
-        late_nap((double) st.count * SPLIT_MS_PER_SAMPLE * (0 == r ? 1.0 : 0.125));
+        mpi_sleep_ns(st.count * SPLIT_NS_PER_SAMPLE / (0 == r ? 1 : 8));
         OB_CK_OK(omnibatch_allreduce_gradient(ctx, &g[0], &sum[0], 1, MPI_DOUBLE));
-        late_nap((double) st.count * SPLIT_MS_PER_SAMPLE * (0 == r ? 0.0 : 0.875));
+        mpi_sleep_ns(0 == r ? 0 : st.count * SPLIT_NS_PER_SAMPLE * 7 / 8);
         OB_CK_OK(omnibatch_allreduce_gradient(ctx, &g[1], &sum[1], 1, MPI_DOUBLE));
         OB_CK_OK(omnibatch_get_plan(ctx, plan, P));
         for (int i = 0; i < P; i++) {
@@ -212,7 +199,7 @@ START_TEST(test_ranks_with_their_own_warmup)
             double g[2] = { 1.0, 2.0 }, sum[2] = { 0.0, 0.0 };
 
             OB_CK_OK(omnibatch_next_step(ctx, &st));
-            late_nap((double) st.count * 0.1);
+            mpi_sleep_ns(st.count * 100000L);
             for (int c = 0; c < calls; c++) {
                 OB_CK_OK(omnibatch_allreduce_gradient(ctx, &g[c], &sum[c], 1, MPI_DOUBLE));
             }

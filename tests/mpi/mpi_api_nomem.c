@@ -18,7 +18,6 @@
 #include <errno.h>
 #include <stdint.h>
 #include <string.h>
-#include <time.h>
 
 #include "mpi_api_common.h"
 
@@ -63,16 +62,6 @@ void *calloc(size_t n, size_t size)
 }
 #endif
 
-static void nap_ms(double ms)
-{
-    struct timespec ts;
-
-    ts.tv_sec = 0;
-    ts.tv_nsec = (long) (ms * 1e6);
-    while (0 != nanosleep(&ts, &ts)) {
-    }
-}
-
 /* The state of a run whose ranks 1.. learnt a model and whose rank 0 was
  * parked (min_batch 0): restored at min_batch 1, the saved plan does not
  * fit and the models plan, which is where the memory runs out. */
@@ -105,7 +94,7 @@ START_TEST(test_one_rank_out_of_memory_fails_every_rank_and_changes_nothing)
         double g = 1.0, sum = 0.0;
 
         OB_CK_OK(omnibatch_next_step(ctx, &st));
-        nap_ms(0.02 * (double) st.count);
+        mpi_sleep_ns(st.count * 20000L);
         OB_CK_OK(omnibatch_allreduce_gradient(ctx, &g, &sum, 1, MPI_DOUBLE));
     }
     OB_CK_OK(omnibatch_state_size(ctx, &size));

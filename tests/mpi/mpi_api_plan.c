@@ -10,7 +10,6 @@
 #include "config.h"
 
 #include <string.h>
-#include <time.h>
 
 #include "mpi_api_common.h"
 
@@ -239,16 +238,6 @@ START_TEST(test_imposed_plans_cover_every_epoch)
 }
 END_TEST
 
-static void sleep_ns(long ns)
-{
-    struct timespec ts;
-
-    ts.tv_sec = ns / 1000000000L;
-    ts.tv_nsec = ns % 1000000000L;
-    while (0 != nanosleep(&ts, &ts)) {
-    }
-}
-
 /* The last rank takes twice as long per sample as the others: long enough
  * that a late wake-up on a loaded machine is small beside it. */
 static long per_sample_ns(void)
@@ -297,10 +286,10 @@ static void run_heterogeneous(timing_mode mode, long warmup, long steps, double 
             /* The test's own bookkeeping waits for every rank: outside the markers. */
             coverage_step(&cv, ctx, &s);
             OB_CK_OK(omnibatch_compute_begin(ctx));
-            sleep_ns(s.count * per_sample_ns());
+            mpi_sleep_ns(s.count * per_sample_ns());
             OB_CK_OK(omnibatch_compute_end(ctx));
         } else {
-            sleep_ns(s.count * per_sample_ns());
+            mpi_sleep_ns(s.count * per_sample_ns());
             for (int k = 0; k < 4; k++) {
                 grad[k] = 1.0;
             }
