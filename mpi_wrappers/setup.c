@@ -227,6 +227,50 @@ static void ob_layer_agree(const ob_config *cfg, int start_ok, int output_ok)
     }
 }
 
+/* Do the descriptors \p a and \p b (-1: none) write one file?  Two outputs
+ * in one file would interleave and ruin both. */
+static int ob_layer_same_file(int a, int b)
+{
+    ob_writer wa, wb;
+
+    ob_writer_init(&wa);
+    ob_writer_init(&wb);
+    wa.fd = a;
+    wb.fd = b;
+    return ob_writer_same_file(&wa, &wb);
+}
+
+/* Rank 0: OMNIBATCH_TIMELINE, a third file, which must be neither of the
+ * other two (opened before it). */
+static int ob_layer_open_timeline(ob_layer_state *L, const ob_config *cfg)
+{
+    int fd = ob_writer_open_fd(cfg->timeline_file, "OMNIBATCH_TIMELINE", &L->timeline_created);
+    const char *other = NULL, *other_file = NULL;
+
+    if (ob_layer_same_file(fd, L->trace_out.fd)) {
+        other = "OMNIBATCH_TRACE";
+        other_file = cfg->trace_file;
+    } else if (ob_layer_same_file(fd, L->report_fd)) {
+        other = "OMNIBATCH_REPORT_FILE";
+        other_file = cfg->report_file;
+    }
+    L->timeline = fd >= 0 && NULL == other ? fdopen(fd, "w") : NULL;
+    if (NULL != L->timeline) {
+        return 1;
+    }
+    if (fd >= 0) {
+        close(fd);
+        ob_writer_forget(cfg->timeline_file, &L->timeline_created);
+    }
+    if (NULL != other) {
+        ob_log_error("OMNIBATCH_TIMELINE='%s' and %s='%s' are the same file: expected two "
+                     "different files", cfg->timeline_file, other, other_file);
+    } else {
+        ob_log_error("%s", ob_last_error());
+    }
+    return 0;
+}
+
 /* Rank 0 opens what it will write, now, so that a path that cannot be
  * written stops the run before its first step, not after it; the same file
  * under two names (./x and x, a symlink) is caught by what they open. */
@@ -250,31 +294,14 @@ static int ob_layer_open_outputs(ob_layer_state *L, const ob_config *cfg)
                                                 0, ob_layer_clock())) {
             ob_log_error("%s", ob_last_error());
             ok = 0;
-        } else if (L->report_fd >= 0) {
-            ob_writer report;
-
-            ob_writer_init(&report);
-            report.fd = L->report_fd;
-            if (ob_writer_same_file(&L->trace_out, &report)) {
-                ob_log_error("OMNIBATCH_TRACE='%s' and OMNIBATCH_REPORT_FILE='%s' are the same "
-                             "file: expected two different files", cfg->trace_file,
-                             cfg->report_file);
-                ok = 0;
-            }
+        } else if (ob_layer_same_file(L->trace_out.fd, L->report_fd)) {
+            ob_log_error("OMNIBATCH_TRACE='%s' and OMNIBATCH_REPORT_FILE='%s' are the same "
+                         "file: expected two different files", cfg->trace_file, cfg->report_file);
+            ok = 0;
         }
     }
     if (ok && '\0' != cfg->timeline_file[0]) {
-        int fd = ob_writer_open_fd(cfg->timeline_file, "OMNIBATCH_TIMELINE", &L->timeline_created);
-
-        L->timeline = fd >= 0 ? fdopen(fd, "w") : NULL;
-        if (NULL == L->timeline) {
-            if (fd >= 0) {
-                close(fd);
-                ob_writer_forget(cfg->timeline_file, &L->timeline_created);
-            }
-            ob_log_error("%s", ob_last_error());
-            ok = 0;
-        }
+        ok = ob_layer_open_timeline(L, cfg);
     }
     return ok;
 }

@@ -1,7 +1,7 @@
 # Outputs that cannot be written are found at init, not after the run:
 # OMNIBATCH_TRACE, OMNIBATCH_REPORT_FILE or OMNIBATCH_TIMELINE in a missing directory, under a
-# file, naming a directory or a file under /proc, or both naming one file
-# under two spellings, stop the run before its first step with one line.
+# file, naming a directory or a file under /proc, or two of them naming one
+# file under two spellings, stop the run before its first step with one line.
 # A write that fails later (a full device) is one warning naming the path
 # and the system's reason, and the run goes on.
 prog="$tests/mpi_straggler"
@@ -37,6 +37,11 @@ expect_stop "OMNIBATCH_TRACE='$work/t.csv' and OMNIBATCH_REPORT_FILE='$work/./t.
     OMNIBATCH_TRACE="$work/t.csv" OMNIBATCH_REPORT_FILE="$work/./t.csv"
 expect_stop "OMNIBATCH_TRACE='$work/link.csv' and OMNIBATCH_REPORT_FILE='$work/t.csv' are the same file" \
     OMNIBATCH_TRACE="$work/link.csv" OMNIBATCH_REPORT_FILE="$work/t.csv"
+# The timeline is a third output: one file with either other interleaves both.
+expect_stop "OMNIBATCH_TIMELINE='$work/./t.csv' and OMNIBATCH_TRACE='$work/t.csv' are the same file" \
+    OMNIBATCH_TRACE="$work/t.csv" OMNIBATCH_TIMELINE="$work/./t.csv"
+expect_stop "OMNIBATCH_TIMELINE='$work/link.csv' and OMNIBATCH_REPORT_FILE='$work/t.csv' are the same file" \
+    OMNIBATCH_TIMELINE="$work/link.csv" OMNIBATCH_REPORT_FILE="$work/t.csv"
 [ -e "$work/t.csv" ] && fail "a stopped run left the file it created"
 
 # A full device: one warning each, naming the path and the reason; the run succeeds.
