@@ -81,7 +81,8 @@ static FILE *ob_layer_report_stream(ob_layer_state *L)
 }
 
 /* OMNIBATCH_PROFILE: compare with the previous run's split in the text
- * report (f; NULL: a JSON report, which keeps its fixed keys), then keep
+ * report (f; NULL: none to print in -- a JSON report, which keeps its
+ * fixed keys, no report, or one that could not be written), then keep
  * this one. */
 static void ob_layer_profile(const ob_config *cfg, const ob_report *rep, FILE *f)
 {
@@ -127,11 +128,16 @@ static void ob_layer_write_report(ob_layer_state *L, const ob_rank_stats *all, l
         ob_log_warn("report: %s", ob_last_error());
         return;
     }
+    if (OB_REPORT_OFF == cfg->report) {
+        ob_layer_profile(cfg, &rep, NULL);
+        ob_report_free(&rep);
+        return;
+    }
     f = ob_layer_report_stream(L);
     rc = OB_REPORT_JSON == cfg->report ? ob_report_write_json(f, &rep) : ob_report_write_text(f, &rep);
-    if (OMNIBATCH_SUCCESS == rc) {
-        ob_layer_profile(cfg, &rep, OB_REPORT_JSON == cfg->report ? NULL : f);
-    }
+    /* The profile is the next run's input: kept whether or not the report
+     * could be written. */
+    ob_layer_profile(cfg, &rep, OB_REPORT_TEXT == cfg->report && OMNIBATCH_SUCCESS == rc ? f : NULL);
     if (stderr != f && 0 != fclose(f) && OMNIBATCH_SUCCESS == rc) {
         rc = ob_fail(OMNIBATCH_ERR_IO, "%s", strerror(errno));
     }

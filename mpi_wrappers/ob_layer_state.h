@@ -43,7 +43,7 @@ typedef struct ob_layer_state {
     long api_steps;              /* steps the API measured (ob_hook.h); then the detector is ignored */
     long api_calls;              /* gradient allreduces per API step (the last one's) */
     long api_global_batch;       /* the API context's B */
-    int report_on;               /* the same on every rank (ob_layer_agree): */
+    int report_on;               /* report or profile; the same on every rank (ob_layer_agree): */
     int trace_on;                /* the finalize collectives must match */
     struct {                     /* the last verdict of ob_layer_weighs_comm() */
         MPI_Comm comm;

@@ -393,7 +393,8 @@ void ob_layer_postinit(int thread_provided)
     }
     ob_layer_start_outputs(L);
     PMPI_Comm_set_name(L->comm, "omnibatch");
-    L->report_on = OB_REPORT_OFF != cfg->report;
+    /* The ranks' sums go to rank 0 for the report and for the profile. */
+    L->report_on = OB_REPORT_OFF != cfg->report || '\0' != cfg->profile_file[0];
     /* The rows go to rank 0 for the trace and for the timeline. */
     L->trace_on = '\0' != cfg->trace_file[0] || '\0' != cfg->timeline_file[0];
     L->congruent.comm = MPI_COMM_NULL;

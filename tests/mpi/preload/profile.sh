@@ -1,6 +1,8 @@
 # OMNIBATCH_PROFILE: a first run of the unmodified straggler program keeps
 # its measured split in the profile; the next run (another slow rank)
-# compares its split with it, rank by rank, and replaces the file.
+# compares its split with it, rank by rank, and replaces the file.  The
+# profile does not depend on the report: kept with OMNIBATCH_REPORT=off and
+# when the report's file is full.
 steps=24
 prof="$work/split.profile"
 ob_run "$np" OMNIBATCH_PROFILE="$prof" OMNIBATCH_GLOBAL_BATCH=256 -- "$tests/mpi_straggler" $steps 1 blocking \
@@ -24,4 +26,11 @@ ob_run "$np" OMNIBATCH_PROFILE="$prof" -- "$tests/mpi_straggler" $steps 1 blocki
 grep -q "not a profile: expected a first line 'omnibatch-profile 1 RANKS GLOBAL_BATCH'" "$work/err" \
     || fail "a damaged profile is not reported"
 head -1 "$prof" | grep -q "^omnibatch-profile 1 $np " || fail "the damaged profile was not replaced"
+# The profile is kept without a report, and when the report cannot be written.
+for setting in OMNIBATCH_REPORT=off OMNIBATCH_REPORT_FILE=/dev/full; do
+    rm -f "$prof"
+    ob_run "$np" "$setting" OMNIBATCH_PROFILE="$prof" -- "$tests/mpi_straggler" $steps 1 blocking \
+        || fail "$setting: the run failed"
+    head -1 "$prof" | grep -q "^omnibatch-profile 1 $np " || fail "$setting: no profile written"
+done
 cat "$work/err"
