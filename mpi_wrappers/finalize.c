@@ -219,6 +219,7 @@ void ob_layer_finalize(void)
     }
     ob_req_cleanup();
     ob_weight_cleanup();
+    ob_layer_watch_stop();
     PMPI_Comm_free(&L->comm);
     ob_in_layer = 0;
 }

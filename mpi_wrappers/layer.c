@@ -160,28 +160,81 @@ void ob_layer_record_wait(uint64_t comm, double t0, double t1)
     pthread_mutex_unlock(&L->lock);
 }
 
+/* The attribute that tells the layer a communicator with a kept verdict
+ * was freed (MPI_KEYVAL_INVALID: none, and no verdict is kept). */
+static int ob_layer_keyval = MPI_KEYVAL_INVALID;
+
+/* MPI frees a communicator the verdict may be kept for: the handle may
+ * come back as another communicator (Open MPI reuses the memory, MPICH
+ * the handle), which must not inherit it.  Without the layer's lock: MPI
+ * may hold a lock of its own here that a thread holding ours, setting an
+ * attribute, waits for. */
+static int ob_layer_comm_freed(MPI_Comm comm, int keyval, void *value, void *extra)
+{
+    MPI_Comm kept = comm;
+
+    (void) keyval;
+    (void) value;
+    (void) extra;
+    __atomic_compare_exchange_n(&ob_layer.congruent.comm, &kept, MPI_COMM_NULL, 0, __ATOMIC_ACQ_REL,
+                                __ATOMIC_RELAXED);
+    return MPI_SUCCESS;
+}
+
+void ob_layer_watch_start(void)
+{
+    if (MPI_SUCCESS != PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, ob_layer_comm_freed,
+                                               &ob_layer_keyval, NULL)) {
+        ob_layer_keyval = MPI_KEYVAL_INVALID;
+    }
+}
+
+void ob_layer_watch_stop(void)
+{
+    /* The attributes set stay, and call back when their communicators go. */
+    if (MPI_KEYVAL_INVALID != ob_layer_keyval) {
+        PMPI_Comm_free_keyval(&ob_layer_keyval);
+        ob_layer_keyval = MPI_KEYVAL_INVALID;
+    }
+}
+
+/* Will the layer hear when \p comm is freed? */
+static int ob_layer_watch(MPI_Comm comm)
+{
+    void *value = NULL;
+    int found = 0;
+
+    if (MPI_KEYVAL_INVALID == ob_layer_keyval
+        || MPI_SUCCESS != PMPI_Comm_get_attr(comm, ob_layer_keyval, &value, &found)) {
+        return 0;
+    }
+    return found || MPI_SUCCESS == PMPI_Comm_set_attr(comm, ob_layer_keyval, NULL);
+}
+
 /* Does a gradient on \p comm belong to the context's reduction: a
  * communicator of more than one rank congruent with (or the same as) the
  * context's?  PMPI_Comm_compare walks both groups, so the verdict is kept
- * for the communicator last asked about (the pattern follows one), and
- * asked again when the context changes.  Called with the lock held. */
+ * for the communicator last asked about (the pattern follows one) until
+ * it is freed, and asked again when the context changes.  Called with the
+ * lock held. */
 static int ob_layer_weighs_comm(ob_layer_state *L, MPI_Comm comm, uint64_t context,
                                 unsigned long generation)
 {
     int result = MPI_UNEQUAL, size = 0;
 
-    if (L->congruent.comm == comm && L->congruent.context == context
-        && L->congruent.generation == generation) {
+    if (__atomic_load_n(&L->congruent.comm, __ATOMIC_ACQUIRE) == comm
+        && L->congruent.context == context && L->congruent.generation == generation) {
         return L->congruent.weighs;
     }
     if (MPI_SUCCESS != PMPI_Comm_compare(comm, (MPI_Comm) (uintptr_t) context, &result)
         || MPI_SUCCESS != PMPI_Comm_size(comm, &size)) {
         result = MPI_UNEQUAL;
     }
-    L->congruent.comm = comm;
     L->congruent.context = context;
     L->congruent.generation = generation;
     L->congruent.weighs = (MPI_IDENT == result || MPI_CONGRUENT == result) && size > 1;
+    __atomic_store_n(&L->congruent.comm, ob_layer_watch(comm) ? comm : MPI_COMM_NULL,
+                     __ATOMIC_RELEASE);
     ob_log_debug(2, "gradients on communicator %#llx %s weighted", (unsigned long long) (uintptr_t) comm,
                  L->congruent.weighs ? "are" : "are not");
     return L->congruent.weighs;

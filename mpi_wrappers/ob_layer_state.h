@@ -45,7 +45,7 @@ typedef struct ob_layer_state {
     long api_global_batch;       /* the API context's B */
     int report_on;               /* report or profile; the same on every rank (ob_layer_agree): */
     int trace_on;                /* the finalize collectives must match */
-    struct {                     /* the last verdict of ob_layer_weighs_comm() */
+    struct {                     /* the last verdict of ob_layer_weighs_comm(), until comm is freed */
         MPI_Comm comm;
         uint64_t context;
         unsigned long generation;
@@ -64,5 +64,12 @@ void ob_layer_on_api_step(const ob_step_note *note);
 
 /** \brief The library's own exchange (ob_hook.h): never compute (layer.c). */
 void ob_layer_on_own(uint64_t t0_ns, uint64_t t1_ns);
+
+/** \brief At init: hear of freed communicators, so that a weighting verdict dies with its
+ *         communicator (layer.c); without it no verdict is kept. */
+void ob_layer_watch_start(void);
+
+/** \brief At finalize: stop hearing of them. */
+void ob_layer_watch_stop(void);
 
 #endif /* OB_LAYER_STATE_H */

@@ -398,6 +398,7 @@ void ob_layer_postinit(int thread_provided)
     /* The rows go to rank 0 for the trace and for the timeline. */
     L->trace_on = '\0' != cfg->trace_file[0] || '\0' != cfg->timeline_file[0];
     L->congruent.comm = MPI_COMM_NULL;
+    ob_layer_watch_start();
     ob_rank_stats_init(&L->stats, L->rank);
     if (L->trace_on) {
         ob_ts_start(L->comm, L->rank, L->size, L->trace_out.fd >= 0 ? &L->trace_out : NULL,

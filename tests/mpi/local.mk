@@ -108,7 +108,7 @@ EXTRA_DIST += \
 
 # The preload programs.
 check_PROGRAMS += %reldir%/mpi_passthrough %reldir%/mpi_straggler %reldir%/mpi_threads \
-	%reldir%/mpi_weighted %reldir%/mpi_late_exchange %reldir%/json_valid
+	%reldir%/mpi_weighted %reldir%/mpi_weighted_reuse %reldir%/mpi_late_exchange %reldir%/json_valid
 %canon_reldir%_mpi_passthrough_SOURCES = %reldir%/mpi_passthrough.c
 %canon_reldir%_mpi_passthrough_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 %canon_reldir%_mpi_passthrough_LDADD = $(CHECK_LIBS) -lm
@@ -117,6 +117,7 @@ check_PROGRAMS += %reldir%/mpi_passthrough %reldir%/mpi_straggler %reldir%/mpi_t
 # Reaches the API through omnibatch_dl.h (dlsym), not by linking.
 %canon_reldir%_mpi_weighted_SOURCES = %reldir%/mpi_weighted.c
 %canon_reldir%_mpi_weighted_LDADD = -lm
+%canon_reldir%_mpi_weighted_reuse_SOURCES = %reldir%/mpi_weighted_reuse.c
 %canon_reldir%_mpi_late_exchange_SOURCES = %reldir%/mpi_late_exchange.c
 %canon_reldir%_json_valid_SOURCES = %reldir%/json_valid.c
 %canon_reldir%_json_valid_CPPFLAGS = $(OB_TEST_CPPFLAGS)
@@ -145,6 +146,7 @@ EXTRA_DIST += %reldir%/preload_scenarios.sh \
 	%reldir%/preload/threads.sh \
 	%reldir%/preload/timeline.sh \
 	%reldir%/preload/weighted.sh \
+	%reldir%/preload/weighted_reuse.sh \
 	%reldir%/preload/settings_agree.sh \
 	%reldir%/preload/bounds.sh \
 	%reldir%/preload/global_batch_api.sh \
