@@ -215,7 +215,8 @@ static void ob_f_test(MPI_Fint *request, ob_flogical *flag, MPI_Fint *status, MP
 /* Fortran request and status arrays as C ones: on the stack for a few,
  * allocated beyond. */
 typedef struct ob_f_arrays {
-    int n;
+    int count;                   /* as the program gave it: MPI judges a negative one */
+    int n;                       /* entries converted: count, or 0 when it is negative */
     MPI_Request *req;
     MPI_Status *st;              /* MPI_STATUSES_IGNORE when ignored */
     MPI_Request sreq[OB_F_STACK];
@@ -237,6 +238,7 @@ static int ob_f_arrays_get(ob_f_arrays *a, int n, const MPI_Fint *requests, cons
 {
     int ignore = !with_statuses || ob_is_mpi_fortran_statuses_ignore(statuses);
 
+    a->count = n;
     a->n = n > 0 ? n : 0;
     a->req = a->n <= OB_F_STACK ? a->sreq : malloc((size_t) a->n * sizeof *a->req);
     a->st = ignore ? MPI_STATUSES_IGNORE
@@ -276,7 +278,7 @@ static void ob_f_waitall(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *statuses
         ob_f_set(ierr, rc);
         return;
     }
-    rc = ob_waitall(a.n, a.req, a.st);
+    rc = ob_waitall(a.count, a.req, a.st);
     if (MPI_SUCCESS == rc || MPI_ERR_IN_STATUS == rc) {
         ob_f_arrays_put(&a, requests, statuses, a.n);
     } else {
@@ -296,7 +298,7 @@ static void ob_f_testall(MPI_Fint *count, MPI_Fint *requests, ob_flogical *flag,
         ob_f_set(ierr, rc);
         return;
     }
-    rc = ob_testall(a.n, a.req, &c_flag, a.st);
+    rc = ob_testall(a.count, a.req, &c_flag, a.st);
     if ((MPI_SUCCESS == rc || MPI_ERR_IN_STATUS == rc) && c_flag) {
         ob_f_arrays_put(&a, requests, statuses, a.n);
     } else {
@@ -322,9 +324,9 @@ static void ob_f_any(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *index, ob_fl
         return;
     }
     if (NULL == flag) {
-        rc = ob_waitany(a.n, a.req, &c_index, ignore ? MPI_STATUS_IGNORE : &c_status);
+        rc = ob_waitany(a.count, a.req, &c_index, ignore ? MPI_STATUS_IGNORE : &c_status);
     } else {
-        rc = ob_testany(a.n, a.req, &c_index, &c_flag, ignore ? MPI_STATUS_IGNORE : &c_status);
+        rc = ob_testany(a.count, a.req, &c_index, &c_flag, ignore ? MPI_STATUS_IGNORE : &c_status);
     }
     if (MPI_SUCCESS == rc) {
         for (int i = 0; i < a.n; i++) {
@@ -367,9 +369,9 @@ static void ob_f_some(int wait, MPI_Fint *incount, MPI_Fint *requests, MPI_Fint 
         return;
     }
     if (wait) {
-        rc = ob_waitsome(a.n, a.req, &c_out, indices, a.st);
+        rc = ob_waitsome(a.count, a.req, &c_out, indices, a.st);
     } else {
-        rc = ob_testsome(a.n, a.req, &c_out, indices, a.st);
+        rc = ob_testsome(a.count, a.req, &c_out, indices, a.st);
     }
     if (MPI_SUCCESS == rc || MPI_ERR_IN_STATUS == rc) {
         int done = MPI_UNDEFINED == c_out ? 0 : c_out;

@@ -6,7 +6,8 @@
 ! PRECISION one in place (mpif.h, in a subroutine), and two MPI_Iallreduce
 ! completed by a different member of the Wait/Test family each step.
 ! Every result is checked; the run's trace shows whether the layer saw the
-! calls.
+! calls.  Last, each member of the family with a negative count must fail
+! where MPI's own binding fails.
 !
 !   mpi_fortran STEPS
 
@@ -20,13 +21,28 @@ subroutine reduce_in_place(x, n)
   call MPI_ALLREDUCE(MPI_IN_PLACE, x, n, MPI_DOUBLE_PRECISION, MPI_SUM, MPI_COMM_WORLD, ierr)
 end subroutine reduce_in_place
 
+! The wrapped call failed exactly where MPI's own did (the codes may differ).
+subroutine same_outcome(name, ierr, perr, bad)
+  implicit none
+  include 'mpif.h'
+  character(len=*), intent(in) :: name
+  integer, intent(in) :: ierr, perr
+  integer, intent(inout) :: bad
+
+  if ((ierr == MPI_SUCCESS) .neqv. (perr == MPI_SUCCESS)) then
+    print '(a,a,a,i0,a,i0)', 'mpi_fortran: ', name, ' with a negative count returned ', ierr, &
+        ', MPI returns ', perr
+    bad = bad + 1
+  end if
+end subroutine same_outcome
+
 program fortran_steps
   use mpi
   implicit none
   integer, parameter :: n1 = 5000, n2 = 3000, n3 = 2000, n4 = 1000
   real :: g1(n1), r1(n1), h1(n3)
   double precision :: g2(n2), h2(n4), hr2(n4)
-  integer :: ierr, rank, nprocs, step, steps, bad, allbad, outcount, idx, left, k
+  integer :: ierr, perr, rank, nprocs, step, steps, bad, allbad, outcount, idx, left, k
   integer :: req(2), indices(2)
   integer :: status(MPI_STATUS_SIZE), statuses(MPI_STATUS_SIZE, 2)
   logical :: flag
@@ -104,6 +120,31 @@ program fortran_steps
     dwant = dble(step * nprocs * (nprocs - 1) / 2)
     if (any(hr2 /= dwant)) bad = bad + 1
   end do
+
+  ! An erroneous call passes through as well: a negative count is an error
+  ! where MPI's own binding (PMPI_*, not wrapped) says it is one.
+  call MPI_COMM_SET_ERRHANDLER(MPI_COMM_WORLD, MPI_ERRORS_RETURN, ierr)
+  call MPI_COMM_SET_ERRHANDLER(MPI_COMM_SELF, MPI_ERRORS_RETURN, ierr)
+  call PMPI_Waitall(-1, req, MPI_STATUSES_IGNORE, perr)
+  call MPI_Waitall(-1, req, MPI_STATUSES_IGNORE, ierr)
+  call same_outcome('MPI_Waitall', ierr, perr, bad)
+  call PMPI_Testall(-1, req, flag, MPI_STATUSES_IGNORE, perr)
+  call MPI_Testall(-1, req, flag, MPI_STATUSES_IGNORE, ierr)
+  call same_outcome('MPI_Testall', ierr, perr, bad)
+  call PMPI_Waitany(-1, req, idx, MPI_STATUS_IGNORE, perr)
+  call MPI_Waitany(-1, req, idx, MPI_STATUS_IGNORE, ierr)
+  call same_outcome('MPI_Waitany', ierr, perr, bad)
+  call PMPI_Testany(-1, req, idx, flag, MPI_STATUS_IGNORE, perr)
+  call MPI_Testany(-1, req, idx, flag, MPI_STATUS_IGNORE, ierr)
+  call same_outcome('MPI_Testany', ierr, perr, bad)
+  call PMPI_Waitsome(-1, req, outcount, indices, MPI_STATUSES_IGNORE, perr)
+  call MPI_Waitsome(-1, req, outcount, indices, MPI_STATUSES_IGNORE, ierr)
+  call same_outcome('MPI_Waitsome', ierr, perr, bad)
+  call PMPI_Testsome(-1, req, outcount, indices, MPI_STATUSES_IGNORE, perr)
+  call MPI_Testsome(-1, req, outcount, indices, MPI_STATUSES_IGNORE, ierr)
+  call same_outcome('MPI_Testsome', ierr, perr, bad)
+  call MPI_COMM_SET_ERRHANDLER(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL, ierr)
+  call MPI_COMM_SET_ERRHANDLER(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL, ierr)
 
   call MPI_Allreduce(bad, allbad, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
   if (rank == 0) then
