@@ -23,6 +23,9 @@ DEFAULT_SEED = 20260101
 CONVENTIONS = {"mean": 0, "divide-by-p": 1}
 PRIORS = {"equal": 0, "cores": 1, "gpus": 2}
 
+# The largest C long: ctypes stores a larger Python int modulo 2^64 without a word.
+LONG_MAX = 2 ** (8 * ctypes.sizeof(ctypes.c_long) - 1) - 1
+
 # Keyword options: name -> (what is allowed, converter to the C field's value).
 _INT_OPTIONS = ("min_batch", "max_batch", "granularity", "period", "warmup")
 _REAL_OPTIONS = ("gain", "deadband", "forget")
@@ -106,8 +109,11 @@ class Stats:
 
 
 def _as_int(name, value, least):
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
-        raise Error(ERR_ARG, "%s=%r: expected an integer >= %d" % (name, value, least))
+    """value as a Python int in [least, LONG_MAX] (a C long), or Error naming it."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) \
+            or not least <= value <= LONG_MAX:
+        raise Error(ERR_ARG, "%s=%r: expected an integer >= %d and <= %d (a C long)"
+                    % (name, value, least, LONG_MAX))
     return int(value)
 
 
@@ -124,9 +130,13 @@ def _option_value(name, value):
     if name in _REAL_OPTIONS:
         if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)):
             raise Error(ERR_ARG, "%s=%r: expected a number" % (name, value))
-        return float(value)
+        try:
+            return float(value)
+        except OverflowError:
+            raise Error(ERR_ARG, "%s=%r: expected a number a C double holds"
+                        % (name, value)) from None
     if name in ("adaptive", "verify"):
-        if not isinstance(value, (bool, int, np.integer)) or value not in (0, 1):
+        if not isinstance(value, (bool, np.bool_, int, np.integer)) or value not in (0, 1):
             raise Error(ERR_ARG, "%s=%r: expected True or False" % (name, value))
         return int(value)
     if name == "convention":
@@ -419,9 +429,11 @@ class Context:
 
     def indices(self, step=None):
         """This rank's sample indices of step (default: the current one)."""
-        step = step or self.step
+        step = self.step if step is None else step
         if step is None:
             raise Error(ERR_STATE, "indices: no step yet: call next_step() first")
+        if not isinstance(step, Step):
+            raise Error(ERR_ARG, "indices: step=%r: expected a Step of next_step()" % (step,))
         return self.permutation(step.epoch)[step.start:step.start + step.count]
 
     def compute_begin(self):
@@ -457,6 +469,9 @@ class Context:
 
     def set_plan(self, plan):
         """Impose a plan from the next step on (collective; the same on every rank)."""
+        if isinstance(plan, (str, bytes)) or not hasattr(plan, "__iter__"):
+            raise Error(ERR_ARG, "plan=%r: expected a sequence of %d integers"
+                        % (plan, self.nranks))
         plan = [_as_int("plan[%d]" % i, b, 0) for i, b in enumerate(plan)]
         self._live().set_plan(plan)
 

@@ -125,6 +125,21 @@ def check_errors(ob):
         plan = unequal_plan()
         mine = list(reversed(plan)) if rank == 0 else plan
         expect_error("plans differ", lambda: ob.set_plan(mine), "plan")
+    # Past a C long: ctypes would store them modulo 2^64 (min_batch 1, a plan
+    # of 2^64 + b taken for b, epoch 0's permutation) instead of refusing.
+    big = 2 ** 64
+    expect_error("min_batch past a long",
+                 lambda: omnibatch.Context(comm, global_batch=B, dataset_size=N, min_batch=big + 1),
+                 "min_batch=%d" % (big + 1))
+    expect_error("dataset_size", lambda: omnibatch.Context(comm, global_batch=B,
+                                                           dataset_size=big + N), str(big + N))
+    plan = unequal_plan()
+    expect_error("plan past a long", lambda: ob.set_plan([plan[0] + big] + plan[1:]),
+                 "plan[0]=%d" % (plan[0] + big))
+    expect_error("epoch past a long", lambda: ob.permutation(big), "epoch=%d" % big)
+    expect_error("plan not a sequence", lambda: ob.set_plan(B), "plan=%d" % B)
+    expect_error("indices of no step", lambda: ob.indices(3), "step=3")
+    omnibatch.Context(comm, global_batch=B, dataset_size=N, adaptive=np.False_).close()
     if LIBRARY:
         # The library's own check, its one line.
         expect_error("min_batch", lambda: omnibatch.Context(comm, global_batch=B, dataset_size=N,
