@@ -191,6 +191,16 @@ class _CBackend:
         self.lib = lib
         self.cstep = _library.CStep()
 
+    @staticmethod
+    def fail(comm):
+        """Take part in omnibatch_create with a global batch it rejects, so
+        the other ranks' creation fails with this one's instead of waiting."""
+        lib = _library.LIB
+        _library.declare_handles(lib)
+        ctx = ctypes.c_void_p()
+        if SUCCESS == lib.omnibatch_create(_handle(comm), 0, 0, None, ctypes.byref(ctx)):
+            lib.omnibatch_destroy(ctypes.byref(ctx))
+
     def next_step(self, nranks):
         s = self.cstep
         s.scale = math.nan              # left alone by a library without the field
@@ -217,7 +227,13 @@ class _CBackend:
         _check(self.lib.omnibatch_get_plan(self.ctx, plan, nranks))
         return np.array(plan[:], dtype=np.int64)
 
-    def set_plan(self, plan):
+    def set_plan(self, plan, nranks):
+        """plan None: this rank's plan was rejected before; the call still
+        joins the others' (NULL fails it everywhere) and leaves the raising
+        to the caller."""
+        if plan is None:
+            self.lib.omnibatch_set_plan(self.ctx, None, nranks)
+            return
         cplan = (ctypes.c_long * len(plan))(*plan)
         _check(self.lib.omnibatch_set_plan(self.ctx, cplan, len(plan)))
 
@@ -309,8 +325,13 @@ class _EqualBackend:
     def plan(self, nranks):
         return np.array(self.pending or self.current, dtype=np.int64)
 
-    def set_plan(self, plan):
-        agreed = self.comm.allgather(list(plan))
+    def set_plan(self, plan, nranks):
+        agreed = self.comm.allgather(plan)
+        if plan is None:                # rejected here already: the caller raises
+            return
+        if None in agreed:
+            raise Error(ERR_ARG, "plan: rank %d rejected the plan: see its message"
+                        % agreed.index(None))
         if len(plan) != len(self.current) or sum(plan) != self.B or min(plan) < 0:
             raise Error(ERR_ARG, "plan=%s: expected %d non-negative batches summing to %d"
                         % (list(plan), len(self.current), self.B))
@@ -360,9 +381,16 @@ class Context:
     def __init__(self, comm, global_batch, dataset_size, **options):
         if comm is None or not hasattr(comm, "Get_size"):
             raise Error(ERR_ARG, "comm=%r: expected an mpi4py communicator" % (comm,))
-        global_batch = _as_int("global_batch", global_batch, 1)
-        dataset_size = _as_int("dataset_size", dataset_size, 1)
-        values = {name: _option_value(name, value) for name, value in options.items()}
+        try:
+            global_batch = _as_int("global_batch", global_batch, 1)
+            dataset_size = _as_int("dataset_size", dataset_size, 1)
+            values = {name: _option_value(name, value) for name, value in options.items()}
+        except Error:
+            # The others are already in omnibatch_create, which agrees on the
+            # outcome: join it with an argument it rejects, so every rank fails.
+            if _library.LIB is not None:
+                _CBackend.fail(comm)
+            raise
         if _library.PROBLEM and _library.LIB is None:
             raise Error(ERR_ARG, _library.PROBLEM)
         self.comm = comm
@@ -469,11 +497,16 @@ class Context:
 
     def set_plan(self, plan):
         """Impose a plan from the next step on (collective; the same on every rank)."""
-        if isinstance(plan, (str, bytes)) or not hasattr(plan, "__iter__"):
-            raise Error(ERR_ARG, "plan=%r: expected a sequence of %d integers"
-                        % (plan, self.nranks))
-        plan = [_as_int("plan[%d]" % i, b, 0) for i, b in enumerate(plan)]
-        self._live().set_plan(plan)
+        backend = self._live()
+        try:
+            if isinstance(plan, (str, bytes)) or not hasattr(plan, "__iter__"):
+                raise Error(ERR_ARG, "plan=%r: expected a sequence of %d integers"
+                            % (plan, self.nranks))
+            plan = [_as_int("plan[%d]" % i, b, 0) for i, b in enumerate(plan)]
+        except Error:
+            backend.set_plan(None, self.nranks)     # the others fail with this rank
+            raise
+        backend.set_plan(plan, self.nranks)
 
     def stats(self):
         """This rank's Stats so far."""

@@ -146,6 +146,23 @@ def check_errors(ob):
                                                             min_batch=B + 1), str(B + 1))
 
 
+def check_one_rank_wrong(ob):
+    """An argument only the last rank gets wrong fails every rank, as the
+    library's own checks do (omnibatch_create and omnibatch_set_plan agree
+    on the outcome); a rank that raised alone would leave the others
+    waiting in the collective."""
+    last = rank == P - 1
+    if LIBRARY:                         # the equal split's creation is not collective
+        expect_error("one rank's option", lambda: omnibatch.Context(
+            comm, global_batch=B, dataset_size=N, **({"min_batch": -1} if last else {})),
+            "min_batch=-1" if last else "rank %d" % (P - 1))
+    plan = unequal_plan()
+    mine = [float(plan[0])] + plan[1:] if last else plan
+    expect_error("one rank's plan", lambda: ob.set_plan(mine),
+                 "plan[0]=" if last else "rank %d" % (P - 1))
+    assert list(ob.plan) == plan, list(ob.plan)    # unchanged, and everyone still here
+
+
 def check_state():
     """A checkpoint resumes at the same sample: from the bytes and from a file."""
     def fresh():
@@ -196,6 +213,8 @@ def main():
         check_epochs(ob, 2)
         check_allreduce(ob)
         check_errors(ob)
+        if P > 1:
+            check_one_rank_wrong(ob)
     expect_error("closed", lambda: ob.next_step(), "closed")
     check_divide_by_p()
     check_state()
