@@ -230,17 +230,24 @@ def register_ddp(model, ob):
 
 
 def _gradients(params):
-    """The gradient tensor of each parameter that requires one (zeros if backward left none)."""
+    """(parameter, gradient, whether backward left one) of each parameter
+    that requires one; a zero gradient stands in for a missing one."""
     grads = []
-    for p in params:
+    for i, p in enumerate(params):
         if not p.requires_grad:
             continue
-        if p.grad is None:
+        had = p.grad is not None
+        if not had:
             p.grad = torch.zeros_like(p)
         if p.grad.dtype not in (torch.float32, torch.float64):
-            raise Error(ERR_ARG, "allreduce_gradients: a gradient of dtype %s: expected "
-                        "float32 or float64" % p.grad.dtype)
-        grads.append(p.grad)
+            raise Error(ERR_ARG, "allreduce_gradients: params[%d] (shape %s): a gradient of "
+                        "dtype %s: expected float32 or float64"
+                        % (i, tuple(p.shape), p.grad.dtype))
+        if p.grad.layout != torch.strided:
+            raise Error(ERR_ARG, "allreduce_gradients: params[%d] (shape %s): a gradient of "
+                        "layout %s: expected a dense one (torch.strided)"
+                        % (i, tuple(p.shape), p.grad.layout))
+        grads.append((p, p.grad, had))
     return grads
 
 
@@ -251,7 +258,10 @@ def allreduce_gradients(params, ob, step=None):
     mean gradient (of its step.count samples).  Each is scaled by
     count/total on its device (zeroed when count is 0), flattened into one
     buffer per dtype, summed over the context's communicator, and written
-    back.  A GPU buffer is reduced through a host copy.  Collective.
+    back.  A GPU buffer is reduced through a host copy.  A parameter that
+    no rank's backward reached keeps no gradient (None), as in one process
+    training on the global batch and under DDP, so the optimizer skips it.
+    Collective.
     """
     from mpi4py import MPI
     step = step or ob.step
@@ -263,20 +273,28 @@ def allreduce_gradients(params, ob, step=None):
         ob.compute_end()
     grads = _gradients(params)
     for dtype in (torch.float32, torch.float64):
-        group = [g for g in grads if g.dtype == dtype]
+        group = [(p, g, had) for p, g, had in grads if g.dtype == dtype]
         if not group:
             continue
         with torch.no_grad():
-            flat = torch.cat([g.reshape(-1) for g in group])
+            # After the gradients, one count per parameter, summed in the same
+            # Allreduce: how many ranks' backward gave it a gradient.
+            device = group[0][1].device
+            had = torch.tensor([float(h) for _, _, h in group], dtype=dtype, device=device)
+            flat = torch.cat([g.reshape(-1) for _, g, _ in group] + [had])
+            grad = flat[:flat.numel() - len(group)]
             if 0 == step.count:
-                flat.zero_()
+                grad.zero_()
             else:
-                flat.mul_(step.mean_scale)
+                grad.mul_(step.mean_scale)
             host = flat if flat.device.type == "cpu" else flat.cpu()
             ob.comm.Allreduce(MPI.IN_PLACE, host.numpy(), op=MPI.SUM)
             if host is not flat:
                 flat.copy_(host)
             offset = 0
-            for g in group:
-                g.copy_(flat[offset:offset + g.numel()].view_as(g))
+            for (p, g, _), ranks in zip(group, host[grad.numel():].tolist()):
+                if 0 == ranks:
+                    p.grad = None       # no rank's backward reached it
+                else:
+                    g.copy_(grad[offset:offset + g.numel()].view_as(g))
                 offset += g.numel()

@@ -8,6 +8,8 @@
             batch (float32 and float64)
     loader  DataLoader with worker processes: each batch is its step's slice,
             every sample once per epoch; misuse raises Error
+    unused  allreduce_gradients with a parameter no rank uses: it keeps no
+            gradient, as in one process (weight decay leaves it alone)
 """
 import sys
 
@@ -105,6 +107,59 @@ def exact():
     return failures
 
 
+class Branches(torch.nn.Module):
+    """A model with a branch no sample takes (as a condition that never holds)."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(5)
+        self.used = torch.nn.Linear(D, CLASSES)
+        self.unused = torch.nn.Linear(D, CLASSES)
+
+    def forward(self, x):
+        return self.used(x)
+
+
+def unused():
+    """A parameter no rank's backward reaches has no gradient in one process
+    training on the global batch: SGD with weight decay leaves it alone.
+    allreduce_gradients must leave its gradient None too, not a zero that
+    the decay acts on; a sparse gradient is refused by name."""
+    _, x, y = model_and_data(torch.float32)
+    failures = 0
+    with omnibatch.Context(comm, global_batch=B, dataset_size=N, adaptive=False) as ob:
+        ob.set_plan(unequal_plan())
+        model = Branches()
+        opt = torch.optim.SGD(model.parameters(), lr=LR, weight_decay=0.1)
+        sampler = obt.PlanBatchSampler(ob)
+        loader = DataLoader(TensorDataset(x, y), batch_sampler=sampler)
+        for step, (xb, yb) in sampler.steps(loader, epochs=1):
+            opt.zero_grad()
+            F.cross_entropy(model(xb), yb).backward()
+            obt.allreduce_gradients(model, ob)
+            opt.step()
+        ref = Branches()
+        ref_opt = torch.optim.SGD(ref.parameters(), lr=LR, weight_decay=0.1)
+        for k in range(ob.steps_per_epoch):
+            idx = torch.from_numpy(ob.permutation(0)[k * B:(k + 1) * B])
+            ref_opt.zero_grad()
+            F.cross_entropy(ref(x[idx]), y[idx]).backward()
+            ref_opt.step()
+        for (name, p), r in zip(model.named_parameters(), ref.parameters()):
+            err = comm.allreduce(float((p - r).norm() / r.norm()), op=MPI.MAX)
+            ok = err <= TOLERANCE[torch.float32] and (p.grad is None) == (r.grad is None)
+            failures += not ok
+            if rank == 0:
+                print("test_torch: unused: np %d %-13s rel_err %.3g grad %s (one process: %s) %s"
+                      % (P, name, err, "None" if p.grad is None else "set",
+                         "None" if r.grad is None else "set", "ok" if ok else "FAILED"), flush=True)
+        ob.next_step()
+        emb = torch.nn.Embedding(4, 2, sparse=True)
+        emb(torch.tensor([1])).sum().backward()
+        expect_error("sparse", lambda: obt.allreduce_gradients(emb, ob), "sparse")
+    return failures
+
+
 class Numbered(Dataset):
     """Sample i is (i, a tensor of i): a batch says which samples it holds."""
 
@@ -158,5 +213,5 @@ def loader():
 
 if __name__ == "__main__":
     torch.set_num_threads(1)
-    tests = {"exact": exact, "loader": loader}
+    tests = {"exact": exact, "loader": loader, "unused": unused}
     sys.exit(1 if sum(tests[name]() for name in sys.argv[1:]) else 0)
