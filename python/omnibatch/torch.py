@@ -58,6 +58,17 @@ def init_process_group(comm, backend="gloo", **kwargs):
                             world_size=comm.Get_size(), **kwargs)
 
 
+def _rebuild(like, items):
+    """items (a list or a dict) in the container type of like, as
+    default_collate builds its batches: a namedtuple stays one."""
+    if isinstance(like, tuple):
+        return type(like)(*items) if hasattr(like, "_fields") else tuple(items)
+    try:
+        return type(like)(items)
+    except TypeError:
+        return items
+
+
 def _join(parts):
     """One batch from the collated chunks of one step (in the order given)."""
     first = parts[0]
@@ -66,10 +77,9 @@ def _join(parts):
     if isinstance(first, torch.Tensor):
         return torch.cat(parts)
     if isinstance(first, dict):
-        return {key: _join([p[key] for p in parts]) for key in first}
+        return _rebuild(first, {key: _join([p[key] for p in parts]) for key in first})
     if isinstance(first, (tuple, list)):
-        joined = [_join(list(column)) for column in zip(*parts)]
-        return type(first)(joined) if isinstance(first, list) else tuple(joined)
+        return _rebuild(first, [_join(list(column)) for column in zip(*parts)])
     raise Error(ERR_ARG, "PlanBatchSampler: a collated chunk of type %s cannot be joined: "
                 "expected tensors, tuples, lists or dicts, or pass chunks=1"
                 % type(first).__name__)
@@ -80,10 +90,9 @@ def _empty_like(batch):
     if isinstance(batch, torch.Tensor):
         return batch[:0]
     if isinstance(batch, dict):
-        return {key: _empty_like(value) for key, value in batch.items()}
+        return _rebuild(batch, {key: _empty_like(value) for key, value in batch.items()})
     if isinstance(batch, (tuple, list)):
-        empty = [_empty_like(value) for value in batch]
-        return empty if isinstance(batch, list) else tuple(empty)
+        return _rebuild(batch, [_empty_like(value) for value in batch])
     raise Error(ERR_ARG, "PlanBatchSampler: a collated batch of type %s has no empty form: "
                 "expected tensors, tuples, lists or dicts" % type(batch).__name__)
 
@@ -131,6 +140,10 @@ class PlanBatchSampler:
     """
 
     def __init__(self, ob, chunks=None):
+        if chunks is not None and (isinstance(chunks, bool) or not isinstance(chunks, int)
+                                   or chunks < 1):
+            raise Error(ERR_ARG, "PlanBatchSampler: chunks=%r: expected an integer >= 1, or None "
+                        "(one chunk per worker)" % (chunks,))
         self.ob = ob
         self.chunks = chunks
         self._armed = None

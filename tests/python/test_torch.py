@@ -6,11 +6,13 @@
     exact   DDP (gloo) and mpi4py training under an unequal plan with a short last
             step end on the parameters of one process training on the whole global
             batch (float32 and float64)
-    loader  DataLoader with worker processes: each batch is its step's slice,
-            every sample once per epoch; misuse raises Error
+    loader  DataLoader with worker processes: each batch is its step's slice, of the
+            collate's type (a namedtuple), every sample once per epoch; misuse
+            raises Error
     unused  allreduce_gradients with a parameter no rank uses: it keeps no
             gradient, as in one process (weight decay leaves it alone)
 """
+import collections
 import sys
 
 import numpy as np
@@ -170,6 +172,16 @@ class Numbered(Dataset):
         return i, torch.full((2,), float(i))
 
 
+Sample = collections.namedtuple("Sample", "index value")
+
+
+class NamedNumbered(Numbered):
+    """Numbered's samples as a namedtuple: default_collate keeps the type."""
+
+    def __getitem__(self, i):
+        return Sample(*super().__getitem__(i))
+
+
 def expect_error(what, fn, needle):
     try:
         fn()
@@ -205,6 +217,15 @@ def loader():
         expect_error("another loader", lambda: next(sampler.steps(other)), "batch_sampler")
         expect_error("not DDP", lambda: obt.register_ddp(torch.nn.Linear(2, 2), ob),
                      "DistributedDataParallel")
+        expect_error("chunks", lambda: obt.PlanBatchSampler(ob, chunks=-1), "chunks=-1")
+        # The batch's type is the collate's with workers (chunks joined) and on an
+        # empty step alike, as without them.
+        sampler = obt.PlanBatchSampler(ob)
+        named = DataLoader(NamedNumbered(), batch_sampler=sampler, num_workers=2,
+                           persistent_workers=True)
+        for step, batch in sampler.steps(named, epochs=1):
+            assert isinstance(batch, Sample), (step, type(batch))
+            assert batch.index.tolist() == ob.indices(step).tolist(), (step, batch)
     if rank == 0:
         print("test_torch: loader: np %d, 2 workers: each batch its step's, every sample "
               "once per epoch ok" % P, flush=True)
