@@ -9,8 +9,8 @@ Three pieces, each usable alone:
   samples, so the batch, the Step and the time measured always belong to the
   same training step, whatever the workers and their prefetching do.  The
   loader is never iterated on its own (the sampler refuses it).
-- :func:`register_ddp`: a communication hook on a DistributedDataParallel
-  model that scales each rank's gradient by ``P*count/total`` on the
+- :func:`register_ddp`: hooks on a DistributedDataParallel model's
+  parameters that scale each rank's gradient by ``P*count/total`` on the
   gradient's device before DDP averages it, so the average is the global
   batch's gradient; a rank with ``count == 0`` runs its (empty) batch and
   still joins the reduction, contributing zeros.
@@ -202,33 +202,58 @@ class PlanBatchSampler:
             yield step, self._load(loader, step)
 
 
-def _ddp_hook(state, bucket):
-    """Scale this rank's bucket by P*count/total, then DDP's own average."""
-    import torch.distributed as dist
-    ob, group = state
-    step = ob.step
-    if step is None:
-        raise Error(ERR_STATE, "register_ddp: backward before the first step: begin each "
-                    "step with the context (PlanBatchSampler.steps or next_step)")
-    if bucket.is_last() and ob.in_compute:
-        ob.compute_end()                # this rank's backward is done; what follows is waiting
-    tensor = bucket.buffer()
-    if 0 == step.count:
-        tensor.zero_()                  # whatever an empty batch left there
-    else:
-        tensor.mul_(step.average_scale / dist.get_world_size(group))
-    future = dist.all_reduce(tensor, group=group, async_op=True).get_future()
-    return future.then(lambda done: done.value()[0])
+class _DdpScaling:
+    """register_ddp's hooks: one on each parameter's gradient, and one at
+    the end of each backward."""
+
+    def __init__(self, ob):
+        self.ob = ob
+        self.queued = False
+        self.handles = []
+
+    def gradient(self, grad):
+        """This rank's gradient of one parameter, before DDP's bucket takes
+        it: scaled by P*count/total, zeros when count is 0 (whatever an
+        empty batch left there, NaN included)."""
+        step = self.ob.step
+        if step is None:
+            raise Error(ERR_STATE, "register_ddp: backward before the first step: begin each "
+                        "step with the context (PlanBatchSampler.steps or next_step)")
+        if not self.queued and self.ob.in_compute and _queue_callback is not None:
+            # Runs once the local backward is done, before DDP's own end of
+            # backward, which waits for the reduction: what follows is waiting.
+            _queue_callback(self.backward_done)
+            self.queued = True
+        if 0 == step.count:
+            return torch.zeros_like(grad)
+        return grad * step.average_scale
+
+    def backward_done(self):
+        self.queued = False
+        if self.ob.in_compute:
+            self.ob.compute_end()
+
+
+# The autograd engine's callbacks at the end of a backward, run in the order
+# queued (DDP's reducer queues its own there once the last bucket is ready);
+# in a torch without it, the step's compute ends at the next step instead.
+_queue_callback = getattr(getattr(torch.autograd.Variable, "_execution_engine", None),
+                          "queue_callback", None)
 
 
 def register_ddp(model, ob):
     """Make a DistributedDataParallel model's averaged gradient the global batch's.
 
-    Registers a communication hook: each bucket of this rank's gradient is
-    scaled on its device by P*count/total of the context's current step
-    (zeroed when count is 0) and averaged over the ranks, as DDP does.
-    Use the plain mean loss of the local batch; do not scale it yourself.
-    The model's process group must hold the context's ranks.  Returns model.
+    Hooks each parameter's gradient: this rank's is scaled on its device by
+    P*count/total of the context's current step (zeros when count is 0)
+    before DDP's bucket takes it, and DDP's own average (or a communication
+    hook that averages, such as torch's fp16 compression) then gives the
+    global batch's gradient.  The step's compute ends when the local
+    backward does.  No Python runs in the process group's threads (a Python
+    communication hook's callback there can abort the process at exit with
+    torch 1.13).  Use the plain mean loss of the local batch; do not scale
+    it yourself.  The model's process group must hold the context's ranks;
+    register once.  Returns model.
     """
     import torch.distributed as dist
     if not isinstance(model, torch.nn.parallel.DistributedDataParallel):
@@ -238,7 +263,14 @@ def register_ddp(model, ob):
     if dist.get_world_size(group) != ob.nranks:
         raise Error(ERR_ARG, "register_ddp: the model's process group has %d ranks, the context "
                     "%d: expected the same ranks" % (dist.get_world_size(group), ob.nranks))
-    model.register_comm_hook((ob, group), _ddp_hook)
+    if getattr(model, "_omnibatch_scaling", None) is not None:
+        raise Error(ERR_ARG, "register_ddp: model: registered already: its gradients would be "
+                    "scaled twice")
+    scaling = _DdpScaling(ob)
+    for p in model.module.parameters():
+        if p.requires_grad:
+            scaling.handles.append(p.register_hook(scaling.gradient))
+    model._omnibatch_scaling = scaling
     return model
 
 

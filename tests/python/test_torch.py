@@ -11,6 +11,11 @@
             raises Error
     unused  allreduce_gradients with a parameter no rank uses: it keeps no
             gradient, as in one process (weight decay leaves it alone)
+    exit    register_ddp ends each step's compute with the local backward, refuses
+            a second registration, and the process then exits at once: nothing of
+            the package may still run in the process group's threads (torch.sh
+            runs it several times: a Python callback there aborted the
+            interpreter's exit in about half of the runs)
 """
 import collections
 import sys
@@ -232,7 +237,28 @@ def loader():
     return 0
 
 
+def exit_after_ddp():
+    obt.init_process_group(comm, backend="gloo")
+    ob = omnibatch.Context(comm, global_batch=B, dataset_size=N)
+    model, x, y = model_and_data(torch.float32)
+    model = obt.register_ddp(torch.nn.parallel.DistributedDataParallel(model), ob)
+    expect_error("registered twice", lambda: obt.register_ddp(model, ob), "registered already")
+    opt = torch.optim.SGD(model.parameters(), lr=LR)
+    for _ in range(3 * ob.steps_per_epoch):
+        step = ob.next_step()
+        idx = torch.from_numpy(ob.indices(step))
+        opt.zero_grad()
+        F.cross_entropy(model(x[idx]), y[idx]).backward()
+        assert not ob.in_compute, "the local backward did not end the step's compute"
+        opt.step()
+    ob.close()
+    if rank == 0:
+        print("test_torch: exit: np %d: compute ends with the backward; exiting now" % P,
+              flush=True)
+    return 0                            # no destroy_process_group: exit as a script does
+
+
 if __name__ == "__main__":
     torch.set_num_threads(1)
-    tests = {"exact": exact, "loader": loader, "unused": unused}
+    tests = {"exact": exact, "loader": loader, "unused": unused, "exit": exit_after_ddp}
     sys.exit(1 if sum(tests[name]() for name in sys.argv[1:]) else 0)
