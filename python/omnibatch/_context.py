@@ -437,7 +437,10 @@ class Context:
         return self.step
 
     def steps(self, epochs=None, count=None):
-        """Iterate next_step() for epochs whole epochs or count steps (None: forever)."""
+        """Iterate next_step() epochs * steps_per_epoch times, or count times (None: forever).
+
+        The steps are counted from where the context is: after a restore in
+        the middle of an epoch, epochs=k ends in the middle of one too."""
         if epochs is not None:
             count = _as_int("epochs", epochs, 0) * self.steps_per_epoch
         elif count is not None:
@@ -522,7 +525,19 @@ class Context:
         """Resume from get_state()'s bytes, after creation and before the
         first step, on the same or another number of ranks (omnibatch_set_state).
         Collective."""
-        self._live().set_state(blob)
+        backend = self._live()
+        try:
+            blob = bytes(memoryview(blob))
+        except TypeError:
+            # The others are in omnibatch_set_state, which agrees on the
+            # outcome: join it with an empty state, refused on every rank.
+            try:
+                backend.set_state(b"")
+            except Error:
+                pass
+            raise Error(ERR_ARG, "set_state: blob: %s: expected the bytes of get_state()"
+                        % type(blob).__name__) from None
+        backend.set_state(blob)
 
     def save(self, path):
         """get_state() into the file ``path``, written by rank 0 (omnibatch_save).  Collective."""

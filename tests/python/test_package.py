@@ -193,6 +193,12 @@ def check_state():
             (how, got, want)
     with fresh() as ob:
         expect_error("set_state", lambda: ob.set_state(b"not a state"), "omnibatch_set_state")
+        # Not bytes on the last rank only: every rank fails (the others would
+        # wait in the collective for ever), and the context resumes nothing.
+        last = rank == P - 1
+        expect_error("one rank's state", lambda: ob.set_state("text" if last else blob),
+                     "blob: str" if last else "omnibatch_set_state")
+        assert ob.next_step().global_step == 0
     comm.Barrier()
     if 0 == rank:
         os.remove(path)
