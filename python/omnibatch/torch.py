@@ -215,6 +215,7 @@ class _DdpScaling:
         """This rank's gradient of one parameter, before DDP's bucket takes
         it: scaled by P*count/total, zeros when count is 0 (whatever an
         empty batch left there, NaN included)."""
+        self.ob._live()                 # closed: raises, rather than scale by a stale step
         step = self.ob.step
         if step is None:
             raise Error(ERR_STATE, "register_ddp: backward before the first step: begin each "

@@ -12,7 +12,8 @@
     unused  allreduce_gradients with a parameter no rank uses: it keeps no
             gradient, as in one process (weight decay leaves it alone)
     exit    register_ddp ends each step's compute with the local backward, refuses
-            a second registration, and the process then exits at once: nothing of
+            a second registration and a backward after the context is closed,
+            and the process then exits at once: nothing of
             the package may still run in the process group's threads (torch.sh
             runs it several times: a Python callback there aborted the
             interpreter's exit in about half of the runs)
@@ -252,6 +253,8 @@ def exit_after_ddp():
         assert not ob.in_compute, "the local backward did not end the step's compute"
         opt.step()
     ob.close()
+    expect_error("backward after close",
+                 lambda: F.cross_entropy(model(x[:2]), y[:2]).backward(), "closed")
     if rank == 0:
         print("test_torch: exit: np %d: compute ends with the backward; exiting now" % P,
               flush=True)
