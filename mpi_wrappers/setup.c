@@ -9,10 +9,13 @@
  */
 #include "config.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -271,6 +274,49 @@ static int ob_layer_open_timeline(ob_layer_state *L, const ob_config *cfg)
     return 0;
 }
 
+/* Rank 0: the profile is written at MPI_Finalize as PATH.tmp, then
+ * renamed over PATH.  Its directory must take that file now, PATH must not
+ * be a directory, nor one of the other outputs, which the rename would
+ * replace at the end of the run. */
+static int ob_layer_check_profile(const ob_layer_state *L, const ob_config *cfg)
+{
+    const char *path = cfg->profile_file;
+    const char *other = NULL;
+    char tmp[sizeof cfg->profile_file + 8];
+    struct stat st;
+    int fd;
+
+    if (0 == stat(path, &st)) {
+        const int fds[3] = { L->trace_out.fd, L->report_fd, NULL == L->timeline ? -1 : fileno(L->timeline) };
+        const char *names[3] = { "OMNIBATCH_TRACE", "OMNIBATCH_REPORT_FILE", "OMNIBATCH_TIMELINE" };
+        struct stat so;
+
+        for (int i = 0; i < 3 && NULL == other; i++) {
+            if (fds[i] >= 0 && 0 == fstat(fds[i], &so) && so.st_dev == st.st_dev && so.st_ino == st.st_ino) {
+                other = names[i];
+            }
+        }
+        if (NULL != other) {
+            ob_log_error("OMNIBATCH_PROFILE='%s' is the file of %s: expected another file", path, other);
+            return 0;
+        }
+        if (S_ISDIR(st.st_mode)) {
+            ob_log_error("OMNIBATCH_PROFILE='%s': cannot write there: %s", path, strerror(EISDIR));
+            return 0;
+        }
+    }
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NONBLOCK, 0666);
+    if (fd >= 0) {
+        close(fd);
+        unlink(tmp);
+    } else if (EEXIST != errno) {
+        ob_log_error("OMNIBATCH_PROFILE='%s': cannot write there: %s", path, strerror(errno));
+        return 0;
+    }
+    return 1;
+}
+
 /* Rank 0 opens what it will write, now, so that a path that cannot be
  * written stops the run before its first step, not after it; the same file
  * under two names (./x and x, a symlink) is caught by what they open. */
@@ -302,6 +348,9 @@ static int ob_layer_open_outputs(ob_layer_state *L, const ob_config *cfg)
     }
     if (ok && '\0' != cfg->timeline_file[0]) {
         ok = ob_layer_open_timeline(L, cfg);
+    }
+    if (ok && '\0' != cfg->profile_file[0]) {
+        ok = ob_layer_check_profile(L, cfg);
     }
     return ok;
 }

@@ -1,5 +1,5 @@
 # Outputs that cannot be written are found at init, not after the run:
-# OMNIBATCH_TRACE, OMNIBATCH_REPORT_FILE or OMNIBATCH_TIMELINE in a missing directory, under a
+# OMNIBATCH_TRACE, OMNIBATCH_REPORT_FILE, OMNIBATCH_TIMELINE or OMNIBATCH_PROFILE in a missing directory, under a
 # file, naming a directory or a file under /proc, or two of them naming one
 # file under two spellings, stop the run before its first step with one line.
 # A write that fails later (a full device) is one warning naming the path
@@ -43,6 +43,17 @@ expect_stop "OMNIBATCH_TIMELINE='$work/./t.csv' and OMNIBATCH_TRACE='$work/t.csv
 expect_stop "OMNIBATCH_TIMELINE='$work/link.csv' and OMNIBATCH_REPORT_FILE='$work/t.csv' are the same file" \
     OMNIBATCH_TIMELINE="$work/link.csv" OMNIBATCH_REPORT_FILE="$work/t.csv"
 [ -e "$work/t.csv" ] && fail "a stopped run left the file it created"
+# The profile is written at the end, through PATH.tmp renamed over PATH:
+# checked at init as well, and never one of the other outputs.
+expect_stop "OMNIBATCH_PROFILE='$work/missing/p.prof': cannot write there: No such file or directory" \
+    OMNIBATCH_PROFILE="$work/missing/p.prof"
+expect_stop "OMNIBATCH_PROFILE='$work/d': cannot write there: Is a directory" OMNIBATCH_PROFILE="$work/d"
+expect_stop "OMNIBATCH_PROFILE='$work/./t.csv' is the file of OMNIBATCH_TRACE" \
+    OMNIBATCH_TRACE="$work/t.csv" OMNIBATCH_PROFILE="$work/./t.csv"
+expect_stop "OMNIBATCH_PROFILE='$work/link.csv' is the file of OMNIBATCH_REPORT_FILE" \
+    OMNIBATCH_REPORT_FILE="$work/t.csv" OMNIBATCH_PROFILE="$work/link.csv"
+[ -e "$work/t.csv" ] && fail "a stopped run left the file it created"
+ls "$work" | grep -q '\.tmp$' && fail "a stopped run left a profile's .tmp file"
 
 # A full device: one warning each, naming the path and the reason; the run succeeds.
 for var in OMNIBATCH_TRACE OMNIBATCH_REPORT_FILE; do
