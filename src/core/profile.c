@@ -5,6 +5,7 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,12 +32,14 @@ int ob_profile_write(const char *path, const ob_report *rep)
 {
     char tmp[4200];
     FILE *f;
+    int why;
     int ok;
 
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     f = fopen(tmp, "w");
     if (NULL == f) {
-        return ob_fail(OMNIBATCH_ERR_ARG, "OMNIBATCH_PROFILE='%s': cannot write %s", path, tmp);
+        return ob_fail(OMNIBATCH_ERR_ARG, "OMNIBATCH_PROFILE='%s': cannot write %s: %s", path, tmp,
+                       strerror(errno));
     }
     fprintf(f, "omnibatch-profile 1 %d %ld\n", rep->nranks, rep->global_batch);
     for (int i = 0; i < rep->nranks; i++) {
@@ -47,10 +50,17 @@ int ob_profile_write(const char *path, const ob_report *rep)
                 rep->ranks[i].beta, rep->ranks[i].batch, rep->split_ok ? rep->ranks[i].share : (double) NAN);
     }
     ok = 0 == fflush(f) && !ferror(f);
+    why = ok ? 0 : errno;
     ok = 0 == fclose(f) && ok;
-    if (!ok || 0 != rename(tmp, path)) {
+    why = ok || 0 != why ? why : errno;
+    if (ok && 0 != rename(tmp, path)) {
+        ok = 0;
+        why = errno;
+    }
+    if (!ok) {
         remove(tmp);
-        return ob_fail(OMNIBATCH_ERR_ARG, "OMNIBATCH_PROFILE='%s': cannot write it", path);
+        return ob_fail(OMNIBATCH_ERR_ARG, "OMNIBATCH_PROFILE='%s': cannot write it: %s", path,
+                       strerror(why));
     }
     return OMNIBATCH_SUCCESS;
 }

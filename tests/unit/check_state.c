@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "ob_error.h"
@@ -197,6 +198,30 @@ START_TEST(test_a_profile_round_trips_and_compares)
 }
 END_TEST
 
+/* A profile that cannot be written says why, after the path. */
+START_TEST(test_a_profile_not_written_says_why)
+{
+    char dir[] = "/tmp/ob-profile-XXXXXX";
+    char path[64];
+    ob_rank_stats st[2];
+    ob_report_rank rr[2];
+    ob_report rep;
+
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    make_report(&rep, st, rr, 0.25);
+    snprintf(path, sizeof path, "%s/missing/p", dir);
+    ck_assert_int_eq(ob_profile_write(path, &rep), OMNIBATCH_ERR_ARG);
+    ck_assert_ptr_nonnull(strstr(ob_last_error(), ": No such file or directory"));
+    /* The rename over a directory fails (EISDIR), and leaves no .tmp behind. */
+    snprintf(path, sizeof path, "%s/d", dir);
+    ck_assert_int_eq(mkdir(path, 0700), 0);
+    ck_assert_int_eq(ob_profile_write(path, &rep), OMNIBATCH_ERR_ARG);
+    ck_assert_ptr_nonnull(strstr(ob_last_error(), "cannot write it: Is a directory"));
+    ck_assert_int_eq(rmdir(path), 0);
+    ck_assert_int_eq(rmdir(dir), 0);
+}
+END_TEST
+
 static Suite *state_suite(void)
 {
     Suite *s = suite_create("state");
@@ -206,6 +231,7 @@ static Suite *state_suite(void)
     tcase_add_test(tc, test_ranks_match_by_host_cores_and_occurrence);
     tcase_add_test(tc, test_bad_blobs_are_refused_with_a_line);
     tcase_add_test(tc, test_a_profile_round_trips_and_compares);
+    tcase_add_test(tc, test_a_profile_not_written_says_why);
     suite_add_tcase(s, tc);
     return s;
 }
