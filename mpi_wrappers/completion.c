@@ -5,8 +5,14 @@
  * (recognised gradient MPI_Iallreduce); for any other request the cost is
  * one atomic load when none of its own is in flight, a short scan when some
  * are.  Time spent in a Wait or Test call on its requests is blocked time,
- * whether or not the call completes them; a request leaves the table when
- * a call completes it.
+ * whether or not the call completes them.  A request leaves the table when
+ * MPI frees it: when the call hands its handle back as MPI_REQUEST_NULL (a
+ * nonblocking collective is never persistent, and MPI_Request_free and
+ * MPI_Cancel are erroneous on one).  What the call returns does not say:
+ * a call that fails with MPI_ERR_IN_STATUS may leave requests pending
+ * (MPI_ERR_PENDING; Open MPI's MPI_Waitall returns as soon as one request
+ * fails), and a weighted request sends from its slot's scratch until it
+ * completes; an MPI_Testall that fails so has completed and freed them all.
  */
 #include "config.h"
 
@@ -16,19 +22,14 @@
 /* Recognised requests one array call can follow without allocating. */
 #define OB_MATCH_STACK 32
 
-/* Move the slots whose positions appear in indices[0..nidx) to the front
- * of slot[] (pos[] alike); return how many. */
-static int ob_completed(int *pos, int *slot, int n, const int *indices, int nidx)
+/* Move the slots whose requests MPI freed (handed back as MPI_REQUEST_NULL)
+ * to the front of slot[] (pos[] alike); return how many. */
+static int ob_freed(int *pos, int *slot, int n, const MPI_Request *reqs)
 {
     int done = 0;
 
     for (int k = 0; k < n; k++) {
-        int hit = 0;
-
-        for (int i = 0; i < nidx && !hit; i++) {
-            hit = indices[i] == pos[k];
-        }
-        if (hit) {
+        if (MPI_REQUEST_NULL == reqs[pos[k]]) {
             int p = pos[done], s = slot[done];
 
             pos[done] = pos[k];
@@ -52,7 +53,7 @@ int ob_wait(MPI_Request *request, MPI_Status *status)
     t0 = ob_layer_clock();
     rc = PMPI_Wait(request, status);
     t1 = ob_layer_clock();
-    ob_layer_record_wait(ob_req_settle(slot, &slot, 1), t0, t1);
+    ob_layer_record_wait(ob_req_settle(slot, &slot, MPI_REQUEST_NULL == *request), t0, t1);
     return rc;
 }
 
@@ -67,7 +68,7 @@ int ob_test(MPI_Request *request, int *flag, MPI_Status *status)
     t0 = ob_layer_clock();
     rc = PMPI_Test(request, flag, status);
     t1 = ob_layer_clock();
-    ob_layer_record_wait(ob_req_settle(slot, &slot, MPI_SUCCESS == rc && *flag ? 1 : 0), t0, t1);
+    ob_layer_record_wait(ob_req_settle(slot, &slot, MPI_REQUEST_NULL == *request), t0, t1);
     return rc;
 }
 
@@ -99,12 +100,12 @@ static int ob_array_pmpi(ob_array_call call, int n, MPI_Request *reqs, int *out,
 }
 
 /* An array member with recognised requests possibly in flight: find ours,
- * time the call if there are any, release those it completed. */
+ * time the call if there are any, release those MPI freed. */
 static int ob_array_timed(ob_array_call call, int n, MPI_Request *reqs, int *out, int *flag,
                           int *indices, MPI_Status *statuses)
 {
     int spos[OB_MATCH_STACK], sslot[OB_MATCH_STACK];
-    int *pos, *slot, found, rc, done = 0;
+    int *pos, *slot, found, rc, done;
     double t0, t1;
 
     found = ob_req_match(reqs, n, spos, sslot, OB_MATCH_STACK, &pos, &slot);
@@ -114,28 +115,8 @@ static int ob_array_timed(ob_array_call call, int n, MPI_Request *reqs, int *out
     }
     t0 = ob_layer_clock();
     rc = ob_array_pmpi(call, n, reqs, out, flag, indices, statuses);
-    switch (call) {
-    case OB_WAITALL:
-        done = found;
-        break;
-    case OB_TESTALL:
-        done = MPI_SUCCESS == rc && *flag ? found : 0;
-        break;
-    case OB_WAITANY:
-    case OB_TESTANY:
-        if ((OB_WAITANY == call || (MPI_SUCCESS == rc && *flag)) && MPI_UNDEFINED != *out) {
-            done = ob_completed(pos, slot, found, out, 1);
-        }
-        break;
-    case OB_WAITSOME:
-    case OB_TESTSOME:
-    default:
-        if (MPI_UNDEFINED != *out) {
-            done = ob_completed(pos, slot, found, indices, *out);
-        }
-        break;
-    }
     t1 = ob_layer_clock();
+    done = ob_freed(pos, slot, found, reqs);
     ob_layer_record_wait(ob_req_settle(slot[0], slot, done), t0, t1);
     ob_req_matches_free(pos, slot, spos);
     return rc;

@@ -108,7 +108,8 @@ EXTRA_DIST += \
 
 # The preload programs.
 check_PROGRAMS += %reldir%/mpi_passthrough %reldir%/mpi_straggler %reldir%/mpi_threads \
-	%reldir%/mpi_weighted %reldir%/mpi_weighted_reuse %reldir%/mpi_late_exchange %reldir%/json_valid
+	%reldir%/mpi_weighted %reldir%/mpi_weighted_reuse %reldir%/mpi_request_errors \
+	%reldir%/mpi_late_exchange %reldir%/json_valid
 %canon_reldir%_mpi_passthrough_SOURCES = %reldir%/mpi_passthrough.c
 %canon_reldir%_mpi_passthrough_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 %canon_reldir%_mpi_passthrough_LDADD = $(CHECK_LIBS) -lm
@@ -118,6 +119,8 @@ check_PROGRAMS += %reldir%/mpi_passthrough %reldir%/mpi_straggler %reldir%/mpi_t
 %canon_reldir%_mpi_weighted_SOURCES = %reldir%/mpi_weighted.c
 %canon_reldir%_mpi_weighted_LDADD = -lm
 %canon_reldir%_mpi_weighted_reuse_SOURCES = %reldir%/mpi_weighted_reuse.c
+%canon_reldir%_mpi_request_errors_SOURCES = %reldir%/mpi_request_errors.c
+%canon_reldir%_mpi_request_errors_LDADD = -lm
 %canon_reldir%_mpi_late_exchange_SOURCES = %reldir%/mpi_late_exchange.c
 %canon_reldir%_json_valid_SOURCES = %reldir%/json_valid.c
 %canon_reldir%_json_valid_CPPFLAGS = $(OB_TEST_CPPFLAGS)
@@ -147,6 +150,7 @@ EXTRA_DIST += %reldir%/preload_scenarios.sh \
 	%reldir%/preload/timeline.sh \
 	%reldir%/preload/weighted.sh \
 	%reldir%/preload/weighted_reuse.sh \
+	%reldir%/preload/request_errors.sh \
 	%reldir%/preload/settings_agree.sh \
 	%reldir%/preload/bounds.sh \
 	%reldir%/preload/global_batch_api.sh \
