@@ -31,7 +31,11 @@
 _Static_assert(sizeof(MPI_Fint) == sizeof(int), "Fortran INTEGER arrays are passed as C int arrays");
 
 /* gfortran's default LOGICAL: 4 bytes, .TRUE. is 1 (Open MPI's
- * OMPI_FORTRAN_VALUE_TRUE for gfortran). */
+ * OMPI_FORTRAN_VALUE_TRUE for gfortran).  Open MPI's own bindings hand the
+ * program's flag to PMPI_Test* as it is, so the flag holds whatever the C
+ * call left in it, whatever the call returns (.TRUE. with
+ * MPI_ERR_IN_STATUS): the wrappers start c_flag from the program's flag
+ * and always write it back. */
 typedef MPI_Fint ob_flogical;
 
 /* Integers in a Fortran status (MPI_STATUS_SIZE). */
@@ -198,12 +202,12 @@ static void ob_f_test(MPI_Fint *request, ob_flogical *flag, MPI_Fint *status, MP
 {
     MPI_Request c_req = PMPI_Request_f2c(*request);
     MPI_Status c_status;
-    int c_flag = 0;
+    int c_flag = (int) *flag;
     int ignore = ob_is_mpi_fortran_status_ignore(status);
     int rc = ob_test(&c_req, &c_flag, ignore ? MPI_STATUS_IGNORE : &c_status);
 
+    *flag = (ob_flogical) c_flag;
     if (MPI_SUCCESS == rc) {
-        *flag = c_flag ? 1 : 0;
         *request = PMPI_Request_c2f(c_req);
         if (c_flag && !ignore) {
             PMPI_Status_c2f(&c_status, status);
@@ -291,7 +295,7 @@ static void ob_f_testall(MPI_Fint *count, MPI_Fint *requests, ob_flogical *flag,
                          MPI_Fint *ierr)
 {
     ob_f_arrays a;
-    int c_flag = 0;
+    int c_flag = (int) *flag;
     int rc = ob_f_arrays_get(&a, (int) *count, requests, statuses, 1);
 
     if (MPI_SUCCESS != rc) {
@@ -304,9 +308,7 @@ static void ob_f_testall(MPI_Fint *count, MPI_Fint *requests, ob_flogical *flag,
     } else {
         ob_f_arrays_drop(&a);
     }
-    if (MPI_SUCCESS == rc) {
-        *flag = c_flag ? 1 : 0;
-    }
+    *flag = (ob_flogical) c_flag;
     ob_f_set(ierr, rc);
 }
 
@@ -316,7 +318,7 @@ static void ob_f_any(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *index, ob_fl
     ob_f_arrays a;
     MPI_Status c_status;
     int ignore = ob_is_mpi_fortran_status_ignore(status);
-    int c_index = MPI_UNDEFINED, c_flag = 1;
+    int c_index = MPI_UNDEFINED, c_flag = NULL == flag ? 1 : (int) *flag;
     int rc = ob_f_arrays_get(&a, (int) *count, requests, NULL, 0);
 
     if (MPI_SUCCESS != rc) {
@@ -332,14 +334,14 @@ static void ob_f_any(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *index, ob_fl
         for (int i = 0; i < a.n; i++) {
             requests[i] = PMPI_Request_c2f(a.req[i]);
         }
-        if (NULL != flag) {
-            *flag = c_flag ? 1 : 0;
-        }
         /* Fortran indexes from 1. */
         *index = MPI_UNDEFINED == c_index ? MPI_UNDEFINED : (MPI_Fint) (c_index + 1);
         if (c_flag && !ignore) {
             PMPI_Status_c2f(&c_status, status);
         }
+    }
+    if (NULL != flag) {
+        *flag = (ob_flogical) c_flag;
     }
     ob_f_arrays_drop(&a);
     ob_f_set(ierr, rc);
