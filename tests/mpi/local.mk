@@ -118,8 +118,8 @@ check_PROGRAMS += %reldir%/mpi_passthrough %reldir%/mpi_straggler %reldir%/mpi_t
 # Reaches the API through omnibatch_dl.h (dlsym), not by linking.
 %canon_reldir%_mpi_weighted_SOURCES = %reldir%/mpi_weighted.c
 %canon_reldir%_mpi_weighted_LDADD = -lm
-%canon_reldir%_mpi_weighted_reuse_SOURCES = %reldir%/mpi_weighted_reuse.c
-%canon_reldir%_mpi_request_errors_SOURCES = %reldir%/mpi_request_errors.c
+%canon_reldir%_mpi_weighted_reuse_SOURCES = %reldir%/mpi_weighted_reuse.c %reldir%/mpi_preload_api.h
+%canon_reldir%_mpi_request_errors_SOURCES = %reldir%/mpi_request_errors.c %reldir%/mpi_preload_api.h
 %canon_reldir%_mpi_request_errors_LDADD = -lm
 %canon_reldir%_mpi_late_exchange_SOURCES = %reldir%/mpi_late_exchange.c
 %canon_reldir%_json_valid_SOURCES = %reldir%/json_valid.c

@@ -38,7 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "omnibatch_dl.h"
+#include "mpi_preload_api.h"
 
 #define D 512                    /* gradient length: 2 KiB of float, above OMNIBATCH_MIN_BYTES */
 #define B 60                     /* global batch */
@@ -144,11 +144,9 @@ static void testall_step(step_data *s)
 int main(int argc, char **argv)
 {
     omnibatch_dl ob;
-    omnibatch_options opt;
     omnibatch_t ctx;
     omnibatch_step st;
     step_data *s = malloc(sizeof *s);
-    long plan[16], given = 0;
     int rounds, k, weighted = 0, pending = 1, bad[3] = { 0, 0, 0 }, anybad[3];
 
     MPI_Init(&argc, &argv);
@@ -161,26 +159,7 @@ int main(int argc, char **argv)
     rounds = atoi(argv[1]);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Comm_dup(MPI_COMM_WORLD, &refcomm);
-    if (!omnibatch_dl_load(&ob)) {
-        fprintf(stderr, "mpi_request_errors: libomnibatch is not loaded (run it with LD_PRELOAD)\n");
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
-    ob.options_init(&opt);
-    opt.adaptive = 0;
-    if (0 != ob.create(MPI_COMM_WORLD, B, (long) B * (WARMUP + rounds + 8), &opt, &ctx)) {
-        fprintf(stderr, "mpi_request_errors: %s\n", ob.last_error());
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
-    /* Unequal batches: rank i gets a share proportional to i + 1. */
-    for (int i = 0; i < size; i++) {
-        plan[i] = (long) B * (i + 1) / (size * (size + 1) / 2);
-        given += plan[i];
-    }
-    plan[size - 1] += B - given;
-    if (0 != ob.set_plan(ctx, plan, size)) {
-        fprintf(stderr, "mpi_request_errors: %s\n", ob.last_error());
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
+    ob_test_unequal_context("mpi_request_errors", &ob, B, (long) B * (WARMUP + rounds + 8), &ctx);
 
     /* Until the layer weights both gradients of a step. */
     for (k = 0; k < WARMUP && !weighted; k++) {

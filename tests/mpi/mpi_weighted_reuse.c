@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "omnibatch_dl.h"
+#include "mpi_preload_api.h"
 
 #define D 512                    /* gradient length: 2 KiB of float, above OMNIBATCH_MIN_BYTES */
 #define B 60                     /* global batch */
@@ -41,10 +41,8 @@ static void fill(float *g)
 int main(int argc, char **argv)
 {
     omnibatch_dl ob;
-    omnibatch_options opt;
     omnibatch_t ctx;
     omnibatch_step st;
-    long plan[16], given = 0;
     int steps, weighted = 0, changed = 0, reused, all_reused = 0, bad = 0, anybad = 0;
     float *g = malloc(D * sizeof *g), *r = malloc(D * sizeof *r), *want = malloc(D * sizeof *want);
     MPI_Comm grads, split;
@@ -58,26 +56,7 @@ int main(int argc, char **argv)
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     steps = atoi(argv[1]);
-    if (!omnibatch_dl_load(&ob)) {
-        fprintf(stderr, "mpi_weighted_reuse: libomnibatch is not loaded (run it with LD_PRELOAD)\n");
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
-    ob.options_init(&opt);
-    opt.adaptive = 0;
-    if (0 != ob.create(MPI_COMM_WORLD, B, (long) B * 2 * steps, &opt, &ctx)) {
-        fprintf(stderr, "mpi_weighted_reuse: %s\n", ob.last_error());
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
-    /* Unequal batches: rank i gets a share proportional to i + 1. */
-    for (int i = 0; i < size; i++) {
-        plan[i] = (long) B * (i + 1) / (size * (size + 1) / 2);
-        given += plan[i];
-    }
-    plan[size - 1] += B - given;
-    if (0 != ob.set_plan(ctx, plan, size)) {
-        fprintf(stderr, "mpi_weighted_reuse: %s\n", ob.last_error());
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
+    ob_test_unequal_context("mpi_weighted_reuse", &ob, B, (long) B * 2 * steps, &ctx);
 
     /* The gradients' communicator: weighted once the pattern is known. */
     MPI_Comm_dup(MPI_COMM_WORLD, &grads);
