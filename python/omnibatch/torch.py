@@ -209,7 +209,13 @@ class _DdpScaling:
     def __init__(self, ob):
         self.ob = ob
         self.queued = False
+        self.syncs = True               # the last forward's: this backward reduces
         self.handles = []
+
+    def forward(self, model, inputs):
+        """DDP decides at the forward whether the backward reduces: not under
+        no_sync(), where the step's compute goes on in the next micro-batch."""
+        self.syncs = model.require_backward_grad_sync
 
     def gradient(self, grad):
         """This rank's gradient of one parameter, before DDP's bucket takes
@@ -220,7 +226,7 @@ class _DdpScaling:
         if step is None:
             raise Error(ERR_STATE, "register_ddp: backward before the first step: begin each "
                         "step with the context (PlanBatchSampler.steps or next_step)")
-        if not self.queued and self.ob.in_compute and _queue_callback is not None:
+        if self.syncs and not self.queued and self.ob.in_compute and _queue_callback is not None:
             # Runs once the local backward is done, before DDP's own end of
             # backward, which waits for the reduction: what follows is waiting.
             _queue_callback(self.backward_done)
@@ -250,7 +256,7 @@ def register_ddp(model, ob):
     before DDP's bucket takes it, and DDP's own average (or a communication
     hook that averages, such as torch's fp16 compression) then gives the
     global batch's gradient.  The step's compute ends when the local
-    backward does.  No Python runs in the process group's threads (a Python
+    backward of a forward that reduces does (not under ``no_sync()``).  No Python runs in the process group's threads (a Python
     communication hook's callback there can abort the process at exit with
     torch 1.13).  Use the plain mean loss of the local batch; do not scale
     it yourself.  The model's process group must hold the context's ranks;
@@ -271,6 +277,7 @@ def register_ddp(model, ob):
     for p in model.module.parameters():
         if p.requires_grad:
             scaling.handles.append(p.register_hook(scaling.gradient))
+    scaling.handles.append(model.register_forward_pre_hook(scaling.forward))
     model._omnibatch_scaling = scaling
     return model
 

@@ -11,7 +11,8 @@
             raises Error
     unused  allreduce_gradients with a parameter no rank uses: it keeps no
             gradient, as in one process (weight decay leaves it alone)
-    exit    register_ddp ends each step's compute with the local backward, refuses
+    exit    register_ddp ends each step's compute with the local backward that
+            reduces (not one under no_sync()), refuses
             a second registration and a backward after the context is closed,
             and the process then exits at once: nothing of
             the package may still run in the process group's threads (torch.sh
@@ -247,8 +248,13 @@ def exit_after_ddp():
     opt = torch.optim.SGD(model.parameters(), lr=LR)
     for _ in range(3 * ob.steps_per_epoch):
         step = ob.next_step()
+        ob.compute_begin()              # as PlanBatchSampler.steps does
         idx = torch.from_numpy(ob.indices(step))
         opt.zero_grad()
+        # Two backwards, the first under no_sync(): the compute goes on.
+        with model.no_sync():
+            F.cross_entropy(model(x[idx]), y[idx]).backward()
+        assert ob.in_compute, "a backward under no_sync() ended the step's compute"
         F.cross_entropy(model(x[idx]), y[idx]).backward()
         assert not ob.in_compute, "the local backward did not end the step's compute"
         opt.step()
