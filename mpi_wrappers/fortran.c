@@ -31,12 +31,17 @@
 _Static_assert(sizeof(MPI_Fint) == sizeof(int), "Fortran INTEGER arrays are passed as C int arrays");
 
 /* gfortran's default LOGICAL: 4 bytes, .TRUE. is 1 (Open MPI's
- * OMPI_FORTRAN_VALUE_TRUE for gfortran).  Open MPI's own bindings hand the
- * program's flag to PMPI_Test* as it is, so the flag holds whatever the C
- * call left in it, whatever the call returns (.TRUE. with
- * MPI_ERR_IN_STATUS): the wrappers start c_flag from the program's flag
- * and always write it back. */
+ * OMPI_FORTRAN_VALUE_TRUE for gfortran).  The wrappers start c_flag from the
+ * program's flag and write it back as the MPI's own binding does.  Open
+ * MPI's hands the program's flag to PMPI_Test* as it is, so the flag holds
+ * whatever the C call left in it, whatever the call returns (.TRUE. with
+ * MPI_ERR_IN_STATUS); MPICH's writes it only when the call succeeds. */
 typedef MPI_Fint ob_flogical;
+#if defined(MPICH_VERSION)
+#define OB_F_FLAG_WRITTEN(rc) (MPI_SUCCESS == (rc))
+#else
+#define OB_F_FLAG_WRITTEN(rc) 1
+#endif
 
 /* Integers in a Fortran status (MPI_STATUS_SIZE). */
 #define OB_F_STATUS_SIZE ((int) (sizeof(MPI_Status) / sizeof(MPI_Fint)))
@@ -206,7 +211,9 @@ static void ob_f_test(MPI_Fint *request, ob_flogical *flag, MPI_Fint *status, MP
     int ignore = ob_is_mpi_fortran_status_ignore(status);
     int rc = ob_test(&c_req, &c_flag, ignore ? MPI_STATUS_IGNORE : &c_status);
 
-    *flag = (ob_flogical) c_flag;
+    if (OB_F_FLAG_WRITTEN(rc)) {
+        *flag = (ob_flogical) c_flag;
+    }
     if (MPI_SUCCESS == rc) {
         *request = PMPI_Request_c2f(c_req);
         if (c_flag && !ignore) {
@@ -308,7 +315,9 @@ static void ob_f_testall(MPI_Fint *count, MPI_Fint *requests, ob_flogical *flag,
     } else {
         ob_f_arrays_drop(&a);
     }
-    *flag = (ob_flogical) c_flag;
+    if (OB_F_FLAG_WRITTEN(rc)) {
+        *flag = (ob_flogical) c_flag;
+    }
     ob_f_set(ierr, rc);
 }
 
@@ -340,7 +349,7 @@ static void ob_f_any(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *index, ob_fl
             PMPI_Status_c2f(&c_status, status);
         }
     }
-    if (NULL != flag) {
+    if (NULL != flag && OB_F_FLAG_WRITTEN(rc)) {
         *flag = (ob_flogical) c_flag;
     }
     ob_f_arrays_drop(&a);
