@@ -230,17 +230,28 @@ static void ob_layer_agree(const ob_config *cfg, int start_ok, int output_ok)
     }
 }
 
-/* Do the descriptors \p a and \p b (-1: none) write one file?  Two outputs
- * in one file would interleave and ruin both. */
-static int ob_layer_same_file(int a, int b)
+/* Rank 0: the variable of the output already open (the trace, the report,
+ * the timeline) that writes the file \p st describes, its path in *path;
+ * NULL when none does.  Two outputs in one file would ruin both. */
+static const char *ob_layer_output_of(const ob_layer_state *L, const ob_config *cfg,
+                                      const struct stat *st, const char **path)
 {
-    ob_writer wa, wb;
+    const struct {
+        int fd;
+        const char *variable, *path;
+    } out[3] = {
+        { L->trace_out.fd, "OMNIBATCH_TRACE", cfg->trace_file },
+        { L->report_fd, "OMNIBATCH_REPORT_FILE", cfg->report_file },
+        { NULL == L->timeline ? -1 : fileno(L->timeline), "OMNIBATCH_TIMELINE", cfg->timeline_file },
+    };
 
-    ob_writer_init(&wa);
-    ob_writer_init(&wb);
-    wa.fd = a;
-    wb.fd = b;
-    return ob_writer_same_file(&wa, &wb);
+    for (int i = 0; i < 3; i++) {
+        if (ob_writer_fd_is(out[i].fd, st)) {
+            *path = out[i].path;
+            return out[i].variable;
+        }
+    }
+    return NULL;
 }
 
 /* Rank 0: OMNIBATCH_TIMELINE, a third file, which must be neither of the
@@ -249,13 +260,10 @@ static int ob_layer_open_timeline(ob_layer_state *L, const ob_config *cfg)
 {
     int fd = ob_writer_open_fd(cfg->timeline_file, "OMNIBATCH_TIMELINE", &L->timeline_created);
     const char *other = NULL, *other_file = NULL;
+    struct stat st;
 
-    if (ob_layer_same_file(fd, L->trace_out.fd)) {
-        other = "OMNIBATCH_TRACE";
-        other_file = cfg->trace_file;
-    } else if (ob_layer_same_file(fd, L->report_fd)) {
-        other = "OMNIBATCH_REPORT_FILE";
-        other_file = cfg->report_file;
+    if (fd >= 0 && 0 == fstat(fd, &st)) {
+        other = ob_layer_output_of(L, cfg, &st, &other_file);
     }
     L->timeline = fd >= 0 && NULL == other ? fdopen(fd, "w") : NULL;
     if (NULL != L->timeline) {
@@ -281,22 +289,13 @@ static int ob_layer_open_timeline(ob_layer_state *L, const ob_config *cfg)
 static int ob_layer_check_profile(const ob_layer_state *L, const ob_config *cfg)
 {
     const char *path = cfg->profile_file;
-    const char *other = NULL;
+    const char *other, *other_file;
     char tmp[sizeof cfg->profile_file + 8];
     struct stat st;
     int fd;
 
     if (0 == stat(path, &st)) {
-        const int fds[3] = { L->trace_out.fd, L->report_fd, NULL == L->timeline ? -1 : fileno(L->timeline) };
-        const char *names[3] = { "OMNIBATCH_TRACE", "OMNIBATCH_REPORT_FILE", "OMNIBATCH_TIMELINE" };
-        struct stat so;
-
-        for (int i = 0; i < 3 && NULL == other; i++) {
-            if (fds[i] >= 0 && 0 == fstat(fds[i], &so) && so.st_dev == st.st_dev && so.st_ino == st.st_ino) {
-                other = names[i];
-            }
-        }
-        if (NULL != other) {
+        if (NULL != (other = ob_layer_output_of(L, cfg, &st, &other_file))) {
             ob_log_error("OMNIBATCH_PROFILE='%s' is the file of %s: expected another file", path, other);
             return 0;
         }
@@ -322,6 +321,7 @@ static int ob_layer_check_profile(const ob_layer_state *L, const ob_config *cfg)
  * under two names (./x and x, a symlink) is caught by what they open. */
 static int ob_layer_open_outputs(ob_layer_state *L, const ob_config *cfg)
 {
+    struct stat st;
     int ok = 1;
 
     if (0 != L->rank) {
@@ -340,7 +340,7 @@ static int ob_layer_open_outputs(ob_layer_state *L, const ob_config *cfg)
                                                 0, ob_layer_clock())) {
             ob_log_error("%s", ob_last_error());
             ok = 0;
-        } else if (ob_layer_same_file(L->trace_out.fd, L->report_fd)) {
+        } else if (0 == fstat(L->trace_out.fd, &st) && ob_writer_fd_is(L->report_fd, &st)) {
             ob_log_error("OMNIBATCH_TRACE='%s' and OMNIBATCH_REPORT_FILE='%s' are the same "
                          "file: expected two different files", cfg->trace_file, cfg->report_file);
             ok = 0;

@@ -56,6 +56,12 @@ int ob_writer_open(ob_writer *w, const char *path, const char *variable, size_t 
 /** \brief Do two open writers write the same file (same device and inode)? */
 int ob_writer_same_file(const ob_writer *a, const ob_writer *b);
 
+struct stat;
+
+/** \brief Does the descriptor \p fd (-1: none) write the file \p st describes (same device and
+ *         inode)? */
+int ob_writer_fd_is(int fd, const struct stat *st);
+
 /**
  * \brief Append one whole record of \p n bytes (written out first when it would not fit).
  * \return OMNIBATCH_SUCCESS, or OMNIBATCH_ERR_IO the first time a write fails (detail:

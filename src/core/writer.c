@@ -134,14 +134,18 @@ int ob_writer_open(ob_writer *w, const char *path, const char *variable, size_t 
     return OMNIBATCH_SUCCESS;
 }
 
+int ob_writer_fd_is(int fd, const struct stat *st)
+{
+    struct stat sf;
+
+    return fd >= 0 && 0 == fstat(fd, &sf) && sf.st_dev == st->st_dev && sf.st_ino == st->st_ino;
+}
+
 int ob_writer_same_file(const ob_writer *a, const ob_writer *b)
 {
-    struct stat sa, sb;
+    struct stat sb;
 
-    if (a->fd < 0 || b->fd < 0 || 0 != fstat(a->fd, &sa) || 0 != fstat(b->fd, &sb)) {
-        return 0;
-    }
-    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    return b->fd >= 0 && 0 == fstat(b->fd, &sb) && ob_writer_fd_is(a->fd, &sb);
 }
 
 /* write(2) the whole of buf[0..n): the buffer holds whole records only, so
