@@ -33,7 +33,6 @@ int ob_profile_write(const char *path, const ob_report *rep)
     char tmp[4200];
     FILE *f;
     int why;
-    int ok;
 
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     f = fopen(tmp, "w");
@@ -49,15 +48,15 @@ int ob_profile_write(const char *path, const ob_report *rep)
         fprintf(f, "%d %s %d %.9g %.9g %.9g %.9g\n", i, host, rep->stats[i].cores, rep->ranks[i].alpha,
                 rep->ranks[i].beta, rep->ranks[i].batch, rep->split_ok ? rep->ranks[i].share : (double) NAN);
     }
-    ok = 0 == fflush(f) && !ferror(f);
-    why = ok ? 0 : errno;
-    ok = 0 == fclose(f) && ok;
-    why = ok || 0 != why ? why : errno;
-    if (ok && 0 != rename(tmp, path)) {
-        ok = 0;
+    /* The first failure's reason: the writes', the close's or the rename's. */
+    why = 0 != fflush(f) || ferror(f) ? (0 != errno ? errno : EIO) : 0;
+    if (0 != fclose(f) && 0 == why) {
         why = errno;
     }
-    if (!ok) {
+    if (0 == why && 0 != rename(tmp, path)) {
+        why = errno;
+    }
+    if (0 != why) {
         remove(tmp);
         return ob_fail(OMNIBATCH_ERR_ARG, "OMNIBATCH_PROFILE='%s': cannot write it: %s", path,
                        strerror(why));
