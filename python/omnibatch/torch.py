@@ -210,7 +210,6 @@ class _DdpScaling:
         self.ob = ob
         self.queued = False
         self.syncs = True               # the last forward's: this backward reduces
-        self.handles = []
 
     def forward(self, model, inputs):
         """DDP decides at the forward whether the backward reduces: not under
@@ -276,8 +275,8 @@ def register_ddp(model, ob):
     scaling = _DdpScaling(ob)
     for p in model.module.parameters():
         if p.requires_grad:
-            scaling.handles.append(p.register_hook(scaling.gradient))
-    scaling.handles.append(model.register_forward_pre_hook(scaling.forward))
+            p.register_hook(scaling.gradient)
+    model.register_forward_pre_hook(scaling.forward)
     model._omnibatch_scaling = scaling
     return model
 
