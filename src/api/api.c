@@ -403,6 +403,24 @@ static void ob_context_free(struct omnibatch_context *c)
     free(c);
 }
 
+/* Ranks that wait asleep sum on their node where they can (api_node.c);
+ * every rank here, since every rank waits the same way. */
+static int ob_create_node(struct omnibatch_context *c)
+{
+    const ob_config *cfg = NULL;
+    /* Any rank's off is every rank's (ob_node_open()). */
+    int want;
+    int mpi_rc;
+
+    if (!c->wait_sleep) {
+        return OMNIBATCH_SUCCESS;
+    }
+    want = OMNIBATCH_SUCCESS == ob_config_global(&cfg) && NULL != cfg && cfg->node_sum;
+    mpi_rc = ob_node_open(c, want);
+    return MPI_SUCCESS == mpi_rc ? OMNIBATCH_SUCCESS : ob_api_mpi_fail(mpi_rc, "omnibatch_create",
+                                                                       "MPI_Comm_split_type");
+}
+
 OMNIBATCH_EXPORT int omnibatch_create(MPI_Comm comm, long global_batch, long dataset_size,
                                       const omnibatch_options *opt, omnibatch_t *ctx)
 {
@@ -500,6 +518,10 @@ OMNIBATCH_EXPORT int omnibatch_create(MPI_Comm comm, long global_batch, long dat
     if (OMNIBATCH_SUCCESS != rc) {
         goto fail;
     }
+    rc = ob_create_node(c);
+    if (OMNIBATCH_SUCCESS != rc) {
+        goto fail;
+    }
     free(all);
 
     c->steps_per_epoch = ob_shard_steps_per_epoch(dataset_size, global_batch);
@@ -544,12 +566,14 @@ OMNIBATCH_EXPORT int omnibatch_destroy(omnibatch_t *ctx)
         /* A collective the next step would have opened with is MPI's to
          * forget now. */
         c->next.kind = OB_API_NEXT_NONE;
+        ob_node_forget(c);
         /* Too late for the communicator; the memory is still given back. */
         rc = ob_api_finalized(fn);
     } else {
         int mpi_rc;
 
         ob_api_next_drop(c);
+        ob_node_close(c);
         mpi_rc = PMPI_Comm_free(&c->comm);
 
         if (MPI_SUCCESS != mpi_rc) {

@@ -25,6 +25,7 @@
 #include "ob_api.h"
 #include "ob_config.h"
 #include "ob_error.h"
+#include "ob_log.h"
 #include "ob_memtype.h"
 #include "ob_nap.h"
 #include "ob_timing.h"
@@ -70,6 +71,12 @@ static int ob_scratch(struct omnibatch_context *c, size_t bytes)
     return OMNIBATCH_SUCCESS;
 }
 
+/* The MPI name of an element size ob_gradient_args() took. */
+static const char *ob_type_name(size_t elem)
+{
+    return sizeof(float) == elem ? "MPI_FLOAT" : "MPI_DOUBLE";
+}
+
 /* Everything checked before the call touches the step or the buffers;
  * \p elem gets the element size of \p type. */
 static int ob_gradient_args(const char *fn, const struct omnibatch_context *c, const void *sendbuf,
@@ -110,23 +117,10 @@ static int ob_gradient_args(const char *fn, const struct omnibatch_context *c, c
     return OMNIBATCH_SUCCESS;
 }
 
-/* Weight a host gradient with the CPU: in place, or into the scratch
- * buffer that then becomes the send buffer (the caller's is never written). */
-static int ob_weight_on_host(struct omnibatch_context *c, const void **sendbuf, void *recvbuf, int count,
-                             MPI_Datatype type, size_t elem, double w)
+/* The weighted gradient of \p in written to \p data. */
+static void ob_weight_into(const struct omnibatch_context *c, const void *in, void *data, int count,
+                           MPI_Datatype type, size_t elem, double w)
 {
-    const void *in = MPI_IN_PLACE == *sendbuf ? recvbuf : *sendbuf;
-    void *data = recvbuf;
-    int rc;
-
-    if (MPI_IN_PLACE != *sendbuf) {
-        rc = ob_scratch(c, (size_t) count * elem);
-        if (OMNIBATCH_SUCCESS != rc) {
-            return rc;
-        }
-        data = c->scratch;
-        *sendbuf = data;
-    }
     /* A rank without samples has no mean gradient (0/0 may well be NaN in
      * its buffer): it contributes exact zeros. */
     if (0 == c->step.count) {
@@ -138,6 +132,32 @@ static int ob_weight_on_host(struct omnibatch_context *c, const void **sendbuf, 
     } else {
         ob_scale_double((const double *) in, (double *) data, count, w);
     }
+}
+
+/* Weight a host gradient with the CPU: into this rank's slot of the node's
+ * sum where it has one (*in_slot set; api_node.c), else in place, or into
+ * the scratch buffer that then becomes the send buffer (the caller's is
+ * never written). */
+static int ob_weight_on_host(struct omnibatch_context *c, const void **sendbuf, void *recvbuf, int count,
+                             MPI_Datatype type, size_t elem, double w, int *in_slot)
+{
+    const void *in = MPI_IN_PLACE == *sendbuf ? recvbuf : *sendbuf;
+    void *data = NULL != c->node ? ob_node_slot(c, (size_t) count * elem) : NULL;
+    int rc;
+
+    *in_slot = NULL != data;
+    if (NULL == data) {
+        data = recvbuf;
+        if (MPI_IN_PLACE != *sendbuf) {
+            rc = ob_scratch(c, (size_t) count * elem);
+            if (OMNIBATCH_SUCCESS != rc) {
+                return rc;
+            }
+            data = c->scratch;
+            *sendbuf = data;
+        }
+    }
+    ob_weight_into(c, in, data, count, type, elem, w);
     return OMNIBATCH_SUCCESS;
 }
 
@@ -233,22 +253,31 @@ int ob_api_allreduce_asleep(const void *sendbuf, void *recvbuf, int count, MPI_D
  * (which every rank left at about the same time, whatever it did between;
  * its own step's start would miss a rank throttled after the reduction);
  * the naps aim at when the last rank arrived in the last steps (ob_nap.h). */
-static int ob_arrive_asleep(struct omnibatch_context *c, int on_device, uint64_t now, int next, int *any_dev)
+static int ob_arrive_asleep(struct omnibatch_context *c, int on_device, uint64_t now, int next, int count,
+                            size_t elem, int *any_dev, int32_t out[OB_NODE_OUT])
 {
     const double mine = (double) (now - c->reduced_ns) * 1e-9;
     const uint64_t plan = ob_controller_plan_hash(&c->ctl);
     /* The step's first call learns and aims (its later calls wait little). */
     const int first = 0 == c->reductions && 0 != c->reduced_ns;
-    int in[3], out[3] = { 0, 0, 0 };
+    int32_t in[OB_NODE_IN];
     int mpi_rc;
 
+    memset(out, 0, sizeof(int32_t[OB_NODE_OUT]));
     in[0] = on_device;
     /* Microseconds; 0 where nothing is learnt. */
-    in[1] = first ? (int) (mine < 2e3 ? mine * 1e6 : 2e9) : 0;
+    in[1] = first ? (int32_t) (mine < 2e3 ? mine * 1e6 : 2e9) : 0;
     /* REACT's flag for the next step rides here (ob_api_next_begin()). */
     in[2] = OB_API_NEXT_REACT == next ? c->next.flag : 0;
-    mpi_rc = ob_api_allreduce_asleep(in, out, 3, MPI_INT, MPI_MAX, c->comm,
-                                     first ? ob_nap_expected_wait(&c->nap, plan, mine) : 0.0, 0.0);
+    in[3] = (int32_t) elem;
+    in[4] = count;
+    if (NULL != c->node) {
+        /* Asleep in the kernel until the last rank is in: nothing to aim. */
+        mpi_rc = ob_node_arrive(c, in, out);
+    } else {
+        mpi_rc = ob_api_allreduce_asleep(in, out, 3, MPI_INT32_T, MPI_MAX, c->comm,
+                                         first ? ob_nap_expected_wait(&c->nap, plan, mine) : 0.0, 0.0);
+    }
     if (MPI_SUCCESS == mpi_rc && first) {
         ob_nap_learn(&c->nap, plan, (double) out[1] * 1e-6);
     }
@@ -264,20 +293,57 @@ static int ob_arrive_asleep(struct omnibatch_context *c, int on_device, uint64_t
     return mpi_rc;
 }
 
+/* The sum on the node (api_node.c), every rank in: *summed where it was
+ * done; not where the node had no room for it (then MPI's, from now on). */
+static int ob_reduce_on_node(struct omnibatch_context *c, const void *sendbuf, void *recvbuf, int count,
+                             MPI_Datatype type, size_t elem, int in_slot, int *summed)
+{
+    const size_t bytes = (size_t) count * elem;
+    int mpi_rc;
+
+    if (!in_slot) {
+        /* The first sum of this size: every rank is here, all with it. */
+        if (MPI_SUCCESS != ob_node_reserve(c, bytes)) {
+            ob_log_debug(1, "rank %d: no shared memory for a %zu-byte gradient: reduced by MPI from now "
+                         "on", c->rank, bytes);
+            ob_node_close(c);
+            return MPI_SUCCESS;
+        }
+        memcpy(ob_node_slot(c, bytes), MPI_IN_PLACE == sendbuf ? recvbuf : sendbuf, bytes);
+        /* Every slot is written before any rank sums. */
+        mpi_rc = PMPI_Barrier(c->comm);
+        if (MPI_SUCCESS != mpi_rc) {
+            return mpi_rc;
+        }
+    }
+    ob_node_sum(c, recvbuf, count, type, elem);
+    *summed = 1;
+    return MPI_SUCCESS;
+}
+
 /* OMNIBATCH_WAIT=sleep: every rank says whether its buffers are on a GPU
  * (the wait for a late rank happens here, with REACT's flag for the next
- * step); then all take the nonblocking sum, or, when any is on a GPU, the
- * blocking one: the two never match, and Open MPI's CUDA-aware collectives
- * are the blocking ones.  \p waited: the CPU clock when the wait ended (under
- * a quota the transfer's CPU is this rank's to spend like its compute, the
- * wait's is the others' lateness); \p call: the MPI call that failed. */
+ * step); then all take the sum in shared memory (api_node.c) or the
+ * nonblocking one, or, when any is on a GPU, the blocking one: the two never
+ * match, and Open MPI's CUDA-aware collectives are the blocking ones.
+ * \p in_slot: the weighted gradient is in this rank's slot of the node's
+ * sum (else in recvbuf, or in sendbuf when that is not MPI_IN_PLACE).
+ * \p waited: the CPU clock when the wait ended (under a quota the
+ * transfer's CPU is this rank's to spend like its compute, the wait's is
+ * the others' lateness); \p other: a count another rank passed where it
+ * differs from \p count (nothing summed), else \p count; \p call: the MPI
+ * call that failed. */
 static int ob_reduce_asleep(struct omnibatch_context *c, const void *sendbuf, void *recvbuf, int count,
-                            MPI_Datatype type, size_t elem, int on_device, int next, uint64_t *waited,
-                            const char **call)
+                            MPI_Datatype type, size_t elem, int on_device, int next, int in_slot,
+                            uint64_t *waited, int *other, size_t *other_elem, const char **call)
 {
+    const size_t bytes = (size_t) count * elem;
+    int32_t out[OB_NODE_OUT];
     int any_dev = 0;
-    int mpi_rc = ob_arrive_asleep(c, on_device, ob_now_ns(), next, &any_dev);
+    int mpi_rc = ob_arrive_asleep(c, on_device, ob_now_ns(), next, count, elem, &any_dev, out);
 
+    *other = count;
+    *other_elem = elem;
     *waited = c->cpu_plan ? ob_cpu_ns() : 0;
     if (MPI_SUCCESS == mpi_rc && OB_API_NEXT_NONE != next) {
         /* Nothing for REACT's flag; the records where it brings an exchange forward. */
@@ -287,15 +353,33 @@ static int ob_reduce_asleep(struct omnibatch_context *c, const void *sendbuf, vo
     if (MPI_SUCCESS != mpi_rc) {
         return mpi_rc;
     }
+    if (NULL != c->node && (out[3] != out[OB_NODE_IN] || out[4] != out[OB_NODE_IN + 1])) {
+        /* The types or counts differ (MPI's sum would be erroneous): no rank sums. */
+        *other_elem = (size_t) (elem == (size_t) out[3] ? out[OB_NODE_IN] : out[3]);
+        *other = count == out[4] ? out[OB_NODE_IN + 1] : out[4];
+        return MPI_SUCCESS;
+    }
+    if (in_slot && any_dev) {
+        memcpy(recvbuf, ob_node_slot(c, bytes), bytes);
+        sendbuf = MPI_IN_PLACE;
+    }
+    if (NULL != c->node && !any_dev && bytes > 0) {
+        int summed = 0;
+
+        mpi_rc = ob_reduce_on_node(c, sendbuf, recvbuf, count, type, elem, in_slot, &summed);
+        if (MPI_SUCCESS != mpi_rc || summed) {
+            *call = MPI_SUCCESS == mpi_rc ? *call : "MPI_Barrier";
+            return mpi_rc;
+        }
+    }
     if (any_dev) {
         mpi_rc = PMPI_Allreduce(sendbuf, recvbuf, count, type, MPI_SUM, c->comm);
-    } else {
+    } else if (NULL == c->node) {
         const uint64_t in = ob_now_ns();
-        const long bytes = (long) count * (long) elem;
 
         mpi_rc = ob_api_allreduce_asleep(sendbuf, recvbuf, count, type, MPI_SUM, c->comm, -1.0,
-                                         ob_nap_transfer_short(&c->nap, bytes));
-        ob_nap_learn_transfer(&c->nap, bytes, (double) (ob_now_ns() - in) * 1e-9);
+                                         ob_nap_transfer_short(&c->nap, (long) bytes));
+        ob_nap_learn_transfer(&c->nap, (long) bytes, (double) (ob_now_ns() - in) * 1e-9);
     }
     return mpi_rc;
 }
@@ -330,6 +414,9 @@ OMNIBATCH_EXPORT int omnibatch_allreduce_gradient(omnibatch_t ctx, const void *s
     int on_device;
     int next;
     const char *call = "MPI_Allreduce";
+    int in_slot = 0;
+    int other = count;
+    size_t other_elem = 0;
     int mpi_rc;
     int rc;
 
@@ -349,7 +436,7 @@ OMNIBATCH_EXPORT int omnibatch_allreduce_gradient(omnibatch_t ctx, const void *s
         rc = ob_weight_on_device(c, sendbuf, recvbuf, count, elem, w, fn);
         sendbuf = MPI_IN_PLACE;  /* weighted into recvbuf */
     } else {
-        rc = ob_weight_on_host(c, &sendbuf, recvbuf, count, type, elem, w);
+        rc = ob_weight_on_host(c, &sendbuf, recvbuf, count, type, elem, w, &in_slot);
     }
     if (OMNIBATCH_SUCCESS != rc) {
         return rc;
@@ -361,7 +448,8 @@ OMNIBATCH_EXPORT int omnibatch_allreduce_gradient(omnibatch_t ctx, const void *s
     cpu = c->cpu_plan ? ob_cpu_ns() : 0;
     waited = cpu;
     begin = ob_now_ns();
-    mpi_rc = c->wait_sleep ? ob_reduce_asleep(c, sendbuf, recvbuf, count, type, elem, on_device, next, &waited, &call)
+    mpi_rc = c->wait_sleep ? ob_reduce_asleep(c, sendbuf, recvbuf, count, type, elem, on_device, next, in_slot,
+                                              &waited, &other, &other_elem, &call)
                            : ob_reduce_polling(c, sendbuf, recvbuf, count, type, next, &call);
     end = ob_now_ns();
     if (c->cpu_plan) {
@@ -375,6 +463,15 @@ OMNIBATCH_EXPORT int omnibatch_allreduce_gradient(omnibatch_t ctx, const void *s
     c->segment_ns = end;
     if (MPI_SUCCESS != mpi_rc) {
         return ob_api_mpi_fail(mpi_rc, fn, call);
+    }
+    if (c->wait_sleep && other_elem != elem) {
+        return ob_fail(OMNIBATCH_ERR_ARG, "%s: type is %s on this rank and %s on another: every rank "
+                       "must pass the same type (nothing was summed)", fn, ob_type_name(elem),
+                       ob_type_name(other_elem));
+    }
+    if (other != count) {
+        return ob_fail(OMNIBATCH_ERR_ARG, "%s: count=%d on this rank and %d on another: every rank "
+                       "must pass the same count (nothing was summed)", fn, count, other);
     }
     return OMNIBATCH_SUCCESS;
 }

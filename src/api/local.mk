@@ -9,5 +9,6 @@ libomnibatch_la_SOURCES += \
 	%reldir%/api_step.c \
 	%reldir%/api_dist.c \
 	%reldir%/api_gradient.c \
+	%reldir%/api_node.c \
 	%reldir%/api_registry.c \
 	%reldir%/api_state.c

@@ -40,6 +40,14 @@
 #define OB_API_NEXT_EXCHANGE 2
 #define OB_API_NEXT_RECORDS 3
 
+/** api_node.c: each rank's flags at the arrival (on a GPU, the arrival's microseconds, REACT's
+ *  flag, the element size, the count) and the combined ones (their maxima, then the least
+ *  element size and count). */
+#define OB_NODE_IN 5
+#define OB_NODE_OUT (OB_NODE_IN + 2)
+
+struct ob_node;
+
 struct omnibatch_context {
     MPI_Comm comm;               /* private duplicate: every message of the library goes here */
     int rank;
@@ -124,6 +132,8 @@ struct omnibatch_context {
     int wait_sleep;
     ob_nap nap;
     uint64_t reduced_ns;
+    /* Asleep with every rank on one node: the sum in shared memory (api_node.c); NULL: MPI's. */
+    struct ob_node *node;
 
     /* The CPU quota this rank runs under, in cores (0: none; ob_cpuquota.h), and
      * the process's CPU time since the step's exchange and in its waits for the
@@ -176,6 +186,32 @@ int ob_api_allreduce_asleep(const void *sendbuf, void *recvbuf, int count, MPI_D
 /* api_gradient.c: wait for the nonblocking request \p req as
  * ob_api_allreduce_asleep() does. */
 int ob_api_wait_asleep(MPI_Request *req, double expected, double short_s);
+
+/* api_node.c: the gradient summed in shared memory (OMNIBATCH_NODE_SUM). */
+
+/** \brief Collective on c->comm: c->node set where \p want on every rank, every rank on one
+ *  node, and the shared block allocated on all; else NULL on all.  An MPI failure's code. */
+int ob_node_open(struct omnibatch_context *c, int want);
+
+/** \brief Collective on c->comm: give back what ob_node_open() and the sums took. */
+void ob_node_close(struct omnibatch_context *c);
+
+/** \brief After MPI_Finalize: forget it (MPI has taken the memory back). */
+void ob_node_forget(struct omnibatch_context *c);
+
+/** \brief This rank's slot where it holds \p bytes; NULL where it does not yet. */
+void *ob_node_slot(struct omnibatch_context *c, size_t bytes);
+
+/** \brief Arrive with \p in and sleep until every rank has; \p out: the combined flags. */
+int ob_node_arrive(struct omnibatch_context *c, const int32_t in[OB_NODE_IN], int32_t out[OB_NODE_OUT]);
+
+/** \brief Collective on c->comm (after an arrival): slots of at least \p bytes; an MPI code
+ *  where any rank could not have them (then none has a slot). */
+int ob_node_reserve(struct omnibatch_context *c, size_t bytes);
+
+/** \brief With every rank's weighted gradient in its slot (after an arrival): the sum into
+ *  \p recvbuf, on every rank. */
+void ob_node_sum(struct omnibatch_context *c, void *recvbuf, int count, MPI_Datatype type, size_t elem);
 
 /* api_errors.c */
 

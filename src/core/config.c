@@ -203,6 +203,13 @@ static const ob_var ob_vars[] = {
                  "cgroups) does not spend in polling the quota its compute needs; auto: sleep where "
                  "the rank's CPU quota is under one core, else poll. May differ between ranks: where any rank "
                  "sleeps, all do (a blocking allreduce does not match a nonblocking one)." },
+    { .name = "OMNIBATCH_NODE_SUM", .default_value = "on", .kind = OB_VAR_BOOL, .offset = OB_OFF(node_sum),
+      .meaning = "Where the ranks wait asleep (OMNIBATCH_WAIT) and all share one node: on: "
+                 "omnibatch_allreduce_gradient() sums host gradients in shared memory, a waiting "
+                 "rank asleep in the kernel until the last rank arrives or the sum is done (one wake, "
+                 "not a nap's tens); each rank adds its share of the parts, in rank order, then any part "
+                 "left of a rank the kernel stopped; off: MPI's nonblocking allreduce, tested between "
+                 "naps. Where any rank has it off, every rank has." },
     { .name = "OMNIBATCH_CPU_QUOTA", .default_value = "on", .kind = OB_VAR_BOOL, .offset = OB_OFF(cpu_quota),
       .meaning = "On: a rank under a CPU quota (cgroup v1 cpu.cfs_quota_us, v2 cpu.max, read at "
                  "omnibatch_create and again every second, so that a resized one is followed) also "
@@ -365,6 +372,7 @@ void ob_config_defaults(ob_config *cfg)
     cfg->verify = 0;
     cfg->react = 1;
     cfg->wait = OB_WAIT_AUTO;
+    cfg->node_sum = 1;
     cfg->cpu_quota = 1;
     cfg->pool = 1;
     cfg->debug = 0;

@@ -115,6 +115,7 @@ typedef struct ob_config {
     int verify;                  /* OMNIBATCH_VERIFY, bool, default off: check every rank computed the same plan */
     int react;                   /* OMNIBATCH_REACT, bool, default on: a change of speed triggers an exchange */
     ob_wait_kind wait;           /* OMNIBATCH_WAIT: auto | poll | sleep; default auto */
+    int node_sum;                /* OMNIBATCH_NODE_SUM, bool, default on: asleep on one node, sum in shared memory */
     int cpu_quota;               /* OMNIBATCH_CPU_QUOTA, bool, default on: plan on a quota's CPU budget */
     int pool;                    /* OMNIBATCH_POOL, bool, default on: plan on pooled speeds (ob_pool.h) */
     int debug;                   /* OMNIBATCH_DEBUG, 0..3, default 0 */

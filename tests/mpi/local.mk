@@ -20,6 +20,7 @@ check_PROGRAMS += \
 	%reldir%/mpi_api_restart \
 	%reldir%/mpi_api_dynamics \
 	%reldir%/mpi_api_wait \
+	%reldir%/mpi_api_nodesum \
 	%reldir%/check_api_dl
 
 %canon_reldir%_mpi_api_plan_SOURCES = %reldir%/mpi_api_plan.c %reldir%/mpi_api_common.h
@@ -66,6 +67,10 @@ check_PROGRAMS += %reldir%/mpi_api_quota
 %canon_reldir%_mpi_api_wait_CFLAGS = $(OB_API_TEST_CFLAGS)
 %canon_reldir%_mpi_api_wait_LDADD = $(OB_API_TEST_LDADD)
 
+%canon_reldir%_mpi_api_nodesum_SOURCES = %reldir%/mpi_api_nodesum.c %reldir%/mpi_api_common.h
+%canon_reldir%_mpi_api_nodesum_CFLAGS = $(OB_API_TEST_CFLAGS)
+%canon_reldir%_mpi_api_nodesum_LDADD = $(OB_API_TEST_LDADD)
+
 %canon_reldir%_check_api_dl_SOURCES = %reldir%/check_api_dl.c
 %canon_reldir%_check_api_dl_CFLAGS = $(OB_API_TEST_CFLAGS)
 %canon_reldir%_check_api_dl_LDADD = $(OB_API_TEST_LDADD)
@@ -82,6 +87,7 @@ TESTS += \
 	%reldir%/mpi_api_restart.sh \
 	%reldir%/mpi_api_dynamics.sh \
 	%reldir%/mpi_api_wait.sh \
+	%reldir%/mpi_api_nodesum.sh \
 	%reldir%/mpi_api_quota.sh \
 	%reldir%/example_lsq.sh \
 	%reldir%/example_python.sh \
@@ -102,6 +108,7 @@ EXTRA_DIST += \
 	%reldir%/mpi_api_restart.sh \
 	%reldir%/mpi_api_dynamics.sh \
 	%reldir%/mpi_api_wait.sh \
+	%reldir%/mpi_api_nodesum.sh \
 	%reldir%/mpi_api_quota.sh \
 	%reldir%/example_lsq.sh \
 	%reldir%/example_python.sh

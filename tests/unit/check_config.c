@@ -33,7 +33,8 @@ static const char *const documented_names[] = {
     "OMNIBATCH_GRANULARITY", "OMNIBATCH_GLOBAL_BATCH", "OMNIBATCH_MIN_BYTES",
     "OMNIBATCH_CALLS_PER_STEP", "OMNIBATCH_WEIGHT", "OMNIBATCH_CONVENTION", "OMNIBATCH_REPORT",
     "OMNIBATCH_REPORT_FILE", "OMNIBATCH_TRACE", "OMNIBATCH_TIMELINE", "OMNIBATCH_PROFILE",
-    "OMNIBATCH_PRIOR", "OMNIBATCH_PLANNER", "OMNIBATCH_WAIT", "OMNIBATCH_CPU_QUOTA", "OMNIBATCH_POOL",
+    "OMNIBATCH_PRIOR", "OMNIBATCH_PLANNER", "OMNIBATCH_WAIT", "OMNIBATCH_NODE_SUM", "OMNIBATCH_CPU_QUOTA",
+    "OMNIBATCH_POOL",
     "OMNIBATCH_VERIFY", "OMNIBATCH_DEBUG", "OMNIBATCH_LIBRARY",
 };
 #define N_DOCUMENTED (sizeof documented_names / sizeof documented_names[0])
@@ -68,8 +69,8 @@ static int config_equal(const ob_config *a, const ob_config *b)
            && 0 == strcmp(a->report_file, b->report_file)
            && 0 == strcmp(a->trace_file, b->trace_file)
            && 0 == strcmp(a->timeline_file, b->timeline_file) && a->prior == b->prior
-           && a->planner == b->planner && a->wait == b->wait && a->cpu_quota == b->cpu_quota
-           && a->pool == b->pool
+           && a->planner == b->planner && a->wait == b->wait && a->node_sum == b->node_sum
+           && a->cpu_quota == b->cpu_quota && a->pool == b->pool
            && 0 == strcmp(a->profile_file, b->profile_file) && a->react == b->react
            && a->verify == b->verify && a->debug == b->debug
            && 0 == strcmp(a->library, b->library);
@@ -115,6 +116,7 @@ static void non_default_config(ob_config *cfg)
     snprintf(cfg->profile_file, sizeof cfg->profile_file, "profile.txt");
     cfg->react = 0;
     cfg->wait = OB_WAIT_SLEEP;
+    cfg->node_sum = 0;
     cfg->cpu_quota = 0;
     cfg->pool = 0;
     cfg->verify = 1;
@@ -189,6 +191,7 @@ static const setting_case one_each[] = {
     { "OMNIBATCH_PRIOR", "cores", OFF(prior), F_INT, OB_PRIOR_CORES, NULL },
     { "OMNIBATCH_PLANNER", "distributed", OFF(planner), F_INT, OB_PLANNER_DISTRIBUTED, NULL },
     { "OMNIBATCH_WAIT", "sleep", OFF(wait), F_INT, OB_WAIT_SLEEP, NULL },
+    { "OMNIBATCH_NODE_SUM", "off", OFF(node_sum), F_INT, 0, NULL },
     { "OMNIBATCH_CPU_QUOTA", "off", OFF(cpu_quota), F_INT, 0, NULL },
     { "OMNIBATCH_POOL", "off", OFF(pool), F_INT, 0, NULL },
     { "OMNIBATCH_VERIFY", "yes", OFF(verify), F_INT, 1, NULL },
@@ -404,6 +407,7 @@ static double field_of(const ob_config *cfg, const char *name)
         { "OMNIBATCH_WEIGHT", OFF(weight), F_INT }, { "OMNIBATCH_CONVENTION", OFF(convention), F_INT },
         { "OMNIBATCH_REPORT", OFF(report), F_INT }, { "OMNIBATCH_PRIOR", OFF(prior), F_INT },
         { "OMNIBATCH_PLANNER", OFF(planner), F_INT }, { "OMNIBATCH_WAIT", OFF(wait), F_INT },
+        { "OMNIBATCH_NODE_SUM", OFF(node_sum), F_INT },
         { "OMNIBATCH_CPU_QUOTA", OFF(cpu_quota), F_INT }, { "OMNIBATCH_POOL", OFF(pool), F_INT },
         { "OMNIBATCH_VERIFY", OFF(verify), F_INT }, { "OMNIBATCH_DEBUG", OFF(debug), F_INT },
         { "OMNIBATCH_REACT", OFF(react), F_INT },
