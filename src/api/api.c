@@ -408,17 +408,17 @@ static void ob_context_free(struct omnibatch_context *c)
 static int ob_create_node(struct omnibatch_context *c)
 {
     const ob_config *cfg = NULL;
-    /* Any rank's off is every rank's (ob_node_open()). */
+    const char *call = "MPI_Comm_split_type";
     int want;
     int mpi_rc;
 
     if (!c->wait_sleep) {
         return OMNIBATCH_SUCCESS;
     }
+    /* Any rank's off is every rank's (ob_node_open()). */
     want = OMNIBATCH_SUCCESS == ob_config_global(&cfg) && NULL != cfg && cfg->node_sum;
-    mpi_rc = ob_node_open(c, want);
-    return MPI_SUCCESS == mpi_rc ? OMNIBATCH_SUCCESS : ob_api_mpi_fail(mpi_rc, "omnibatch_create",
-                                                                       "MPI_Comm_split_type");
+    mpi_rc = ob_node_open(c, want, &call);
+    return MPI_SUCCESS == mpi_rc ? OMNIBATCH_SUCCESS : ob_api_mpi_fail(mpi_rc, "omnibatch_create", call);
 }
 
 OMNIBATCH_EXPORT int omnibatch_create(MPI_Comm comm, long global_batch, long dataset_size,

@@ -142,7 +142,7 @@ static int ob_weight_on_host(struct omnibatch_context *c, const void **sendbuf, 
                              MPI_Datatype type, size_t elem, double w, int *in_slot)
 {
     const void *in = MPI_IN_PLACE == *sendbuf ? recvbuf : *sendbuf;
-    void *data = NULL != c->node ? ob_node_slot(c, (size_t) count * elem) : NULL;
+    void *data = ob_node_slot(c, (size_t) count * elem);
     int rc;
 
     *in_slot = NULL != data;
@@ -264,29 +264,31 @@ static int ob_arrive_asleep(struct omnibatch_context *c, int on_device, uint64_t
     int mpi_rc;
 
     memset(out, 0, sizeof(int32_t[OB_NODE_OUT]));
-    in[0] = on_device;
+    in[OB_ARRIVE_ON_DEVICE] = on_device;
     /* Microseconds; 0 where nothing is learnt. */
-    in[1] = first ? (int32_t) (mine < 2e3 ? mine * 1e6 : 2e9) : 0;
+    in[OB_ARRIVE_US] = first ? (int32_t) (mine < 2e3 ? mine * 1e6 : 2e9) : 0;
     /* REACT's flag for the next step rides here (ob_api_next_begin()). */
-    in[2] = OB_API_NEXT_REACT == next ? c->next.flag : 0;
-    in[3] = (int32_t) elem;
-    in[4] = count;
+    in[OB_ARRIVE_REACT] = OB_API_NEXT_REACT == next ? c->next.flag : 0;
+    in[OB_ARRIVE_ELEM] = (int32_t) elem;
+    in[OB_ARRIVE_COUNT] = count;
     if (NULL != c->node) {
         /* Asleep in the kernel until the last rank is in: nothing to aim. */
-        mpi_rc = ob_node_arrive(c, in, out);
+        ob_node_arrive(c, in, out);
+        mpi_rc = MPI_SUCCESS;
     } else {
-        mpi_rc = ob_api_allreduce_asleep(in, out, 3, MPI_INT32_T, MPI_MAX, c->comm,
+        /* MPI's sum checks the counts itself: the first three fields. */
+        mpi_rc = ob_api_allreduce_asleep(in, out, OB_ARRIVE_REACT + 1, MPI_INT32_T, MPI_MAX, c->comm,
                                          first ? ob_nap_expected_wait(&c->nap, plan, mine) : 0.0, 0.0);
     }
     if (MPI_SUCCESS == mpi_rc && first) {
-        ob_nap_learn(&c->nap, plan, (double) out[1] * 1e-6);
+        ob_nap_learn(&c->nap, plan, (double) out[OB_ARRIVE_US] * 1e-6);
     }
-    *any_dev = out[0];
+    *any_dev = out[OB_ARRIVE_ON_DEVICE];
     if (OB_API_NEXT_REACT == next) {
-        c->next.any = out[2];
+        c->next.any = out[OB_ARRIVE_REACT];
         /* A flag is set: the exchange it brings forward is gathered from
          * here, every rank knowing it now (ob_api_next_post()). */
-        if (MPI_SUCCESS == mpi_rc && 0 != out[2] && !ob_api_dist_on(c)) {
+        if (MPI_SUCCESS == mpi_rc && 0 != out[OB_ARRIVE_REACT] && !ob_api_dist_on(c)) {
             c->next.kind = OB_API_NEXT_EXCHANGE;
         }
     }
@@ -353,10 +355,12 @@ static int ob_reduce_asleep(struct omnibatch_context *c, const void *sendbuf, vo
     if (MPI_SUCCESS != mpi_rc) {
         return mpi_rc;
     }
-    if (NULL != c->node && (out[3] != out[OB_NODE_IN] || out[4] != out[OB_NODE_IN + 1])) {
+    if (NULL != c->node && (out[OB_ARRIVE_ELEM] != out[OB_ARRIVE_LEAST_ELEM]
+                            || out[OB_ARRIVE_COUNT] != out[OB_ARRIVE_LEAST_COUNT])) {
         /* The types or counts differ (MPI's sum would be erroneous): no rank sums. */
-        *other_elem = (size_t) (elem == (size_t) out[3] ? out[OB_NODE_IN] : out[3]);
-        *other = count == out[4] ? out[OB_NODE_IN + 1] : out[4];
+        *other_elem = (size_t) (elem == (size_t) out[OB_ARRIVE_ELEM] ? out[OB_ARRIVE_LEAST_ELEM]
+                                                                    : out[OB_ARRIVE_ELEM]);
+        *other = count == out[OB_ARRIVE_COUNT] ? out[OB_ARRIVE_LEAST_COUNT] : out[OB_ARRIVE_COUNT];
         return MPI_SUCCESS;
     }
     if (in_slot && any_dev) {
@@ -416,7 +420,7 @@ OMNIBATCH_EXPORT int omnibatch_allreduce_gradient(omnibatch_t ctx, const void *s
     const char *call = "MPI_Allreduce";
     int in_slot = 0;
     int other = count;
-    size_t other_elem = 0;
+    size_t other_elem;
     int mpi_rc;
     int rc;
 
@@ -426,6 +430,7 @@ OMNIBATCH_EXPORT int omnibatch_allreduce_gradient(omnibatch_t ctx, const void *s
     if (OMNIBATCH_SUCCESS != rc) {
         return rc;
     }
+    other_elem = elem;
     if (!c->markers) {
         c->unmarked_ns += begin - c->segment_ns;
     }
@@ -464,7 +469,7 @@ OMNIBATCH_EXPORT int omnibatch_allreduce_gradient(omnibatch_t ctx, const void *s
     if (MPI_SUCCESS != mpi_rc) {
         return ob_api_mpi_fail(mpi_rc, fn, call);
     }
-    if (c->wait_sleep && other_elem != elem) {
+    if (other_elem != elem) {
         return ob_fail(OMNIBATCH_ERR_ARG, "%s: type is %s on this rank and %s on another: every rank "
                        "must pass the same type (nothing was summed)", fn, ob_type_name(elem),
                        ob_type_name(other_elem));

@@ -188,8 +188,9 @@ static void ob_node_free(struct ob_node *n)
     free(n);
 }
 
-int ob_node_open(struct omnibatch_context *c, int want)
+int ob_node_open(struct omnibatch_context *c, int want, const char **call)
 {
+    const size_t ctl_bytes = sizeof(ob_node_ctl) + (size_t) c->nranks * sizeof(ob_node_rank);
     struct ob_node *n = NULL;
     MPI_Comm node = MPI_COMM_NULL;
     int node_size = 0;
@@ -208,6 +209,7 @@ int ob_node_open(struct omnibatch_context *c, int want)
         usable = NULL != n;
     }
     mpi_rc = PMPI_Allreduce(&usable, &all_usable, 1, MPI_INT, MPI_MIN, c->comm);
+    *call = "MPI_Allreduce";
     if (MPI_SUCCESS != mpi_rc || !all_usable) {
         free(n);
         if (MPI_COMM_NULL != node) {
@@ -222,8 +224,7 @@ int ob_node_open(struct omnibatch_context *c, int want)
     n->data_win = MPI_WIN_NULL;
     n->nranks = c->nranks;
     PMPI_Comm_rank(node, &n->rank);
-    mpi_rc = ob_node_window(n, c->comm, sizeof(ob_node_ctl) + (size_t) n->nranks * sizeof(ob_node_rank),
-                            &n->ctl_win, &base);
+    mpi_rc = ob_node_window(n, c->comm, ctl_bytes, &n->ctl_win, &base);
     if (MPI_SUCCESS != mpi_rc) {
         ob_node_free(n);
         ob_log_debug(1, "rank %d: the gradient is reduced by MPI (no shared window)", c->rank);
@@ -232,10 +233,11 @@ int ob_node_open(struct omnibatch_context *c, int want)
     }
     n->ctl = base;
     if (0 == n->rank) {
-        memset(n->ctl, 0, sizeof(ob_node_ctl) + (size_t) n->nranks * sizeof(ob_node_rank));
+        memset(n->ctl, 0, ctl_bytes);
     }
     /* Nobody arrives before the block is cleared. */
     mpi_rc = PMPI_Barrier(n->comm);
+    *call = "MPI_Barrier";
     if (MPI_SUCCESS != mpi_rc) {
         ob_node_free(n);
         return mpi_rc;
@@ -264,7 +266,7 @@ void *ob_node_slot(struct omnibatch_context *c, size_t bytes)
     return NULL != n && NULL != n->data && bytes <= n->cap ? n->data + (size_t) n->rank * n->cap : NULL;
 }
 
-int ob_node_arrive(struct omnibatch_context *c, const int32_t in[OB_NODE_IN], int32_t out[OB_NODE_OUT])
+void ob_node_arrive(struct omnibatch_context *c, const int32_t in[OB_NODE_IN], int32_t out[OB_NODE_OUT])
 {
     struct ob_node *n = c->node;
     ob_node_ctl *ctl = n->ctl;
@@ -272,23 +274,23 @@ int ob_node_arrive(struct omnibatch_context *c, const int32_t in[OB_NODE_IN], in
     n->seen = __atomic_load_n(&ctl->phase, __ATOMIC_ACQUIRE);
     memcpy(ctl->rank[n->rank].in, in, sizeof(int32_t[OB_NODE_IN]));
     if (__atomic_add_fetch(&ctl->arrived, 1, __ATOMIC_ACQ_REL) == (uint32_t) n->nranks) {
-        /* The last one in: the flags' maxima, then the least of the last two
-         * (the element size and the count, which must not differ). */
+        /* The last one in: the fields' maxima, then the least element size
+         * and count (which must not differ). */
         int32_t o[OB_NODE_OUT];
 
         memcpy(o, ctl->rank[0].in, sizeof(int32_t[OB_NODE_IN]));
-        memcpy(o + OB_NODE_IN, ctl->rank[0].in + OB_NODE_IN - 2, sizeof(int32_t[2]));
+        o[OB_ARRIVE_LEAST_ELEM] = o[OB_ARRIVE_ELEM];
+        o[OB_ARRIVE_LEAST_COUNT] = o[OB_ARRIVE_COUNT];
         for (int r = 1; r < n->nranks; r++) {
             const int32_t *x = ctl->rank[r].in;
 
             for (int k = 0; k < OB_NODE_IN; k++) {
                 o[k] = x[k] > o[k] ? x[k] : o[k];
             }
-            for (int k = 0; k < 2; k++) {
-                const int32_t v = x[OB_NODE_IN - 2 + k];
-
-                o[OB_NODE_IN + k] = v < o[OB_NODE_IN + k] ? v : o[OB_NODE_IN + k];
-            }
+            o[OB_ARRIVE_LEAST_ELEM] = x[OB_ARRIVE_ELEM] < o[OB_ARRIVE_LEAST_ELEM] ? x[OB_ARRIVE_ELEM]
+                                                                                 : o[OB_ARRIVE_LEAST_ELEM];
+            o[OB_ARRIVE_LEAST_COUNT] = x[OB_ARRIVE_COUNT] < o[OB_ARRIVE_LEAST_COUNT] ? x[OB_ARRIVE_COUNT]
+                                                                                    : o[OB_ARRIVE_LEAST_COUNT];
         }
         memcpy(ctl->out, o, sizeof o);
         ctl->arrived = 0;
@@ -305,7 +307,6 @@ int ob_node_arrive(struct omnibatch_context *c, const int32_t in[OB_NODE_IN], in
 #endif
     }
     memcpy(out, ctl->out, sizeof(int32_t[OB_NODE_OUT]));
-    return MPI_SUCCESS;
 }
 
 int ob_node_reserve(struct omnibatch_context *c, size_t bytes)

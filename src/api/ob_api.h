@@ -40,11 +40,20 @@
 #define OB_API_NEXT_EXCHANGE 2
 #define OB_API_NEXT_RECORDS 3
 
-/** api_node.c: each rank's flags at the arrival (on a GPU, the arrival's microseconds, REACT's
- *  flag, the element size, the count) and the combined ones (their maxima, then the least
- *  element size and count). */
-#define OB_NODE_IN 5
-#define OB_NODE_OUT (OB_NODE_IN + 2)
+/** The arrival of an asleep gradient allreduce (api_gradient.c, api_node.c): each rank's
+ *  fields, combined as their maxima; on the node also the least element size and count, after
+ *  them (where they differ from the maxima, the ranks disagree). */
+enum {
+    OB_ARRIVE_ON_DEVICE,         /* its buffers are on a GPU */
+    OB_ARRIVE_US,                /* when it arrived, microseconds (0: nothing to learn) */
+    OB_ARRIVE_REACT,             /* REACT's flag for the next step */
+    OB_ARRIVE_ELEM,              /* the element size */
+    OB_ARRIVE_COUNT,             /* the count */
+    OB_NODE_IN,
+    OB_ARRIVE_LEAST_ELEM = OB_NODE_IN,
+    OB_ARRIVE_LEAST_COUNT,
+    OB_NODE_OUT
+};
 
 struct ob_node;
 
@@ -190,8 +199,9 @@ int ob_api_wait_asleep(MPI_Request *req, double expected, double short_s);
 /* api_node.c: the gradient summed in shared memory (OMNIBATCH_NODE_SUM). */
 
 /** \brief Collective on c->comm: c->node set where \p want on every rank, every rank on one
- *  node, and the shared block allocated on all; else NULL on all.  An MPI failure's code. */
-int ob_node_open(struct omnibatch_context *c, int want);
+ *  node, and the shared block allocated on all; else NULL on all.  An MPI failure's code, and
+ *  in \p call the MPI call that failed. */
+int ob_node_open(struct omnibatch_context *c, int want, const char **call);
 
 /** \brief Collective on c->comm: give back what ob_node_open() and the sums took. */
 void ob_node_close(struct omnibatch_context *c);
@@ -202,8 +212,8 @@ void ob_node_forget(struct omnibatch_context *c);
 /** \brief This rank's slot where it holds \p bytes; NULL where it does not yet. */
 void *ob_node_slot(struct omnibatch_context *c, size_t bytes);
 
-/** \brief Arrive with \p in and sleep until every rank has; \p out: the combined flags. */
-int ob_node_arrive(struct omnibatch_context *c, const int32_t in[OB_NODE_IN], int32_t out[OB_NODE_OUT]);
+/** \brief Arrive with \p in and sleep until every rank has; \p out: the combined fields. */
+void ob_node_arrive(struct omnibatch_context *c, const int32_t in[OB_NODE_IN], int32_t out[OB_NODE_OUT]);
 
 /** \brief Collective on c->comm (after an arrival): slots of at least \p bytes; an MPI code
  *  where any rank could not have them (then none has a slot). */
