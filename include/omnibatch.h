@@ -400,7 +400,7 @@ OMNIBATCH_EXPORT int omnibatch_save(omnibatch_t ctx, const char *path);
 /**
  * \brief omnibatch_set_state() from the file \p path, read by rank 0 (collective).
  * \return as omnibatch_set_state(); OMNIBATCH_ERR_ARG (on every rank) when rank 0 cannot read
- *         it.
+ *         it or \p path is NULL on any rank.
  */
 OMNIBATCH_EXPORT int omnibatch_restore(omnibatch_t ctx, const char *path);
 

@@ -263,10 +263,18 @@ class _CBackend:
         _check(self.lib.omnibatch_set_state(self.ctx, buf, len(blob)))
 
     def save(self, path):
-        _check(self.lib.omnibatch_save(self.ctx, os.fsencode(path)))
+        """path None: this rank's path was rejected before; the call still
+        joins the others' (NULL fails it everywhere) and leaves the raising
+        to the caller."""
+        rc = self.lib.omnibatch_save(self.ctx, path)
+        if path is not None:
+            _check(rc)
 
     def restore(self, path):
-        _check(self.lib.omnibatch_restore(self.ctx, os.fsencode(path)))
+        """As save(): a None path fails every rank."""
+        rc = self.lib.omnibatch_restore(self.ctx, path)
+        if path is not None:
+            _check(rc)
 
     def close(self):
         if self.ctx:
@@ -540,12 +548,30 @@ class Context:
         backend.set_state(blob)
 
     def save(self, path):
-        """get_state() into the file ``path``, written by rank 0 (omnibatch_save).  Collective."""
-        self._live().save(path)
+        """get_state() into the file ``path`` (str, bytes or os.PathLike),
+        written by rank 0 (omnibatch_save).  Collective."""
+        self._state_file("save", path)
 
     def restore(self, path):
         """set_state() from a file save() wrote (omnibatch_restore).  Collective."""
-        self._live().restore(path)
+        self._state_file("restore", path)
+
+    def _state_file(self, how, path):
+        backend = self._live()
+        call = getattr(backend, how)
+        if isinstance(backend, _EqualBackend):
+            call(path)                  # raises: the equal split keeps no state
+        try:
+            encoded = os.fsencode(path)
+            if 0 == len(encoded) or b"\0" in encoded:
+                raise ValueError
+        except (TypeError, ValueError):
+            # The others are in omnibatch_save/_restore, collective: join it with no
+            # path, which fails every rank, instead of leaving them waiting.
+            call(None)
+            raise Error(ERR_ARG, "%s: path=%r: expected a file name (str, bytes or os.PathLike, "
+                        "not empty, without NUL)" % (how, path)) from None
+        call(encoded)
 
     def allreduce_gradient(self, gradient, out=None):
         """Weight this rank's mean gradient by its share and sum it over the ranks.

@@ -461,9 +461,17 @@ OMNIBATCH_EXPORT int omnibatch_restore(omnibatch_t ctx, const char *path)
         size = (size_t) n;
         buf = malloc(size);
     }
-    /* Every rank takes part in the broadcast; one without memory fails below. */
-    rc = NULL == buf ? ob_fail(OMNIBATCH_ERR_NOMEM, "%s: no memory for a state of %llu bytes", fn, n)
-                     : OMNIBATCH_SUCCESS;
+    /* Every rank takes part in the broadcast; one without memory, or without
+     * a path (the other ranks' is not read, but a rank that has none is
+     * mistaken, as a binding that could not convert its argument), fails
+     * every rank below. */
+    if (NULL == path && 0 != c->rank) {
+        rc = ob_fail(OMNIBATCH_ERR_ARG, "%s: path=NULL: expected the file omnibatch_save() wrote", fn);
+    } else if (NULL == buf) {
+        rc = ob_fail(OMNIBATCH_ERR_NOMEM, "%s: no memory for a state of %llu bytes", fn, n);
+    } else {
+        rc = OMNIBATCH_SUCCESS;
+    }
     if (OMNIBATCH_SUCCESS != (rc = ob_state_agree(c, fn, rc, 0))) {
         free(buf);
         return rc;

@@ -9,7 +9,9 @@
  */
 #include "config.h"
 
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "mpi_api_common.h"
 
@@ -447,6 +449,49 @@ START_TEST(test_a_restart_with_other_bounds_keeps_them)
 }
 END_TEST
 
+/* omnibatch_restore() reads rank 0's path only, yet a rank without one
+ * (NULL: a binding that could not convert its argument) fails every rank,
+ * and the context is left as it was. */
+START_TEST(test_a_restore_without_a_path_on_one_rank_fails_everywhere)
+{
+    const int P = mpi_size();
+    const long B = 64L * P;
+    char path[64];
+    omnibatch_t ctx = NULL;
+    long plan[64], got[64];
+    int rank;
+
+    ck_assert_int_le(P, 64);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    snprintf(path, sizeof path, "/tmp/ob-plan-restore-%ld.state", (long) getpid());
+    MPI_Bcast(path, (int) sizeof path, MPI_CHAR, 0, MPI_COMM_WORLD);
+    for (int i = 0; i < P; i++) {
+        plan[i] = 1 == P ? B : 64 + (0 == i ? -32 : 0) + (P - 1 == i ? 32 : 0);
+    }
+    OB_CK_OK(omnibatch_create(MPI_COMM_WORLD, B, 100 * B, NULL, &ctx));
+    OB_CK_OK(omnibatch_set_plan(ctx, plan, P));
+    OB_CK_OK(omnibatch_save(ctx, path));
+    OB_CK_OK(omnibatch_destroy(&ctx));
+
+    OB_CK_OK(omnibatch_create(MPI_COMM_WORLD, B, 100 * B, NULL, &ctx));
+    ck_assert_int_eq(omnibatch_restore(ctx, P - 1 == rank ? NULL : path), OMNIBATCH_ERR_ARG);
+    OB_CK_OK(omnibatch_get_plan(ctx, got, P));
+    for (int i = 0; i < P; i++) {
+        ck_assert_int_eq(got[i], 64);
+    }
+    OB_CK_OK(omnibatch_restore(ctx, path));
+    OB_CK_OK(omnibatch_get_plan(ctx, got, P));
+    for (int i = 0; i < P; i++) {
+        ck_assert_int_eq(got[i], plan[i]);
+    }
+    OB_CK_OK(omnibatch_destroy(&ctx));
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (0 == rank) {
+        ck_assert_int_eq(remove(path), 0);
+    }
+}
+END_TEST
+
 /* Priors from hwloc: the ranks of this test share one unbound machine, so
  * they weigh the same (no GPU here: cores), and the first plan is equal. */
 START_TEST(test_priors_weigh_alike_ranks_alike)
@@ -483,6 +528,7 @@ static Suite *make_mpi_api_plan_suite(void)
     tcase_add_test(tc, test_priors_weigh_alike_ranks_alike);
     tcase_add_test(tc, test_a_restart_at_another_granularity_keeps_it);
     tcase_add_test(tc, test_a_restart_with_other_bounds_keeps_them);
+    tcase_add_test(tc, test_a_restore_without_a_path_on_one_rank_fails_everywhere);
     suite_add_tcase(s, tc);
     return s;
 }

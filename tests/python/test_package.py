@@ -199,6 +199,19 @@ def check_state():
         expect_error("one rank's state", lambda: ob.set_state("text" if last else blob),
                      "blob: str" if last else "omnibatch_set_state")
         assert ob.next_step().global_step == 0
+    with fresh() as ob:
+        # A path that is no file name on one rank only (rank 0's is the one
+        # read): every rank fails, none waits, the file stays as it was.
+        last = rank == P - 1
+        for how, call in (("restore", ob.restore), ("save", ob.save)):
+            for bad in (7, "a\0b", ""):
+                expect_error("one rank's %s path %r" % (how, bad),
+                             lambda: call(bad if last else path),
+                             ("%s: path=%r" % (how, bad)) if last else "omnibatch_%s" % how)
+        ob.restore(path)
+        got = ob.next_step()
+        assert (got.global_step, got.start, got.count) == (want.global_step, want.start, want.count), \
+            ("restored after the failures", got, want)
     comm.Barrier()
     if 0 == rank:
         os.remove(path)
