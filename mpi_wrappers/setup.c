@@ -19,6 +19,8 @@
 #include <time.h>
 #include <unistd.h>
 
+extern char **environ;
+
 #include "ob_config.h"
 #include "ob_error.h"
 #include "ob_hook.h"
@@ -143,8 +145,23 @@ enum {
     OB_AGREE_BAD_RANK = 0,       /* INT64_MAX - the lowest rank whose settings did not parse */
     OB_AGREE_START_FAILED = 1,   /* 1 when a rank could not start the layer */
     OB_AGREE_OUTPUT_FAILED = 2,  /* INT64_MAX - the lowest rank whose output cannot be written */
-    OB_AGREE_HASHES = 3          /* per setting: its hash, then OB_CONFIG_HASH_TOP - hash */
+    OB_AGREE_UNKNOWN = 3,        /* the unknown OMNIBATCH_* names' hash, then OB_CONFIG_HASH_TOP - it */
+    OB_AGREE_HASHES = 5          /* per setting: its hash, then OB_CONFIG_HASH_TOP - hash */
 };
+
+/* Rank 0 warned about the OMNIBATCH_* names of its environment that are no
+ * setting (ob_config_from_env()); where the ranks' names differ, a rank
+ * whose own are not rank 0's warns about them itself, so that a misspelling
+ * in one rank's environment (a host's profile, an MPMD part) is not lost. */
+static void ob_layer_unknown_names(uint64_t mine, int rank)
+{
+    int64_t first = (int64_t) mine;
+
+    PMPI_Bcast(&first, 1, MPI_INT64_T, 0, MPI_COMM_WORLD);
+    if (0 != rank && 0 != mine && (uint64_t) first != mine) {
+        ob_config_warn_unknown(environ);
+    }
+}
 
 /* Setting \p k differs: the lowest ranks holding its least and largest
  * hash find each other (one more allreduce, one broadcast) and the lower
@@ -187,11 +204,15 @@ static void ob_layer_agree(const ob_config *cfg, int start_ok, int output_ok)
     int64_t v[OB_AGREE_HASHES + 2 * OB_CONFIG_MAX_VARS];
     int rank = 0;
     size_t len = OB_AGREE_HASHES + 2 * n;
+    uint64_t unknown;
 
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
     v[OB_AGREE_BAD_RANK] = OMNIBATCH_SUCCESS == ob_layer_config_status ? -1 : INT64_MAX - rank;
     v[OB_AGREE_START_FAILED] = !start_ok;
     v[OB_AGREE_OUTPUT_FAILED] = output_ok ? -1 : INT64_MAX - rank;
+    unknown = ob_config_unknown_hash(environ);
+    v[OB_AGREE_UNKNOWN] = (int64_t) unknown;
+    v[OB_AGREE_UNKNOWN + 1] = (int64_t) (OB_CONFIG_HASH_TOP - unknown);
     for (size_t k = 0; k < n; k++) {
         uint64_t h = ob_config_hash(cfg, k);
 
@@ -205,6 +226,9 @@ static void ob_layer_agree(const ob_config *cfg, int start_ok, int output_ok)
             ob_log_error("%s", ob_last_error());
         }
         ob_layer_stop();
+    }
+    if (v[OB_AGREE_UNKNOWN] != (int64_t) OB_CONFIG_HASH_TOP - v[OB_AGREE_UNKNOWN + 1]) {
+        ob_layer_unknown_names(unknown, rank);
     }
     for (size_t k = 0; k < n; k++) {
         int64_t hi = v[OB_AGREE_HASHES + 2 * k];

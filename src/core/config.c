@@ -912,6 +912,49 @@ static void ob_warn_unknown(char *const *envp, ob_config_warn_fn warn, void *ctx
     }
 }
 
+/* The OMNIBATCH_* names of envp that are no setting, hashed whatever their
+ * order (a sum of each name's FNV-1a), folded below OB_CONFIG_HASH_TOP; 0
+ * when there are none. */
+static void ob_hash_unknown(void *ctx, const char *name, const char *suggestion)
+{
+    uint64_t *sum = ctx;
+    uint64_t h = 14695981039346656037ULL;
+
+    (void) suggestion;
+    for (const unsigned char *p = (const unsigned char *) name; '\0' != *p; p++) {
+        h ^= *p;
+        h *= 1099511628211ULL;
+    }
+    *sum += h % OB_CONFIG_HASH_TOP + 1;
+}
+
+uint64_t ob_config_unknown_hash(char *const *envp)
+{
+    uint64_t sum = 0;
+
+    if (NULL != envp) {
+        ob_warn_unknown(envp, ob_hash_unknown, &sum);
+    }
+    return sum % OB_CONFIG_HASH_TOP;
+}
+
+static void ob_rank_warn(void *ctx, const char *name, const char *suggestion)
+{
+    (void) ctx;
+    if (NULL != suggestion) {
+        ob_log_warn("unknown setting %s ignored (did you mean %s?)", name, suggestion);
+    } else {
+        ob_log_warn("unknown setting %s ignored", name);
+    }
+}
+
+void ob_config_warn_unknown(char *const *envp)
+{
+    if (NULL != envp) {
+        ob_warn_unknown(envp, ob_rank_warn, NULL);
+    }
+}
+
 /* The first "NAME=value" of envp for this variable, as getenv() finds it. */
 static const char *ob_lookup(char *const *envp, const char *name)
 {

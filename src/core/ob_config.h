@@ -229,6 +229,16 @@ void ob_config_value(const ob_config *cfg, size_t i, char *buf, size_t size);
 uint64_t ob_config_hash(const ob_config *cfg, size_t i);
 
 /**
+ * \brief The OMNIBATCH_* names of \p envp that are no setting (those ob_config_from_env() warns
+ *        about, on rank 0 only), hashed whatever their order, in [0, OB_CONFIG_HASH_TOP);
+ *        0 when there are none.  Ranks whose hash is not rank 0's have names of their own.
+ */
+uint64_t ob_config_unknown_hash(char *const *envp);
+
+/** \brief Warn about each OMNIBATCH_* name of \p envp that is no setting, on this rank. */
+void ob_config_warn_unknown(char *const *envp);
+
+/**
  * \brief Rules that need the number of ranks (preload mode, OMNIBATCH_GLOBAL_BATCH given):
  *        MIN_BATCH * P <= GLOBAL_BATCH, MAX_BATCH * P >= GLOBAL_BATCH (when set) and
  *        GRANULARITY <= GLOBAL_BATCH.

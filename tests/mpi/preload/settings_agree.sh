@@ -42,4 +42,20 @@ expect_stop "^omnibatch: \[rank 1\] OMNIBATCH_GAIN='abc': expected a number in \
 ob_run 1 -- $(ob_part_env OMNIBATCH_DEBUG=0) "$prog" 5 1 : -np 1 $(ob_part_env OMNIBATCH_DEBUG=1) "$prog" 5 1 \
     || fail "OMNIBATCH_DEBUG differing stopped the run"
 grep -q "results right" "$work/out" || fail "OMNIBATCH_DEBUG differing: wrong results"
+
+# A name that is no setting, in rank 1's environment only: rank 1 warns
+# about it (rank 0 warns about its own names only), and the run goes on.
+# shellcheck disable=SC2046
+ob_run 1 -- $(ob_part_env OMNIBATCH_DEBUG=0) "$prog" 5 1 : -np 1 $(ob_part_env OMNIBATCH_GAINN=0.5) "$prog" 5 1 \
+    || fail "OMNIBATCH_GAINN on rank 1 stopped the run"
+grep -q "results right" "$work/out" || fail "OMNIBATCH_GAINN on rank 1: wrong results"
+grep -Eq '^omnibatch: \[rank 1\] warning: unknown setting OMNIBATCH_GAINN ignored \(did you mean OMNIBATCH_GAIN\?\)$' \
+    "$work/err" || fail "OMNIBATCH_GAINN on rank 1 only: rank 1 did not warn"
+grep '^omnibatch:.*OMNIBATCH_GAINN' "$work/err"
+# The same name on every rank: one line, rank 0's.
+# shellcheck disable=SC2046
+ob_run 1 -- $(ob_part_env OMNIBATCH_GAINN=0.5) "$prog" 5 1 : -np 1 $(ob_part_env OMNIBATCH_GAINN=0.5) "$prog" 5 1 \
+    || fail "OMNIBATCH_GAINN on both ranks stopped the run"
+lines=$(grep -c 'unknown setting OMNIBATCH_GAINN' "$work/err" || true)
+[ "$lines" -eq 1 ] || fail "OMNIBATCH_GAINN on both ranks: expected one warning, got $lines"
 exit 0
