@@ -5,7 +5,7 @@
  * \file omnibatch_status.h
  * \brief omnibatch's version, status codes and error strings: the part of the
  *        API that needs no MPI.  omnibatch.h includes it; the MPI-free core
- *        (src/core/) includes only this.
+ *        (src/base, platform, control, observe) include only this.
  */
 #ifndef OMNIBATCH_STATUS_H
 #define OMNIBATCH_STATUS_H

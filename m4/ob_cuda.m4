@@ -4,7 +4,7 @@
 # Looks for the CUDA toolkit: nvcc, cuda_runtime.h, cublas_v2.h, cudart and
 # cuBLAS, in --with-cuda=DIR (default: /usr/local/cuda, then nvcc on PATH).
 # CUDA is optional: only bench/hetsgd's GPU backend and the compile-only
-# tests use it; the library never links it (src/core/memtype.c looks the
+# tests use it; the library never links it (src/platform/memtype.c looks the
 # driver up at run time).  --without-cuda leaves it out.  Defines:
 # HAVE_CUDA (AM_CONDITIONAL and config.h, 0 or 1), NVCC, NVCC_FLAGS,
 # CUDA_CPPFLAGS, CUDA_LIBS (with an rpath to the toolkit's libraries, and

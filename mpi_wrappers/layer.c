@@ -2,7 +2,7 @@
  * Copyright (c) 2026 The omnibatch authors.
  *
  * The layer's hot path: the recorder that turns recognised calls into
- * steps (src/core/stepdetect.c), per-rank sums (src/core/report.c) and
+ * steps (src/observe/stepdetect.c), per-rank sums (src/observe/report.c) and
  * trace rows (tracestream.c), the API's notes of its own steps (ob_hook.h),
  * and the weighting verdict.  Everything here runs only for recognised
  * calls, under one lock; the passthrough path never comes here.  Init is

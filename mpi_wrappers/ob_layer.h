@@ -7,7 +7,7 @@
  *   - thin per-call wrappers (collectives.c, completion.c, fortran.c): each
  *     tests a few handles and, for a call it does not recognise, calls
  *     PMPI_X at once -- no lock, no allocation, no clock read;
- *   - the layer's state feeding the MPI-free core in src/core/ (step
+ *   - the layer's state feeding the MPI-free parts of src/ (step
  *     detection, report, trace): its start (setup.c), hot path (layer.c,
  *     requests.c, weight.c) and end (finalize.c), sharing ob_layer_state.h.
  * Every wrapper calls PMPI_X exactly once and returns its code unchanged.

@@ -2,7 +2,7 @@
  * Copyright (c) 2026 The omnibatch authors.
  *
  * The step trace, streamed while the run goes (OMNIBATCH_TRACE).  Rank 0
- * writes the one CSV file through an ob_writer (src/core/ob_writer.h);
+ * writes the one CSV file through an ob_writer (src/observe/ob_writer.h);
  * every other rank sends its rows to rank 0 in small chunks, by
  * non-blocking point-to-point messages on the layer's private
  * communicator.  Why rank 0 writes, and not each rank its own rows:

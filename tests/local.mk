@@ -12,6 +12,7 @@ OB_CORE_TEST_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 OB_TEST_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests
 
 include %reldir%/unit/local.mk
+include %reldir%/house/local.mk
 include %reldir%/mpi/local.mk
 include %reldir%/bench/local.mk
 include %reldir%/fuzz/local.mk

@@ -3,7 +3,7 @@
  *
  * For the tests that need a GPU: the CUDA driver loaded by the test itself
  * (the library never loads it), its few entry points, and GPU 0's primary
- * context made current.  Types from src/core/ob_memtype_cuda.h.
+ * context made current.  Types from src/platform/ob_memtype_cuda.h.
  */
 #ifndef OB_TEST_CUDA_H
 #define OB_TEST_CUDA_H

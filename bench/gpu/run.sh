@@ -97,11 +97,11 @@ prepare() {
     [ -x "$builddir/bench/hetsgd/hetsgd" ] || die "no $builddir/bench/hetsgd/hetsgd: run ./configure && make first"
     grep -q '^#define HAVE_CUDA 1' "$builddir/config.h" ||
         die "this build has no CUDA backend (configure's summary line CUDA says why): hetsgd cannot run a GPU rank"
-    make -C "$builddir" -s tests/unit/memtype_gpu tests/bench/hetsgd_gpu_grad tests/mpi/mpi_gradient_gpu >/dev/null
+    make -C "$builddir" -s tests/unit/platform/memtype_gpu tests/bench/hetsgd_gpu_grad tests/mpi/mpi_gradient_gpu >/dev/null
     rm -rf "$carry"
     mkdir -p "$carry/bin" "$carry/lib" "$carry/debs" "$carry/data"
     cp "$(real_binary "$builddir/bench/hetsgd/hetsgd")" "$carry/bin/hetsgd"
-    cp "$(real_binary "$builddir/tests/unit/memtype_gpu")" "$carry/bin/memtype_gpu"
+    cp "$(real_binary "$builddir/tests/unit/platform/memtype_gpu")" "$carry/bin/memtype_gpu"
     cp "$(real_binary "$builddir/tests/bench/hetsgd_gpu_grad")" "$carry/bin/hetsgd_gpu_grad"
     cp "$(real_binary "$builddir/tests/mpi/mpi_gradient_gpu")" "$carry/bin/mpi_gradient_gpu"
     soname=$(readelf -d "$builddir/.libs/libomnibatch.so" | sed -n 's/.*Library soname: \[\(.*\)\].*/\1/p')

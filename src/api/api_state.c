@@ -2,7 +2,7 @@
  * Copyright (c) 2026 The omnibatch authors.
  *
  * The explicit API, part four: the state of a run for checkpoints and
- * restarts (omnibatch.h; the blob's layout is src/core/ob_state.h).  Every
+ * restarts (omnibatch.h; the blob's layout is src/control/ob_state.h).  Every
  * call here is collective and decides its outcome together, so a rank whose
  * argument is bad fails every rank instead of leaving them waiting.
  */

@@ -1,7 +1,7 @@
 /*
  * Copyright (c) 2026 The omnibatch authors.
  *
- * libFuzzer target: the OMNIBATCH_* parser (src/core/config.c).  The input
+ * libFuzzer target: the OMNIBATCH_* parser (src/base/config.c).  The input
  * is an environment, one "NAME=value" per line.  Besides the sanitizers'
  * findings it checks what the parser promises: a success leaves every
  * setting within its documented range, a failure leaves the settings as

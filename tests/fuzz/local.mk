@@ -1,5 +1,5 @@
 # tests/fuzz/: libFuzzer targets for the parsers of outside input, the
-# OMNIBATCH_* settings (src/core/config.c) and the benchmark's trace files
+# OMNIBATCH_* settings (src/base/config.c) and the benchmark's trace files
 # (bench/hetsgd/report.c).  Built apart from the library by the compiler
 # configure found for them (OB_CHECK_FUZZER: clang with
 # -fsanitize=fuzzer,address,undefined), straight from the sources.
@@ -7,11 +7,11 @@
 # skipped without such a compiler); `make fuzz` runs each FUZZ_SECONDS.
 
 FUZZ_SECONDS = 60
-FUZZ_CONFIG_FILES = $(srcdir)/%reldir%/fuzz_config.c $(srcdir)/src/core/config.c \
-	$(srcdir)/src/core/error.c $(srcdir)/src/core/log.c
+FUZZ_CONFIG_FILES = $(srcdir)/%reldir%/fuzz_config.c $(srcdir)/src/base/config.c \
+	$(srcdir)/src/base/error.c $(srcdir)/src/base/log.c
 FUZZ_TRACE_FILES = $(srcdir)/%reldir%/fuzz_hetsgd_trace.c $(srcdir)/bench/hetsgd/report.c \
 	$(srcdir)/bench/hetsgd/emulate.c \
-	$(srcdir)/src/core/error.c
+	$(srcdir)/src/base/error.c
 FUZZ_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/bench/hetsgd
 FUZZ_SEEDS = \
 	%reldir%/corpus/config/valid \

@@ -90,6 +90,9 @@ typedef enum ob_wait_kind {
 /** OMNIBATCH_PLANNER=auto: the distributed decision from this many ranks on. */
 #define OB_PLANNER_AUTO_RANKS 256
 
+/** OMNIBATCH_POOL: peers pool from this many ranks on (below, a mean gains little over one rank). */
+#define OB_POOL_MIN_RANKS 16
+
 typedef struct ob_config {
     int enable;                  /* OMNIBATCH_ENABLE, bool, default on: off = pure passthrough, fixed equal plan */
     double gain;                 /* OMNIBATCH_GAIN, Kp in (0, 1] */
@@ -185,7 +188,7 @@ const char *ob_config_allowed(const char *name);
 
 /**
  * \brief The configuration table as roff, one .TP entry per variable (name, meaning,
- *        allowed values, default), for the omnibatch(7) man page (src/core/config_roff.c).
+ *        allowed values, default), for the omnibatch(7) man page (src/base/config_roff.c).
  * \param[out] buf   may be NULL (then \p size is ignored); always NUL-terminated if size > 0.
  * \return the length the whole text needs, without the NUL (as snprintf()).
  */

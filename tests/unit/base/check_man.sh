@@ -1,6 +1,6 @@
 #!/bin/sh
 # The omnibatch(7) man page lists every variable of README's configuration
-# table (both come from src/core/config.c's table), and groff formats it
+# table (both come from src/base/config.c's table), and groff formats it
 # without a warning.
 set -eu
 top_srcdir=${top_srcdir:-.}

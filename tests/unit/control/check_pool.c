@@ -102,7 +102,7 @@ START_TEST(test_ranks_of_one_speed_take_their_mean)
             worst_own = fmax(worst_own, fabs(log(time_at(&rec[i], BATCH) / truth)));
             worst_pooled = fmax(worst_pooled, fabs(log(time_at(&out, BATCH) / truth)));
             /* Its error now that of the mean, and its split the peers'. */
-            ck_assert_double_lt(ob_controller_error_at(&out, BATCH), 0.003);
+            ck_assert_double_lt(ob_record_error_at(&out, BATCH), 0.003);
             ck_assert_double_eq_tol(out.alpha / out.beta, alpha / beta, 1e-9 * alpha / beta);
         }
         /* The largest of 2,048 errors of 3% is about 10%; the mean's, 3% / sqrt(2048). */
@@ -133,7 +133,7 @@ START_TEST(test_speeds_spread_across_the_bin_keep_nearly_their_own)
         pooled += ob_pool_apply(&pool, &rec[i], BATCH, &out, NULL);
         /* lambda = tau^2 / (tau^2 + err^2) >= 0.9: moved by at most a tenth of its distance from the mean. */
         ck_assert_double_lt(fabs(log(time_at(&out, BATCH) / time_at(&rec[i], BATCH))), 0.02);
-        ck_assert_double_gt(ob_controller_error_at(&out, BATCH), 0.009);
+        ck_assert_double_gt(ob_record_error_at(&out, BATCH), 0.009);
     }
     ck_assert_int_gt(pooled, NRANKS / 2);
 }

@@ -22,7 +22,6 @@
 #include "ob_config.h"
 #include "ob_error.h"
 #include "ob_log.h"
-#include "ob_pool.h"
 
 extern char **environ;
 

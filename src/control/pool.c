@@ -222,7 +222,7 @@ static int ob_pool_deviation(const ob_pool *pool, const ob_rank_record *r, doubl
         return 0;
     }
     *dev = log(own / (p->alpha + p->beta * b));
-    *err = ob_controller_error_at(r, b);
+    *err = ob_record_error_at(r, b);
     return 1;
 }
 
@@ -248,7 +248,7 @@ void ob_pool_add(int64_t *sums, const ob_rank_record *r, long batch, double bref
         ob_pool_fix_add(&s[OB_POOL_DEV2], seen->dev * seen->dev);
         ob_pool_fix_add(&s[OB_POOL_ERR2], seen->err * seen->err);
     }
-    kerr = ob_controller_error_at(r, bref);
+    kerr = ob_record_error_at(r, bref);
     ob_pool_fix_add(&s[OB_POOL_KEY], k.offset);
     ob_pool_fix_add(&s[OB_POOL_KEY2], k.offset * k.offset);
     ob_pool_fix_add(&s[OB_POOL_KERR2], kerr * kerr);

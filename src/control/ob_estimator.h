@@ -181,7 +181,7 @@
  *  sample, falling about 3x per unit of level: at 21, about 1e-12, a tenth of a false change
  *  expected in 10^6 steps of 65,536 ranks (bench/RESULTS.md).  The price: at that scale a
  *  1.3x speed-up under 10% normal noise (within the outlier threshold) is confirmed after
- *  13.2 samples on average instead of 8.9 (tests/unit/check_estimator.c). */
+ *  13.2 samples on average instead of 8.9 (tests/unit/control/check_estimator.c). */
 #define OB_EST_CUSUM_LIMIT_FASTER 21.0
 /** CUSUM slack in standard deviations: shifts below about twice this are left to forgetting. */
 #define OB_EST_CUSUM_SLACK 0.75

@@ -92,6 +92,7 @@
 
 #include "ob_estimator.h"
 #include "ob_planner.h"
+#include "ob_record.h"
 
 /** Fraction of the dead-band that applies while refining (below). */
 #define OB_CTL_REFINE_BAND 0.25
@@ -112,29 +113,6 @@
 #define OB_CTL_PROBE_GRANULES 1
 /** After a change of plan, this many decisions are wanted at once (OMNIBATCH_REACT), moved or not. */
 #define OB_CTL_FOLLOW_DECISIONS 3
-/** Largest relative error of a model taken into account (a record's rel_error is capped here). */
-#define OB_CTL_MAX_ERROR 1.0
-/** Largest mean blocked time a record may carry, in seconds (larger is a broken clock). */
-#define OB_CTL_MAX_BLOCKED 1e6
-
-/** What each rank contributes to a decision: fixed size, plain data (MPI_BYTE), no padding. */
-typedef struct ob_rank_record {
-    double alpha;                /* the rank's model */
-    double beta;
-    int64_t samples;             /* samples the model rests on; 0 = no model yet */
-    int64_t lo;                  /* the rank's bounds; lo = hi = 0: the bounds the controller holds */
-    int64_t hi;
-    double compute_mean;         /* mean measured compute seconds since the last exchange (report) */
-    uint64_t plan_hash;          /* hash of the plan this rank holds (OMNIBATCH_VERIFY) */
-    double rel_error;            /* relative standard error of the model at the rank's batch; 0 = unknown */
-    double level_error;          /* the model's error terms (ob_estimator_error_terms()), so that its */
-    double share_error;          /* error is known at any batch; mean_batch = 0: not given, */
-    double mean_batch;           /* rel_error applies at every batch */
-    double blocked_mean;         /* mean seconds blocked in the gradient reduction since the last
-                                  * exchange (the step model's reduction); 0 = not measured */
-    int64_t changed;             /* OMNIBATCH_REACT: 1 if the rank's model confirmed a change of speed,
-                                  * or took its first sample (an exchange is then brought forward) */
-} ob_rank_record;
 
 typedef struct ob_controller {
     int nranks;
@@ -232,12 +210,6 @@ int ob_controller_verify(const ob_controller *ctl, const ob_rank_record *records
  *        measure it.
  */
 double ob_controller_reduction(const ob_rank_record *records, int P);
-
-/**
- * \brief Relative error of rank's model at batch \p b, capped at OB_CTL_MAX_ERROR (from the
- *        record's error terms when it has them, else its rel_error).
- */
-double ob_controller_error_at(const ob_rank_record *rec, double b);
 
 /**
  * \brief Tell the controller that \p steps steps ran on the plan held since the last

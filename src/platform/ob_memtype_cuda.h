@@ -3,7 +3,7 @@
  *
  * The few pieces of the CUDA driver API that memtype.c calls, declared here
  * so that omnibatch builds without CUDA's headers.  The values are fixed by
- * the driver's ABI; tests/unit/check_memtype_abi.c compares each with
+ * the driver's ABI; tests/unit/platform/check_memtype_abi.c compares each with
  * cuda.h wherever the toolkit is installed.
  */
 #ifndef OB_MEMTYPE_CUDA_H

@@ -13,7 +13,7 @@ if [ -z "$ptxas" ] || [ ! -x "$ptxas" ]; then
 fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-"$builddir/tests/unit/memtype_ptx" >"$tmp/scale.ptx"
+"$builddir/tests/unit/platform/memtype_ptx" >"$tmp/scale.ptx"
 for arch in sm_75 sm_90; do
     "$ptxas" -arch="$arch" -o "$tmp/scale-$arch.cubin" "$tmp/scale.ptx"
     for entry in ob_scale_f32 ob_scale_f64; do

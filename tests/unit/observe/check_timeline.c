@@ -1,7 +1,7 @@
 /*
  * Copyright (c) 2026 The omnibatch authors.
  *
- * The timeline (src/core/timeline.c): valid JSON, one named track per
+ * The timeline (src/observe/timeline.c): valid JSON, one named track per
  * rank, per step compute + waiting + reduction equal to the step, the
  * reduction the least blocked time of the step, plan changes where the
  * batch changed, times from the earliest step; the stream writes the same

@@ -1,7 +1,7 @@
 /*
  * Copyright (c) 2026 The omnibatch authors.
  *
- * The controller's statistics (src/core/maths.c) against libm and known
+ * The controller's statistics (src/control/maths.c) against libm and known
  * values: they avoid libm so that every rank computes the same bits, but
  * must agree with it to the accuracy each function promises.
  */

@@ -39,24 +39,6 @@ static void ob_controller_rehash(ob_controller *ctl)
     ctl->plan_hash = h;
 }
 
-/* Relative standard error of rank i's predicted time at batch b, capped at
- * OB_CTL_MAX_ERROR: from the record's error terms when it has them (the
- * split's uncertainty grows with the distance from the batches the rank
- * ran), else its rel_error at any batch. */
-double ob_controller_error_at(const ob_rank_record *rec, double b)
-{
-    double err = rec->rel_error;
-
-    if (rec->mean_batch > 0.0) {
-        double dx = b / rec->mean_batch - 1.0;
-        double t = rec->alpha + rec->beta * b;
-
-        err = sqrt(rec->level_error * rec->level_error + rec->share_error * rec->share_error * dx * dx);
-        err = t > 0.0 ? err * (rec->alpha + rec->beta * rec->mean_batch) / t : OB_CTL_MAX_ERROR;
-    }
-    return err < OB_CTL_MAX_ERROR ? err : OB_CTL_MAX_ERROR;
-}
-
 /*
  * Expected step time of \p plan, max_i t_i, when rank i's time is normal
  * with mean alpha_i + beta_i * b_i and relative standard deviation
@@ -88,13 +70,13 @@ static double ob_controller_expected_step(const ob_rank_record *records, int P, 
     return max.mean;
 }
 
-/* error[i] = ob_controller_error_at(rank i, batch[i]), or at the plan held
+/* error[i] = ob_record_error_at(rank i, batch[i]), or at the plan held
  * when \p batch is NULL; \p error may be \p batch. */
 static void ob_controller_errors(const ob_controller *ctl, const ob_rank_record *records, const double *batch,
                                  double *error)
 {
     for (int i = 0; i < ctl->nranks; i++) {
-        error[i] = ob_controller_error_at(&records[i], NULL == batch ? (double) ctl->plan[i] : batch[i]);
+        error[i] = ob_record_error_at(&records[i], NULL == batch ? (double) ctl->plan[i] : batch[i]);
     }
 }
 

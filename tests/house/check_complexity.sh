@@ -14,12 +14,13 @@ mpicc=${MPICC:-mpicc}
 incs=$({ "$mpicc" -showme 2>/dev/null || "$mpicc" -show 2>/dev/null || true; } | tr ' ' '\n' | grep '^-I' | tr '\n' ' ')
 out=$(mktemp "${TMPDIR:-/tmp}/complexity.XXXXXX")
 trap 'rm -f "$out" "$out.one"' EXIT
+srcincs=$(for d in "$srcdir"/src/*/; do printf -- '-I%s ' "${d%/}"; done)
 n=0
-for f in "$srcdir"/src/core/*.c "$srcdir"/src/api/*.c "$srcdir"/mpi_wrappers/*.c; do
+for f in "$srcdir"/src/*/*.c "$srcdir"/mpi_wrappers/*.c; do
     # shellcheck disable=SC2086
     "$tidy" -quiet -checks='-*,readability-function-cognitive-complexity' \
         -config="{CheckOptions: [{key: readability-function-cognitive-complexity.Threshold, value: $limit}]}" \
-        "$f" -- -I"$builddir" -I"$srcdir/include" -I"$srcdir/src/core" -I"$srcdir/src/api" \
+        "$f" -- -I"$builddir" -I"$srcdir/include" $srcincs \
         -I"$srcdir/mpi_wrappers" -I"$builddir/mpi_wrappers" ${HWLOC_CFLAGS:-} $incs >"$out.one" 2>&1 || true
     # A file clang cannot parse is not judged: that is a failure too.
     if grep -q 'error:' "$out.one"; then
@@ -30,6 +31,8 @@ for f in "$srcdir"/src/core/*.c "$srcdir"/src/api/*.c "$srcdir"/mpi_wrappers/*.c
     grep 'warning: function' "$out.one" >>"$out" || true
     n=$((n + 1))
 done
+# Nothing judged is no pass: a wrong path, or a clang-tidy that said nothing.
+[ "$n" -gt 0 ] || { echo "check_complexity: no source found under $srcdir/src" >&2; exit 1; }
 if [ -s "$out" ]; then
     echo "check_complexity: functions above cognitive complexity $limit:" >&2
     cat "$out" >&2

@@ -1516,7 +1516,7 @@ static void ob_ctl_floors_add(void *ctx, ob_msg *msg)
                 continue;
             }
             mu = ob_model_mean(&f->rec[i], b);
-            s = OB_EMAX_TAIL * (ob_controller_error_at(&f->rec[i], b) * mu);
+            s = OB_EMAX_TAIL * (ob_record_error_at(&f->rec[i], b) * mu);
             low = mu - s < low ? mu - s : low;
             high = mu + s > high ? mu + s : high;
         }
@@ -1538,7 +1538,7 @@ static void ob_ctl_final_add(void *ctx, ob_msg *msg)
         double b = (double) f->next[i];
         double mu = ob_model_mean(&f->rec[i], b);
 
-        ob_emax_grid_add(&f->then, msg, mu, ob_controller_error_at(&f->rec[i], b) * mu);
+        ob_emax_grid_add(&f->then, msg, mu, ob_record_error_at(&f->rec[i], b) * mu);
     }
 }
 
@@ -1656,7 +1656,7 @@ static int ob_ctl_prepare(ob_dist_state *st, ob_dist_comm *comm, ob_dist_block b
     int rc;
 
     for (int i = 0; i < blk.n; i++) {
-        w->err_plan[i] = ob_record_ok(&rec[i]) ? ob_controller_error_at(&rec[i], (double) plan[i]) : 0.0;
+        w->err_plan[i] = ob_record_ok(&rec[i]) ? ob_record_error_at(&rec[i], (double) plan[i]) : 0.0;
     }
     ob_ctl_hedge(st, blk.n, rec, w->err_plan, w->models);
     memset(first, 0, sizeof *first);
@@ -1677,7 +1677,7 @@ static int ob_ctl_prepare(ob_dist_state *st, ob_dist_comm *comm, ob_dist_block b
         return rc;
     }
     for (int i = 0; i < blk.n; i++) {
-        w->err[i] = ob_controller_error_at(&rec[i], ob_dwf_x(&w->wf[i], *level));
+        w->err[i] = ob_record_error_at(&rec[i], ob_dwf_x(&w->wf[i], *level));
     }
     ob_ctl_hedge(st, blk.n, rec, w->err, w->models);
     if (!first->broken) {

@@ -1,8 +1,8 @@
 /*
  * Copyright (c) 2026 The omnibatch authors.
  *
- * The state blob of a run (src/core/ob_state.h) and the profile of the
- * preload mode (src/core/ob_profile.h): a blob is read back as written,
+ * The state blob of a run (src/control/ob_state.h) and the profile of the
+ * preload mode (src/observe/ob_profile.h): a blob is read back as written,
  * anything else (truncated, damaged, of another version or kind of host)
  * is refused with a line saying what, and ranks are matched by host and
  * cores, the k-th rank on them taking the k-th entry.

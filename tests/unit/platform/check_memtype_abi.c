@@ -2,7 +2,7 @@
  * Copyright (c) 2026 The omnibatch authors.
  *
  * Compile-only, where the CUDA toolkit is installed: the driver API's
- * pieces that src/core/ob_memtype_cuda.h declares by hand (so the library
+ * pieces that src/platform/ob_memtype_cuda.h declares by hand (so the library
  * builds without CUDA's headers) match cuda.h.  A mismatch fails the build
  * of this test.
  */

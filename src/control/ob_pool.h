@@ -46,7 +46,8 @@
 
 #include <stdint.h>
 
-#include "ob_controller.h"
+#include "ob_config.h"
+#include "ob_record.h"
 
 /* Bins of the log time per sample: 1.25x wide, one grid for every run (no
  * level is needed to place it: the first decision has none), 96 of them
@@ -57,8 +58,6 @@
 /* Per bin: two counts and seven sums (each sum in two 32-bit limbs); pool.c names them. */
 #define OB_POOL_FIELDS 16
 #define OB_POOL_SUMS (OB_POOL_BINS * OB_POOL_FIELDS)
-/* Peers pool from this many ranks on: below, a mean gains little over one rank. */
-#define OB_POOL_MIN_RANKS 16
 /* A rank farther from its peers' mean than this many of its deviations is not like them. */
 #define OB_POOL_Z 5.0
 /* Peers whose true speeds spread more than this (a standard deviation of logs; a quarter of a
