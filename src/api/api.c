@@ -2,7 +2,7 @@
  * Copyright (c) 2026 The omnibatch authors.
  *
  * The explicit API, part one: options, the lifecycle of a context, and the
- * plan queries (omnibatch.h).  Steps and timing are in api_step.c, the
+ * plan queries (omnibatch.h).  Steps are in api_step.c (timing in api_measure.c), the
  * weighted allreduce in api_gradient.c.
  *
  * Every collective here decides its outcome together: a rank whose
@@ -293,8 +293,8 @@ static void ob_create_quota(struct omnibatch_context *c)
     ob_wait_kind how = OB_WAIT_AUTO;
     int plan_quota = 1;
 
-    c->cpu_quota = ob_cpu_quota("/proc/self/cgroup", "/sys/fs/cgroup");
-    c->quota_read_ns = ob_now_ns();
+    c->cpu.quota = ob_cpu_quota("/proc/self/cgroup", "/sys/fs/cgroup");
+    c->cpu.read_ns = ob_now_ns();
     /* On a bad setting cfg holds the defaults. */
     if (OMNIBATCH_SUCCESS == ob_config_global(&cfg) && NULL != cfg) {
         how = cfg->wait;
@@ -303,10 +303,10 @@ static void ob_create_quota(struct omnibatch_context *c)
     /* Polling takes one core while the rank's own threads wait: only a quota
      * under one core runs out in it. */
     c->wait_sleep = OB_WAIT_SLEEP == how ||
-                    (OB_WAIT_AUTO == how && c->cpu_quota > 0.0 && c->cpu_quota < 1.0);
+                    (OB_WAIT_AUTO == how && c->cpu.quota > 0.0 && c->cpu.quota < 1.0);
     ob_nap_init(&c->nap);
     /* OMNIBATCH_CPU_QUOTA=off: the quota still chooses the wait, not the plan. */
-    c->cpu_plan = plan_quota && c->cpu_quota > 0.0;
+    c->cpu.plan = plan_quota && c->cpu.quota > 0.0;
 }
 
 static int ob_create_agree(struct omnibatch_context *c, const ob_create_record *all, int P)
@@ -559,7 +559,7 @@ OMNIBATCH_EXPORT int omnibatch_destroy(omnibatch_t *ctx)
                        "omnibatch_create", fn, (void *) c);
     }
     /* The last step ends here: its measurement counts like any other. */
-    ob_api_step_close(c);
+    ob_measure_close(c);
     ob_active_clear();
     PMPI_Finalized(&finalized);
     if (finalized) {
@@ -572,7 +572,7 @@ OMNIBATCH_EXPORT int omnibatch_destroy(omnibatch_t *ctx)
     } else {
         int mpi_rc;
 
-        ob_api_next_drop(c);
+        ob_exchange_drop(c);
         ob_node_close(c);
         mpi_rc = PMPI_Comm_free(&c->comm);
 
@@ -667,7 +667,7 @@ OMNIBATCH_EXPORT int omnibatch_set_plan(omnibatch_t ctx, const long *plan, int n
      * maxima are this rank's own values only if every rank passed the same. */
     /* A plan set between a step's gradient allreduce and the next step may
      * change what that step opens with: it opens as if nothing was started. */
-    ob_api_next_drop(ctx);
+    ob_exchange_drop(ctx);
     mine = ctx->agree;
     most = ctx->agree + 1 + 2 * ctx->nranks;
     mine[0] = OMNIBATCH_SUCCESS == rc ? 0 : (int64_t) rc << 32 | (int64_t) (uint32_t) ctx->rank;

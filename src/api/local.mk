@@ -7,8 +7,11 @@ libomnibatch_la_SOURCES += \
 	%reldir%/api_errors.c \
 	%reldir%/api.c \
 	%reldir%/api_step.c \
-	%reldir%/api_dist.c \
 	%reldir%/api_gradient.c \
+	%reldir%/api_exchange.c \
+	%reldir%/api_measure.c \
+	%reldir%/api_dist.c \
+	%reldir%/api_wait.c \
 	%reldir%/api_node.c \
 	%reldir%/api_registry.c \
 	%reldir%/api_state.c

@@ -6,7 +6,7 @@
  * in v2).  A rank under a quota q (in cores) cannot spend more than q T of
  * CPU in a step of T seconds, whichever part of the step it spends it in:
  * the API turns that into the compute time its controller plans on
- * (api_step.c).  MPI-free.
+ * (src/api/api_measure.c).  MPI-free.
  */
 #ifndef OB_CPUQUOTA_H
 #define OB_CPUQUOTA_H
