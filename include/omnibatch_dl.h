@@ -63,6 +63,7 @@ typedef struct omnibatch_dl {
     int (*set_state)(omnibatch_t ctx, const void *buf, size_t size); /**< omnibatch_set_state() */
     int (*save)(omnibatch_t ctx, const char *path); /**< omnibatch_save() */
     int (*restore)(omnibatch_t ctx, const char *path); /**< omnibatch_restore() */
+    int (*next_chunk)(omnibatch_t ctx, omnibatch_chunk *chunk); /**< omnibatch_next_chunk() (0.4) */
 } omnibatch_dl;
 
 /** \brief Look up \p name into \p api->field, counting what is found (internal).
@@ -108,13 +109,15 @@ static inline int omnibatch_dl_load(omnibatch_dl *api)
     OMNIBATCH_DL_SYM(api, set_state, "omnibatch_set_state");
     OMNIBATCH_DL_SYM(api, save, "omnibatch_save");
     OMNIBATCH_DL_SYM(api, restore, "omnibatch_restore");
-    if (19 != omnibatch_dl_found_) {
+    OMNIBATCH_DL_SYM(api, next_chunk, "omnibatch_next_chunk");
+    if (20 != omnibatch_dl_found_) {
         memset(api, 0, sizeof *api);
         return 0;
     }
     /* The structures of omnibatch.h must be the library's: it writes them
      * whole into the caller's (omnibatch_step grew scale in 0.2; 0.3 added
-     * omnibatch_options.react and three omnibatch_stats fields), so a
+     * omnibatch_options.react and three omnibatch_stats fields; 0.4 two
+     * omnibatch_options fields and three omnibatch_stats fields), so a
      * library of another interface is treated as absent. */
     v = api->get_version();
     if ((v >> 16) != OMNIBATCH_VERSION_MAJOR

@@ -106,6 +106,9 @@ class Stats:
     parked_steps: int = 0
     early_exchanges: int = 0
     react_total_s: float = 0.0
+    chunks: int = 0
+    samples_taken: int = 0
+    samples_given: int = 0
 
 
 def _as_int(name, value, least):

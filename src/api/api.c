@@ -65,6 +65,8 @@ OMNIBATCH_EXPORT int omnibatch_options_init(omnibatch_options *opt)
     opt->verify = cfg->verify ? 1 : 0;
     opt->seed = OMNIBATCH_DEFAULT_SEED;
     opt->react = cfg->react ? 1 : 0;
+    opt->chunks = cfg->chunks ? 1 : 0;
+    opt->chunk_floor = cfg->chunk_floor;
     return rc;
 }
 
@@ -100,6 +102,10 @@ static int ob_options_check(long B, long N, const omnibatch_options *o)
     if (o->granularity < 1 || o->granularity > B) {
         return ob_fail(OMNIBATCH_ERR_ARG, "%s: granularity=%ld: expected 1..global_batch (%ld)",
                        fn, o->granularity, B);
+    }
+    if (o->chunk_floor < 0 || o->chunk_floor > B || 0 != o->chunk_floor % o->granularity) {
+        return ob_fail(OMNIBATCH_ERR_ARG, "%s: chunk_floor=%ld: expected 0 (auto) or a multiple of "
+                       "granularity=%ld up to global_batch=%ld", fn, o->chunk_floor, o->granularity, B);
     }
     return ob_options_check_tuning(fn, o);
 }
@@ -146,6 +152,9 @@ static int ob_options_check_tuning(const char *fn, const omnibatch_options *o)
     if (0 != o->react && 1 != o->react) {
         return ob_fail(OMNIBATCH_ERR_ARG, "%s: react=%d: expected 0 or 1", fn, o->react);
     }
+    if (0 != o->chunks && 1 != o->chunks) {
+        return ob_fail(OMNIBATCH_ERR_ARG, "%s: chunks=%d: expected 0 or 1", fn, o->chunks);
+    }
     return OMNIBATCH_SUCCESS;
 }
 
@@ -162,6 +171,8 @@ typedef struct ob_create_record {
     int32_t adaptive;
     int32_t verify;
     int32_t react;
+    int32_t chunks;
+    int64_t chunk_floor;
     int32_t wait_sleep;          /* this rank's OMNIBATCH_WAIT would sleep; any rank's wins */
     uint64_t seed;
     int64_t lo;
@@ -202,6 +213,8 @@ static int ob_create_local(long B, long N, const omnibatch_options *opt, struct 
     mine->verify = c->opt.verify;
     mine->wait_sleep = c->wait_sleep;
     mine->react = c->opt.react;
+    mine->chunks = c->opt.chunks;
+    mine->chunk_floor = c->opt.chunk_floor;
     mine->seed = c->opt.seed;
     mine->lo = c->opt.min_batch;
     mine->hi = (0 == c->opt.max_batch || c->opt.max_batch > B) ? B : c->opt.max_batch;
@@ -246,6 +259,7 @@ static const ob_agree_field ob_agree_fields[] = {
     OB_AGREE_ROW(convention, OB_AGREE_I32),   OB_AGREE_ROW(prior, OB_AGREE_I32),
     OB_AGREE_ROW(adaptive, OB_AGREE_I32),     OB_AGREE_ROW(verify, OB_AGREE_I32),
     OB_AGREE_ROW(react, OB_AGREE_I32),        OB_AGREE_ROW(seed, OB_AGREE_U64),
+    OB_AGREE_ROW(chunks, OB_AGREE_I32),       OB_AGREE_ROW(chunk_floor, OB_AGREE_I64),
 };
 #undef OB_AGREE_ROW
 
@@ -421,6 +435,25 @@ static int ob_create_node(struct omnibatch_context *c)
     return MPI_SUCCESS == mpi_rc ? OMNIBATCH_SUCCESS : ob_api_mpi_fail(mpi_rc, "omnibatch_create", call);
 }
 
+/* What the ranks of a node share: the node's sum (asleep) and the words of
+ * the ranges of a step worked in chunks; all or nothing. */
+static int ob_create_shared(struct omnibatch_context *c)
+{
+    const char *call = "MPI_Comm_split_type";
+    int rc = ob_create_node(c);
+    int mpi_rc;
+
+    if (OMNIBATCH_SUCCESS != rc) {
+        return rc;
+    }
+    mpi_rc = ob_chunk_open(c, &call);
+    if (MPI_SUCCESS != mpi_rc) {
+        ob_node_close(c);
+        return ob_api_mpi_fail(mpi_rc, "omnibatch_create", call);
+    }
+    return OMNIBATCH_SUCCESS;
+}
+
 OMNIBATCH_EXPORT int omnibatch_create(MPI_Comm comm, long global_batch, long dataset_size,
                                       const omnibatch_options *opt, omnibatch_t *ctx)
 {
@@ -518,7 +551,7 @@ OMNIBATCH_EXPORT int omnibatch_create(MPI_Comm comm, long global_batch, long dat
     if (OMNIBATCH_SUCCESS != rc) {
         goto fail;
     }
-    rc = ob_create_node(c);
+    rc = ob_create_shared(c);
     if (OMNIBATCH_SUCCESS != rc) {
         goto fail;
     }
@@ -567,6 +600,7 @@ OMNIBATCH_EXPORT int omnibatch_destroy(omnibatch_t *ctx)
          * forget now. */
         c->next.kind = OB_API_NEXT_NONE;
         ob_node_forget(c);
+        ob_chunk_forget(c);
         /* Too late for the communicator; the memory is still given back. */
         rc = ob_api_finalized(fn);
     } else {
@@ -574,6 +608,7 @@ OMNIBATCH_EXPORT int omnibatch_destroy(omnibatch_t *ctx)
 
         ob_exchange_drop(c);
         ob_node_close(c);
+        ob_chunk_close(c);
         mpi_rc = PMPI_Comm_free(&c->comm);
 
         if (MPI_SUCCESS != mpi_rc) {

@@ -90,6 +90,10 @@ static int ob_gradient_args(const char *fn, const struct omnibatch_context *c, c
         return ob_fail(OMNIBATCH_ERR_STATE, "%s: no step is running: call omnibatch_next_step "
                        "first", fn);
     }
+    if (!ob_chunk_ready(c)) {
+        return ob_fail(OMNIBATCH_ERR_STATE, "%s: step %ld is worked in chunks and some are left: call "
+                       "omnibatch_next_chunk until it answers count 0 first", fn, c->step.global_step);
+    }
     if (count < 0) {
         return ob_fail(OMNIBATCH_ERR_ARG, "%s: count=%d: expected >= 0", fn, count);
     }

@@ -7,8 +7,9 @@
  *   2. exchange when due or brought forward, and decide: every rank the same
  *      plan (api_exchange.c, and api_dist.c for the distributed decision);
  *   3. hand out the step: its slice of the epoch's permutation from the plan
- *      (control/shard.c), its weight, the mailbox the layer reads, and the
- *      clocks that time it (here).
+ *      (control/shard.c), its weight, the shared word of its range where the
+ *      step is worked in chunks (api_chunk.c), the mailbox the layer reads,
+ *      and the clocks that time it (here).
  * The state all phases share is the context (ob_api.h): the step handed out
  * (step), its clocks (clock, cpu), the collective it opens with (next).
  */
@@ -122,6 +123,9 @@ OMNIBATCH_EXPORT int omnibatch_next_step(omnibatch_t ctx, omnibatch_step *step)
 
     /* 3. Hand out the step. */
     rc = ob_step_place(c, c->next_global_step);
+    if (OMNIBATCH_SUCCESS == rc) {
+        rc = ob_chunk_begin(c);
+    }
     if (OMNIBATCH_SUCCESS != rc) {
         return rc;
     }

@@ -8,6 +8,7 @@ libomnibatch_la_SOURCES += \
 	%reldir%/api.c \
 	%reldir%/api_step.c \
 	%reldir%/api_gradient.c \
+	%reldir%/api_chunk.c \
 	%reldir%/api_exchange.c \
 	%reldir%/api_measure.c \
 	%reldir%/api_dist.c \

@@ -113,6 +113,7 @@ struct ob_cpu_meter {
 };
 
 struct ob_node;
+struct ob_chunks;
 
 struct omnibatch_context {
     MPI_Comm comm;               /* private duplicate: every message of the library goes here */
@@ -187,6 +188,8 @@ struct omnibatch_context {
     ob_nap nap;
     /* Asleep with every rank on one node: the sum in shared memory (api_node.c); NULL: MPI's. */
     struct ob_node *node;
+    /* options.chunks: the node's shared words of the ranks' ranges (api_chunk.c); NULL: off. */
+    struct ob_chunks *chunks;
 
     /* Under a CPU quota, the CPU the step needs of it (api_measure.c). */
     struct ob_cpu_meter cpu;
@@ -198,12 +201,39 @@ struct omnibatch_context {
     struct omnibatch_context *registry_next; /* the live contexts (api_registry.c) */
 };
 
+/* api_chunk.c: work that moves inside a step (options.chunks). */
+
+/** \brief Collective on c->comm: c->chunks set up where options.chunks (the node's shared
+ *  words); an MPI code where any rank could not (then none has them), and in \p call the MPI
+ *  call that failed. */
+int ob_chunk_open(struct omnibatch_context *c, const char **call);
+
+/** \brief Collective on the node: give back what ob_chunk_open() took. */
+void ob_chunk_close(struct omnibatch_context *c);
+
+/** \brief After MPI_Finalize: forget it (MPI has taken the window back). */
+void ob_chunk_forget(struct omnibatch_context *c);
+
+/** \brief The step handed out (c->step) begins in chunks: this rank's word holds its range. */
+int ob_chunk_begin(struct omnibatch_context *c);
+
+/** \brief 1 when the step may end (chunks off, or none left was answered), else 0. */
+int ob_chunk_ready(const struct omnibatch_context *c);
+
 /* api_node.c: the gradient summed in shared memory (OMNIBATCH_NODE_SUM). */
 
 /** \brief Collective on c->comm: c->node set where \p want on every rank, every rank on one
  *  node, and the shared block allocated on all; else NULL on all.  An MPI failure's code, and
  *  in \p call the MPI call that failed. */
 int ob_node_open(struct omnibatch_context *c, int want, const char **call);
+
+/** \brief Collective on \p all: a shared window of \p bytes on node rank 0 of \p node (none on
+ *  the others), its base in \p base on every rank, in one passive epoch for its life; every
+ *  rank of \p all learns whether all succeeded (MPI_ERR_NO_MEM where one did not). */
+int ob_node_window(MPI_Comm node, int node_rank, MPI_Comm all, size_t bytes, MPI_Win *win, void **base);
+
+/** \brief Collective on the window's node: end its epoch and free it (nothing for MPI_WIN_NULL). */
+void ob_node_window_free(MPI_Win *win);
 
 /** \brief Collective on c->comm: give back what ob_node_open() and the sums took. */
 void ob_node_close(struct omnibatch_context *c);

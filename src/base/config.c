@@ -116,6 +116,16 @@ static const ob_var ob_vars[] = {
                  "collective per step started with the gradient allreduce (the records' allgather "
                  "where ranks poll, nothing more where they wait asleep, a one-integer allreduce with "
                  "the distributed decision); off: exchanges only every OMNIBATCH_PERIOD steps." },
+    { .name = "OMNIBATCH_CHUNKS", .default_value = "off", .kind = OB_VAR_BOOL, .offset = OB_OFF(chunks),
+      .meaning = "API: on: the code works each step in chunks (omnibatch_next_chunk), its own range first, "
+                 "then the tail of a slower rank's, so that no rank waits for one that slowed down "
+                 "inside the step; every rank must then work in chunks. off: one slice per step." },
+    { .name = "OMNIBATCH_CHUNK_FLOOR", .default_value = "0",
+      .kind = OB_VAR_LONG, .offset = OB_OFF(chunk_floor), .min = 1, .max = OB_CONFIG_BATCH_LIMIT,
+      .zero_means = "auto",
+      .meaning = "API, with OMNIBATCH_CHUNKS: least samples of a chunk (a range's last may be less), a "
+                 "multiple of OMNIBATCH_GRANULARITY; 0: auto, the global batch over 32 ranks' worth "
+                 "(B / (32 P)), at least the granularity." },
     { .name = "OMNIBATCH_WARMUP", .default_value = OB_STR(OB_DEFAULT_WARMUP),
       .kind = OB_VAR_LONG, .offset = OB_OFF(warmup), .min = 0, .max = OB_CONFIG_STEPS_LIMIT,
       .meaning = "First steps not measured (cold caches, lazy initialisation)." },
@@ -370,6 +380,8 @@ void ob_config_defaults(ob_config *cfg)
     cfg->planner = OB_PLANNER_AUTO;
     cfg->verify = 0;
     cfg->react = 1;
+    cfg->chunks = 0;
+    cfg->chunk_floor = 0;
     cfg->wait = OB_WAIT_AUTO;
     cfg->node_sum = 1;
     cfg->cpu_quota = 1;

@@ -117,6 +117,8 @@ typedef struct ob_config {
     ob_planner_kind planner;     /* OMNIBATCH_PLANNER: auto | central | distributed; default auto */
     int verify;                  /* OMNIBATCH_VERIFY, bool, default off: check every rank computed the same plan */
     int react;                   /* OMNIBATCH_REACT, bool, default on: a change of speed triggers an exchange */
+    int chunks;                  /* OMNIBATCH_CHUNKS, bool, default off: steps worked in chunks that move */
+    long chunk_floor;            /* OMNIBATCH_CHUNK_FLOOR, least samples of a chunk, 0 = auto */
     ob_wait_kind wait;           /* OMNIBATCH_WAIT: auto | poll | sleep; default auto */
     int node_sum;                /* OMNIBATCH_NODE_SUM, bool, default on: asleep on one node, sum in shared memory */
     int cpu_quota;               /* OMNIBATCH_CPU_QUOTA, bool, default on: plan on a quota's CPU budget */

@@ -39,6 +39,7 @@ SAME_TYPE(get_state, omnibatch_get_state);
 SAME_TYPE(set_state, omnibatch_set_state);
 SAME_TYPE(save, omnibatch_save);
 SAME_TYPE(restore, omnibatch_restore);
+SAME_TYPE(next_chunk, omnibatch_next_chunk);
 
 /* 0.3 grew omnibatch_options and omnibatch_stats at their ends only. */
 _Static_assert(offsetof(omnibatch_options, react) == offsetof(omnibatch_options, seed) + sizeof(uint64_t),
@@ -47,6 +48,14 @@ _Static_assert(offsetof(omnibatch_stats, parked_steps) == offsetof(omnibatch_sta
                    && offsetof(omnibatch_stats, early_exchanges) == offsetof(omnibatch_stats, parked_steps) + sizeof(long)
                    && offsetof(omnibatch_stats, react_total_s) == offsetof(omnibatch_stats, early_exchanges) + sizeof(long),
                "omnibatch_stats grew at its end");
+/* 0.4 grew them at their ends again (chunks). */
+_Static_assert(offsetof(omnibatch_options, chunks) == offsetof(omnibatch_options, react) + sizeof(int)
+                   && offsetof(omnibatch_options, chunk_floor) > offsetof(omnibatch_options, chunks),
+               "omnibatch_options.chunks follows react");
+_Static_assert(offsetof(omnibatch_stats, chunks) == offsetof(omnibatch_stats, react_total_s) + sizeof(double)
+                   && offsetof(omnibatch_stats, samples_taken) == offsetof(omnibatch_stats, chunks) + sizeof(long)
+                   && offsetof(omnibatch_stats, samples_given) == offsetof(omnibatch_stats, samples_taken) + sizeof(long),
+               "omnibatch_stats grew at its end (0.4)");
 
 /* omnibatch_step is written whole into the caller's copy (omnibatch_dl.h
  * users, examples/omnibatch_ctypes.py's Step): a field only ever goes at the
@@ -84,6 +93,7 @@ START_TEST(test_linked_library_is_found)
     ck_assert_ptr_eq(ob.set_state, &omnibatch_set_state);
     ck_assert_ptr_eq(ob.save, &omnibatch_save);
     ck_assert_ptr_eq(ob.restore, &omnibatch_restore);
+    ck_assert_ptr_eq(ob.next_chunk, &omnibatch_next_chunk);
     ck_assert_str_eq(ob.strerror(OMNIBATCH_ERR_ARG), "invalid argument");
 }
 END_TEST

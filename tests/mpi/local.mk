@@ -21,6 +21,7 @@ check_PROGRAMS += \
 	%reldir%/mpi_api_dynamics \
 	%reldir%/mpi_api_wait \
 	%reldir%/mpi_api_nodesum \
+	%reldir%/mpi_api_chunks \
 	%reldir%/check_api_dl
 
 %canon_reldir%_mpi_api_plan_SOURCES = %reldir%/mpi_api_plan.c %reldir%/mpi_api_common.h
@@ -71,6 +72,10 @@ check_PROGRAMS += %reldir%/mpi_api_quota
 %canon_reldir%_mpi_api_nodesum_CFLAGS = $(OB_API_TEST_CFLAGS)
 %canon_reldir%_mpi_api_nodesum_LDADD = $(OB_API_TEST_LDADD)
 
+%canon_reldir%_mpi_api_chunks_SOURCES = %reldir%/mpi_api_chunks.c %reldir%/mpi_api_common.h
+%canon_reldir%_mpi_api_chunks_CFLAGS = $(OB_API_TEST_CFLAGS)
+%canon_reldir%_mpi_api_chunks_LDADD = $(OB_API_TEST_LDADD)
+
 %canon_reldir%_check_api_dl_SOURCES = %reldir%/check_api_dl.c
 %canon_reldir%_check_api_dl_CFLAGS = $(OB_API_TEST_CFLAGS)
 %canon_reldir%_check_api_dl_LDADD = $(OB_API_TEST_LDADD)
@@ -88,6 +93,7 @@ TESTS += \
 	%reldir%/mpi_api_dynamics.sh \
 	%reldir%/mpi_api_wait.sh \
 	%reldir%/mpi_api_nodesum.sh \
+	%reldir%/mpi_api_chunks.sh \
 	%reldir%/mpi_api_quota.sh \
 	%reldir%/example_lsq.sh \
 	%reldir%/example_python.sh \
@@ -109,6 +115,7 @@ EXTRA_DIST += \
 	%reldir%/mpi_api_dynamics.sh \
 	%reldir%/mpi_api_wait.sh \
 	%reldir%/mpi_api_nodesum.sh \
+	%reldir%/mpi_api_chunks.sh \
 	%reldir%/mpi_api_quota.sh \
 	%reldir%/example_lsq.sh \
 	%reldir%/example_python.sh

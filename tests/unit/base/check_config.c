@@ -29,7 +29,8 @@ extern char **environ;
 /* The variables ob_config.h documents; the table must hold exactly these. */
 static const char *const documented_names[] = {
     "OMNIBATCH_ENABLE", "OMNIBATCH_GAIN", "OMNIBATCH_DEADBAND", "OMNIBATCH_FORGET",
-    "OMNIBATCH_PERIOD", "OMNIBATCH_REACT", "OMNIBATCH_WARMUP", "OMNIBATCH_MIN_BATCH", "OMNIBATCH_MAX_BATCH",
+    "OMNIBATCH_PERIOD", "OMNIBATCH_REACT", "OMNIBATCH_CHUNKS", "OMNIBATCH_CHUNK_FLOOR",
+    "OMNIBATCH_WARMUP", "OMNIBATCH_MIN_BATCH", "OMNIBATCH_MAX_BATCH",
     "OMNIBATCH_GRANULARITY", "OMNIBATCH_GLOBAL_BATCH", "OMNIBATCH_MIN_BYTES",
     "OMNIBATCH_CALLS_PER_STEP", "OMNIBATCH_WEIGHT", "OMNIBATCH_CONVENTION", "OMNIBATCH_REPORT",
     "OMNIBATCH_REPORT_FILE", "OMNIBATCH_TRACE", "OMNIBATCH_TIMELINE", "OMNIBATCH_PROFILE",
@@ -72,6 +73,7 @@ static int config_equal(const ob_config *a, const ob_config *b)
            && a->planner == b->planner && a->wait == b->wait && a->node_sum == b->node_sum
            && a->cpu_quota == b->cpu_quota && a->pool == b->pool
            && 0 == strcmp(a->profile_file, b->profile_file) && a->react == b->react
+           && a->chunks == b->chunks && a->chunk_floor == b->chunk_floor
            && a->verify == b->verify && a->debug == b->debug
            && 0 == strcmp(a->library, b->library);
 }
@@ -115,6 +117,8 @@ static void non_default_config(ob_config *cfg)
     cfg->planner = OB_PLANNER_CENTRAL;
     snprintf(cfg->profile_file, sizeof cfg->profile_file, "profile.txt");
     cfg->react = 0;
+    cfg->chunks = 1;
+    cfg->chunk_floor = 16;
     cfg->wait = OB_WAIT_SLEEP;
     cfg->node_sum = 0;
     cfg->cpu_quota = 0;
@@ -196,6 +200,8 @@ static const setting_case one_each[] = {
     { "OMNIBATCH_POOL", "off", OFF(pool), F_INT, 0, NULL },
     { "OMNIBATCH_VERIFY", "yes", OFF(verify), F_INT, 1, NULL },
     { "OMNIBATCH_REACT", "off", OFF(react), F_INT, 0, NULL },
+    { "OMNIBATCH_CHUNKS", "on", OFF(chunks), F_INT, 1, NULL },
+    { "OMNIBATCH_CHUNK_FLOOR", "16", OFF(chunk_floor), F_LONG, 16, NULL },
     { "OMNIBATCH_PROFILE", "split.profile", OFF(profile_file), F_STR, 0, "split.profile" },
     { "OMNIBATCH_DEBUG", "3", OFF(debug), F_INT, 3, NULL },
     { "OMNIBATCH_LIBRARY", "/opt/lib/libomnibatch.so", OFF(library), F_STR, 0, "/opt/lib/libomnibatch.so" },
@@ -410,7 +416,8 @@ static double field_of(const ob_config *cfg, const char *name)
         { "OMNIBATCH_NODE_SUM", OFF(node_sum), F_INT },
         { "OMNIBATCH_CPU_QUOTA", OFF(cpu_quota), F_INT }, { "OMNIBATCH_POOL", OFF(pool), F_INT },
         { "OMNIBATCH_VERIFY", OFF(verify), F_INT }, { "OMNIBATCH_DEBUG", OFF(debug), F_INT },
-        { "OMNIBATCH_REACT", OFF(react), F_INT },
+        { "OMNIBATCH_REACT", OFF(react), F_INT }, { "OMNIBATCH_CHUNKS", OFF(chunks), F_INT },
+        { "OMNIBATCH_CHUNK_FLOOR", OFF(chunk_floor), F_LONG },
     };
     for (size_t i = 0; i < sizeof map / sizeof map[0]; i++) {
         if (0 == strcmp(map[i].name, name)) {
