@@ -27,7 +27,7 @@
 # figure, B / sum_i (b_i / c_i) + reduction + other, printed beside it: it
 # is not a bound here (static's throttled ranks measure a compute and a
 # reduction stretched by their stalls; omnibatch beat it in all 12 runs of
-# bench/RESULTS.md, by up to 1.76x).
+# docs/journal.md, by up to 1.76x).
 # Both runs reduce with OMNIBATCH_WAIT=sleep by default
 # (--wait): Open MPI's polling in a blocking allreduce would spend the
 # quota of every rank that waits (bench/hetsgd/README.md).

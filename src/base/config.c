@@ -2,8 +2,8 @@
  * Copyright (c) 2026 The omnibatch authors.
  *
  * The OMNIBATCH_* settings (ob_config.h).  One table drives everything: the
- * parser, the error lines and README's configuration table, so the three
- * cannot drift apart.
+ * parser, the error lines and the table of docs/configuration.md (and the
+ * man page), so they cannot drift apart.
  */
 #include "config.h"
 
@@ -52,7 +52,8 @@ typedef struct ob_choice {
 
 /* One setting.  The text of what is allowed is not written here: it is
  * generated from the kind and the range (ob_allowed_text), so the range is
- * stated once and the error lines, README and man page cannot drift. */
+ * stated once and the error lines, the configuration page and the man page
+ * cannot drift. */
 typedef struct ob_var {
     const char *name;            /* "OMNIBATCH_GAIN" */
     const char *default_value;   /* a value that parses to the default, or NULL: unset */
@@ -92,7 +93,7 @@ static const ob_choice ob_wait_choices[] = {
 #define OB_PATH_ALLOWED "a non-empty path shorter than " OB_STR(PATH_MAX) " bytes"
 #define OB_OFF(field) offsetof(ob_config, field)
 
-/* README order: what most users touch first. */
+/* The configuration page's order: what most users touch first. */
 static const ob_var ob_vars[] = {
     { .name = "OMNIBATCH_ENABLE", .default_value = "on", .kind = OB_VAR_BOOL, .offset = OB_OFF(enable),
       .meaning = "On: the plan follows the measured speeds; off: every call passes through and the "
@@ -1045,7 +1046,7 @@ int ob_config_global(const ob_config **cfg)
     return OMNIBATCH_SUCCESS;
 }
 
-/* ---- names and the README table ---------------------------------------------------- */
+/* ---- names and the configuration page's table ------------------------------------- */
 
 static const char *ob_choice_name(const ob_choice *choices, int value)
 {

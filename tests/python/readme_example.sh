@@ -1,16 +1,17 @@
 #!/bin/sh
-# README's PyTorch example is examples/torch_train.py, to the byte, and it
-# trains: through DDP and through mpi4py, with the library and without.
+# The PyTorch example of docs/python.md (the README's Python and PyTorch
+# page) is examples/torch_train.py, to the byte, and it trains: through DDP
+# and through mpi4py, with the library and without.
 set -eu
 # shellcheck disable=SC2034  # read by common.sh
 needs="mpi4py, numpy, torch"
 # shellcheck source-path=SCRIPTDIR source=common.sh
 . "$(dirname "$0")/common.sh"
 example="$src/examples/torch_train.py"
-"$py" - "$src/README.md" "$example" <<'PY'
+"$py" - "$src/docs/python.md" "$example" <<'PY'
 import sys
-readme, example = (open(p).read() for p in sys.argv[1:])
-assert "```python\n" + example + "```\n" in readme, "README's PyTorch example differs from " + sys.argv[2]
+page, example = (open(p).read() for p in sys.argv[1:])
+assert "```python\n" + example + "```\n" in page, sys.argv[1] + "'s PyTorch example differs from " + sys.argv[2]
 PY
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
