@@ -93,6 +93,8 @@ if [ -n "${GNUPLOT:-}" ] || command -v gnuplot >/dev/null 2>&1; then
         grep -q "^plot: $tmp/out.d/$png " "$tmp/out" || fail "no plot line for $png"
         [ -s "$tmp/out.d/$png" ] || fail "$png not drawn"
     done
+else
+    echo "bench_runner_smoke: no gnuplot: the plots are not checked"
 fi
 grep -q "^traces (CSV per run), logs and summaries: $tmp/out.d/runs$" "$tmp/out" || fail "no traces line"
 # Every run left its trace and one summary line.

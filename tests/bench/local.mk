@@ -7,7 +7,7 @@ check_PROGRAMS += %reldir%/check_bench_stats
 %canon_reldir%_check_bench_stats_SOURCES = %reldir%/check_bench_stats.c \
 	bench/overhead/stats.h bench/overhead/stats.c
 %canon_reldir%_check_bench_stats_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/bench/overhead
-%canon_reldir%_check_bench_stats_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+%canon_reldir%_check_bench_stats_CFLAGS = $(AM_CFLAGS) $(OB_CHECK_CFLAGS)
 %canon_reldir%_check_bench_stats_LDADD = $(CHECK_LIBS) -lm
 TESTS += %reldir%/check_bench_stats
 

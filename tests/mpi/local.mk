@@ -6,7 +6,7 @@
 TESTS += %reldir%/check_exports.sh
 EXTRA_DIST += %reldir%/check_exports.sh %reldir%/exports.txt %reldir%/valgrind.supp
 
-OB_API_TEST_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+OB_API_TEST_CFLAGS = $(AM_CFLAGS) $(OB_CHECK_CFLAGS)
 OB_API_TEST_LDADD = $(OB_LIB) $(CHECK_LIBS) -lm
 
 check_PROGRAMS += \
@@ -125,7 +125,7 @@ check_PROGRAMS += %reldir%/mpi_passthrough %reldir%/mpi_straggler %reldir%/mpi_t
 	%reldir%/mpi_weighted %reldir%/mpi_weighted_reuse %reldir%/mpi_request_errors \
 	%reldir%/mpi_late_exchange %reldir%/json_valid
 %canon_reldir%_mpi_passthrough_SOURCES = %reldir%/mpi_passthrough.c
-%canon_reldir%_mpi_passthrough_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+%canon_reldir%_mpi_passthrough_CFLAGS = $(AM_CFLAGS) $(OB_CHECK_CFLAGS)
 %canon_reldir%_mpi_passthrough_LDADD = $(CHECK_LIBS) -lm
 %canon_reldir%_mpi_straggler_SOURCES = %reldir%/mpi_straggler.c
 %canon_reldir%_mpi_threads_SOURCES = %reldir%/mpi_threads.c

@@ -27,7 +27,10 @@ for reduce in ddp mpi4py; do
             pypath="$out" OB_PY_ENV="MASTER_ADDR=127.0.0.1 OMP_NUM_THREADS=1"
         fi
         echo "== np 2, $reduce, omnibatch $how"
-        pypath=${pypath:-} run 2 "$example" "$reduce" | tee "$out/log"
+        # Into a file, then shown: through a pipe (| tee) the run's exit status was lost.
+        pypath=${pypath:-} run 2 "$example" "$reduce" >"$out/log" ||
+            { cat "$out/log"; echo "readme_example: $reduce, omnibatch $how: exited non-zero"; exit 1; }
+        cat "$out/log"
         # Trained: from about 0.69 (chance) to well below; the plan holds the global batch.
         awk -v want="$reduce: omnibatch $how:" '
             index($0, want) == 1 {

@@ -19,9 +19,9 @@ for r in 0 1 2 3; do
     [ "$rows" -eq $((steps - 1)) ] || fail "trace: rank $r has $rows rows, expected $((steps - 1))"
 done
 # The straggler blocks least: blocked time, not step time, shows who is slow.
-b2=$(ob_trace_mean "$work/trace.csv" 2 5)
+b2=$(ob_trace_mean "$work/trace.csv" 2 5) || fail "trace: no row of rank 2"
 for r in 0 1 3; do
-    br=$(ob_trace_mean "$work/trace.csv" $r 5)
+    br=$(ob_trace_mean "$work/trace.csv" $r 5) || fail "trace: no row of rank $r"
     awk -v a="$b2" -v b="$br" 'BEGIN { exit !(a < b) }' \
         || fail "trace: rank 2 blocks $b2 s per step, not less than rank $r's $br s"
 done

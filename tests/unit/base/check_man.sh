@@ -21,5 +21,7 @@ entries=$(grep -c '^\.B OMNIBATCH_' "$man")
 if command -v groff >/dev/null 2>&1; then
     warnings=$(groff -man -ww -z "$man" 2>&1)
     [ -z "$warnings" ] || { echo "check_man: groff warns:" >&2; echo "$warnings" >&2; exit 1; }
+else
+    echo "check_man: no groff: the page's formatting is not checked"
 fi
 echo "check_man: omnibatch(7) documents the $n variables of $page"
