@@ -16,12 +16,12 @@ out=$(mktemp "${TMPDIR:-/tmp}/complexity.XXXXXX")
 trap 'rm -f "$out" "$out.one"' EXIT
 srcincs=$(for d in "$srcdir"/src/*/; do printf -- '-I%s ' "${d%/}"; done)
 n=0
-for f in "$srcdir"/src/*/*.c "$srcdir"/mpi_wrappers/*.c; do
+for f in "$srcdir"/src/*/*.c "$srcdir"/mpi_wrappers/*.c "$srcdir"/bench/simulate/*.c; do
     # shellcheck disable=SC2086
     "$tidy" -quiet -checks='-*,readability-function-cognitive-complexity' \
         -config="{CheckOptions: [{key: readability-function-cognitive-complexity.Threshold, value: $limit}]}" \
         "$f" -- -I"$builddir" -I"$srcdir/include" $srcincs \
-        -I"$srcdir/mpi_wrappers" -I"$builddir/mpi_wrappers" ${HWLOC_CFLAGS:-} $incs >"$out.one" 2>&1 || true
+        -I"$srcdir/mpi_wrappers" -I"$builddir/mpi_wrappers" -I"$srcdir/bench/simulate" ${HWLOC_CFLAGS:-} $incs >"$out.one" 2>&1 || true
     # A file clang cannot parse is not judged: that is a failure too.
     if grep -q 'error:' "$out.one"; then
         echo "check_complexity: clang-tidy cannot parse $f:" >&2
