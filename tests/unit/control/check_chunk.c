@@ -235,12 +235,16 @@ START_TEST(test_share_by_hand)
     v = (ob_chunk_view) { 1, 500, 4000, 1000, 1000 };
     ck_assert_int_eq(ob_chunk_steal(&one, &v, &take), OMNIBATCH_SUCCESS);
     ck_assert_int_eq(take, 1);
-    /* granularity 8: 50 is not allowed, 48 or 56 is, and the remainder keeps the granularity */
+    /* a share that only ties with the victim alone is not taken */
+    v = (ob_chunk_view) { 10, 0, 1000, 9000, 1000 };
+    ck_assert_int_eq(ob_chunk_steal(&one, &v, &take), OMNIBATCH_SUCCESS);
+    ck_assert_int_eq(take, 0);
+    /* granularity 8: 50 is not allowed; 48 and 56 both end at 56 us, and the smaller wins;
+     * the remainder keeps the granularity */
     v = (ob_chunk_view) { 104, 0, 1000, 0, 1000 };
     ck_assert_int_eq(ob_chunk_steal(&eight, &v, &take), OMNIBATCH_SUCCESS);
-    ck_assert_int_eq(take % 8, 0);
+    ck_assert_int_eq(take, 48);
     ck_assert_int_eq((104 - take) % 8, 0);
-    ck_assert(48 == take || 56 == take);
     /* a tail shorter than the floor is taken whole or not at all */
     v = (ob_chunk_view) { 5, 0, 100000, 0, 1000 };
     ck_assert_int_eq(ob_chunk_steal(&eight, &v, &take), OMNIBATCH_SUCCESS);
