@@ -15,6 +15,12 @@ EXTRA_DIST += %reldir%/overhead/run.sh
 noinst_PROGRAMS += %reldir%/simulate/simulate
 %canon_reldir%_simulate_simulate_SOURCES = \
 	%reldir%/simulate/simulate.c \
+	%reldir%/simulate/sim_clock.h \
+	%reldir%/simulate/sim_options.h %reldir%/simulate/sim_options.c \
+	%reldir%/simulate/sim_run.h %reldir%/simulate/sim_run.c \
+	%reldir%/simulate/sim_decide.h %reldir%/simulate/sim_decide.c \
+	%reldir%/simulate/sim_report.h %reldir%/simulate/sim_report.c \
+	%reldir%/simulate/sim_false.h %reldir%/simulate/sim_false.c \
 	%reldir%/simulate/sim_random.h %reldir%/simulate/sim_random.c \
 	%reldir%/simulate/sim_speeds.h %reldir%/simulate/sim_speeds.c \
 	%reldir%/simulate/sim_omnilearn.h %reldir%/simulate/sim_omnilearn.c \

@@ -21,7 +21,7 @@ incs=$({ "$mpicc" -showme 2>/dev/null || "$mpicc" -show 2>/dev/null || true; } |
 out=$(mktemp "${TMPDIR:-/tmp}/complexity.XXXXXX")
 trap 'rm -f "$out" "$out.one" "$out.c"' EXIT
 srcincs=$(for d in "$srcdir"/src/*/; do printf -- '-I%s ' "${d%/}"; done)
-flags="-I$builddir -I$srcdir/include $srcincs -I$srcdir/mpi_wrappers -I$builddir/mpi_wrappers ${HWLOC_CFLAGS:-} $incs"
+flags="-I$builddir -I$srcdir/include $srcincs -I$srcdir/mpi_wrappers -I$builddir/mpi_wrappers -I$srcdir/bench/simulate ${HWLOC_CFLAGS:-} $incs"
 
 # judge FILE: clang-tidy's words on FILE in $out.one; its exit status.
 judge() {
@@ -49,7 +49,7 @@ if ! judge "$out.c" || ! grep -q "function 'ob_complexity_control' has cognitive
     exit 1
 fi
 n=0
-for f in "$srcdir"/src/*/*.c "$srcdir"/mpi_wrappers/*.c; do
+for f in "$srcdir"/src/*/*.c "$srcdir"/mpi_wrappers/*.c "$srcdir"/bench/simulate/*.c; do
     # shellcheck disable=SC2086
     [ -f "$f" ] || { echo "check_complexity: no file matches $f" >&2; exit 1; }
     rc=0
