@@ -13,11 +13,12 @@
  *   - by its quota when its cgroup was stopped at least OB_STARVED_THROTTLED
  *     of the wall time: it lost that share;
  *   - by its neighbours when it waited for a CPU at least
- *     OB_STARVED_CONTENTION more of the time it was ready to run than the
- *     rank that waited least: on a crowded machine shared fairly every rank
- *     waits alike (no one is singled out, and nothing here moves), a rank
- *     whose cores are busier loses the share of its wall time it was held
- *     off beyond the least-waiting rank's rate.
+ *     OB_STARVED_CONTENTION more of the time it was ready to run (and not
+ *     stopped by a quota) than the rank that waited least: on a crowded
+ *     machine shared fairly every rank waits alike (no one is singled out,
+ *     and nothing here moves), a rank whose cores are busier loses the
+ *     share of its wall time it was held off, not by a quota, beyond the
+ *     least-waiting rank's rate.
  * The stalls are spread over its step as the kernel spreads them (a quota
  * stops a rank whenever the period's budget is spent, whatever it does),
  * so a starved rank that lost a share s of its time has s of its blocked
@@ -45,7 +46,8 @@
  *        starved; which cause into *why (OB_STARVED_* flags; may be NULL).
  * \param[in] throttled   its cgroup's stopped share of the wall time (< 0: unknown).
  * \param[in] held        its share of the wall time runnable off the CPU (< 0: unknown).
- * \param[in] wait        its share of the time ready to run spent waiting (< 0: unknown).
+ * \param[in] wait        its share of the time ready to run, not stopped by the quota, spent
+ *                        waiting (< 0: unknown; ob_cpu_use_wait_share()).
  * \param[in] least_wait  the least \p wait over the ranks (< 0: unknown: no contention judged).
  */
 double ob_starved_share(double throttled, double held, double wait, double least_wait, int *why);

@@ -19,8 +19,10 @@ double ob_starved_share(double throttled, double held, double wait, double least
         cause |= OB_STARVED_BY_QUOTA;
     }
     if (held >= 0.0 && least_wait >= 0.0 && wait - least_wait >= OB_STARVED_CONTENTION) {
-        /* Held off beyond the rate the least-waiting rank was held off at. */
-        double beyond = held * (wait - least_wait) / wait;
+        /* Held off, not by the quota, beyond the rate the least-waiting rank
+         * was held off at. */
+        double waited = throttled > 0.0 && held > throttled ? held - throttled : held;
+        double beyond = waited * (wait - least_wait) / wait;
 
         cause |= OB_STARVED_BY_CONTENTION;
         lost = beyond > lost ? beyond : lost;

@@ -173,7 +173,11 @@ double ob_cpu_use_held_share(const ob_cpu_use *u)
 
 double ob_cpu_use_wait_share(const ob_cpu_use *u)
 {
-    double wanted = u->run_s + u->delay_s;
+    /* A throttled cgroup's stopped time is in the run delay too: it is the
+     * quota's, not the neighbours'. */
+    double stopped = u->throttled_s > 0.0 ? u->throttled_s : 0.0;
+    double waited = u->delay_s > stopped ? u->delay_s - stopped : 0.0;
+    double wanted = u->run_s + waited;
 
-    return u->run_s >= 0.0 && u->delay_s >= 0.0 && wanted > 0.0 ? ob_share(u->delay_s, wanted) : -1.0;
+    return u->run_s >= 0.0 && u->delay_s >= 0.0 && wanted > 0.0 ? ob_share(waited, wanted) : -1.0;
 }

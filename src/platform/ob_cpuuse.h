@@ -91,9 +91,9 @@ double ob_cpu_use_throttled_share(const ob_cpu_use *u);
  *         < 0: not known. */
 double ob_cpu_use_held_share(const ob_cpu_use *u);
 
-/** \brief Share of the time the main thread wanted a CPU (on one, or waiting for one) that
- *         it waited, in [0, 1]: the same for every runnable thread of a fairly shared,
- *         crowded machine; < 0: not known. */
+/** \brief Share of the time the main thread wanted a CPU its cgroup allowed it (on one, or
+ *         waiting for one, not stopped by the quota) that it waited, in [0, 1]: the same for
+ *         every runnable thread of a fairly shared, crowded machine; < 0: not known. */
 double ob_cpu_use_wait_share(const ob_cpu_use *u);
 
 #endif /* OB_CPUUSE_H */

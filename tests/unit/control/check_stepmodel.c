@@ -191,7 +191,9 @@ static int starved_run(double throttled, double *reduction)
     }
     rec[3].blocked_mean = 0.0059;
     rec[3].throttled_share = throttled;
-    rec[3].held_share = rec[3].wait_share = throttled > 0.0 ? 0.9 : 0.02;
+    /* Off the CPU 90% of the time, 88 points of it stopped by the quota. */
+    rec[3].held_share = throttled > 0.0 ? 0.9 : 0.02;
+    rec[3].wait_share = throttled > 0.0 ? 0.13 : 0.02;
     ck_assert_int_eq(ob_controller_update(&c, rec, &d), OMNIBATCH_SUCCESS);
     *reduction = c.reduction;
     changed = d.changed;
