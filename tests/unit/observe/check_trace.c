@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ob_cpumarks.h"
 #include "ob_error.h"
 #include "ob_trace.h"
 #include "ob_writer.h"
@@ -239,12 +240,70 @@ START_TEST(test_full_disk_is_an_io_error_once)
 }
 END_TEST
 
+/* A made-up sample at second t: 0.1 s of CPU, one involuntary switch,
+ * 0.9 s off the CPU and 0.8 s stopped by the quota for each second. */
+static ob_cpu_sample sample_at(double t)
+{
+    ob_cpu_sample s = { .wall_s = t, .cpu_s = 0.1 * t, .nivcsw = (int64_t) t, .nvcsw = 0, .run_s = 0.1 * t,
+                        .delay_s = 0.9 * t, .periods = 10 * (int64_t) t, .throttled = 8 * (int64_t) t,
+                        .throttled_s = 0.8 * t };
+
+    return s;
+}
+
+/* Steps handed over long after their calls (the detector learning the
+ * pattern) still get the CPU of their own stretch; the first step, and a
+ * step whose mark was overwritten, get none. */
+START_TEST(test_cpu_marks_give_each_step_its_own_stretch)
+{
+    ob_cpu_marks m;
+    ob_cpu_use u;
+    ob_cpu_sample s;
+
+    ck_assert(ob_cpu_marks_init(&m));
+    /* Three calls a step, steps ending at 3, 6, 9, ... seconds. */
+    for (int k = 1; k <= 30; k++) {
+        s = sample_at((double) k);
+        ob_cpu_marks_add(&m, (double) k, &s);
+    }
+    ck_assert_int_eq(ob_cpu_marks_step(&m, 3.0, 0.1, &u), 0);
+    for (int k = 2; k <= 10; k++) {
+        ck_assert_int_eq(ob_cpu_marks_step(&m, 3.0 * k, 0.1, &u), 1);
+        ck_assert_double_eq_tol(u.wall_s, 3.0, 1e-12);
+        ck_assert_double_eq_tol(u.cpu_s, 0.3, 1e-12);
+        ck_assert_int_eq(u.nivcsw, 3);
+        ck_assert_double_eq_tol(u.delay_s, 2.7, 1e-12);
+        ck_assert_double_eq_tol(u.throttled_s, 2.4, 1e-12);
+        ck_assert_double_eq_tol(u.quota, 0.1, 1e-12);
+    }
+    /* An end never marked (or already passed): unknown, and so is the next. */
+    ck_assert_int_eq(ob_cpu_marks_step(&m, 31.5, 0.1, &u), 0);
+    s = sample_at(33.0);
+    ob_cpu_marks_add(&m, 33.0, &s);
+    ck_assert_int_eq(ob_cpu_marks_step(&m, 33.0, 0.1, &u), 0);
+    /* More calls than kept: the oldest marks are gone. */
+    for (int k = 34; k < 34 + OB_CPU_MARKS + 10; k++) {
+        s = sample_at((double) k);
+        ob_cpu_marks_add(&m, (double) k, &s);
+    }
+    ck_assert_int_eq(ob_cpu_marks_step(&m, 36.0, 0.1, &u), 0);
+    ck_assert_int_eq(ob_cpu_marks_step(&m, 100.0, 0.1, &u), 0);
+    ck_assert_int_eq(ob_cpu_marks_step(&m, 102.0, 0.1, &u), 1);
+    ck_assert_double_eq_tol(u.wall_s, 2.0, 1e-12);
+    ob_cpu_marks_free(&m);
+    /* Freed (or never allocated): nothing kept, nothing known, no crash. */
+    ob_cpu_marks_add(&m, 1.0, &s);
+    ck_assert_int_eq(ob_cpu_marks_step(&m, 1.0, 0.1, &u), 0);
+}
+END_TEST
+
 static Suite *make_trace_suite(void)
 {
     Suite *s = suite_create("trace");
     TCase *tc = tcase_create("core");
 
     tcase_add_test(tc, test_row_spelling);
+    tcase_add_test(tc, test_cpu_marks_give_each_step_its_own_stretch);
     tcase_add_test(tc, test_unwritable_paths_are_refused_at_open);
     tcase_add_test(tc, test_read_only_directory_is_refused);
     tcase_add_test(tc, test_records_are_whole_and_flushed_when_due);
