@@ -20,6 +20,7 @@
 #include "ob_estimator.h"
 #include "ob_nap.h"
 #include "ob_planner_dist.h"
+#include "ob_starve.h"
 
 /** Under a CPU quota: the steps whose CPU after the gradient allreduce gives its median,
  *  and whose least compute at one batch is the compute the plan takes at least. */
@@ -152,6 +153,7 @@ struct omnibatch_context {
     double cpu_quota;
     int cpu_plan;                /* OMNIBATCH_CPU_QUOTA: plan on it (a quota and the setting on) */
     uint64_t quota_read_ns;      /* when cpu_quota was read (again every OB_API_QUOTA_REREAD_NS) */
+    ob_cpu_watch cpu_watch;      /* the CPU the rank got since its last record (ob_starve.h) */
     uint64_t cpu_begin_ns;
     uint64_t cpu_blocked_ns;
     uint64_t cpu_reduced_ns;     /* at the end of the step's last gradient allreduce */
