@@ -275,9 +275,11 @@ verdict() {
     v=$(sed -n 's/^  "verdict": "\([^"]*\)".*/\1/p' "$1" | head -1)
     h=$(sed -n 's/^  "slow_link_host": "\([^"]*\)".*/\1/p' "$1" | head -1)
     s=$(sed -n 's/^  "slowest_host": "\([^"]*\)".*/\1/p' "$1" | head -1)
+    c=$(sed -n 's/^  "starved_hosts": \[\(.*\)\],*$/\1/p' "$1" | head -1 | tr -d '"')
     case $v in
     communication-bound) echo "$v${h:+ (slow link: $h)}" ;;
-    compute-imbalanced) echo "$v${s:+ (slowest: $s)}" ;;
+    compute-imbalanced) echo "$v${s:+ (slowest: $s)}${c:+ (starved: $c)}" ;;
+    cpu-starved) echo "$v${c:+ (starved: $c)}" ;;
     '') echo "none" ;;
     *) echo "$v" ;;
     esac

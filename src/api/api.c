@@ -409,6 +409,7 @@ static int ob_create_plan(struct omnibatch_context *c, const ob_create_record *a
 
 static void ob_context_free(struct omnibatch_context *c)
 {
+    ob_cpu_watch_stop(&c->cpu_watch);
     free(c->records);
     free(c->lo);
     free(c->hi);
@@ -507,6 +508,7 @@ OMNIBATCH_EXPORT int omnibatch_create(MPI_Comm comm, long global_batch, long dat
     c->dataset_size = dataset_size;
     c->reduction = -1.0;         /* unknown until the first exchange */
     ob_create_quota(c);
+    ob_cpu_watch_start(&c->cpu_watch);
     PMPI_Comm_rank(comm, &c->rank);
     PMPI_Comm_size(comm, &c->nranks);
     local_rc = ob_create_local(global_batch, dataset_size, opt, c, &mine, &all);

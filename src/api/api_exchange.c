@@ -91,6 +91,7 @@ int ob_exchange_begin(struct omnibatch_context *c, uint64_t now)
         ob_controller_record(&c->ctl, c->rank, &est, n > 0 ? sum / (double) n : 0.0, &c->next.mine);
         /* The step's own blocked time is not known yet. */
         c->next.mine.blocked_mean = ob_measure_blocked_mean(c);
+        ob_cpu_watch_fill(&c->cpu_watch, &c->next.mine);
         c->next.mine.changed = c->next.flag;
     }
     c->next.kind = kind;
@@ -248,6 +249,7 @@ static int ob_exchange(struct omnibatch_context *c)
         /* The step model's reduction (ob_controller.h): the controller judges a
          * change on the whole step, compute and reduction. */
         mine.blocked_mean = ob_measure_blocked_mean(c);
+        ob_cpu_watch_fill(&c->cpu_watch, &mine);
         c->last_record = mine;
         if (ob_api_dist_on(c)) {
             return ob_api_dist_exchange(c, &mine);

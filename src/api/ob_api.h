@@ -26,6 +26,7 @@
 #include "ob_estimator.h"
 #include "ob_nap.h"
 #include "ob_planner_dist.h"
+#include "ob_starve.h"
 
 /** Under a CPU quota: the steps whose CPU after the gradient allreduce gives its median,
  *  and whose least compute at one batch is the compute the plan takes at least. */
@@ -193,6 +194,7 @@ struct omnibatch_context {
 
     /* Under a CPU quota, the CPU the step needs of it (api_measure.c). */
     struct ob_cpu_meter cpu;
+    ob_cpu_watch cpu_watch;      /* the CPU the rank got since its last record (ob_starve.h) */
 
     /* Reused for scaling a separate send buffer: the user's is never written. */
     void *scratch;

@@ -123,7 +123,7 @@ EXTRA_DIST += \
 # The preload programs.
 check_PROGRAMS += %reldir%/mpi_passthrough %reldir%/mpi_straggler %reldir%/mpi_threads \
 	%reldir%/mpi_weighted %reldir%/mpi_weighted_reuse %reldir%/mpi_request_errors \
-	%reldir%/mpi_late_exchange %reldir%/json_valid
+	%reldir%/mpi_late_exchange %reldir%/json_valid %reldir%/mpi_logreg
 %canon_reldir%_mpi_passthrough_SOURCES = %reldir%/mpi_passthrough.c
 %canon_reldir%_mpi_passthrough_CFLAGS = $(AM_CFLAGS) $(OB_CHECK_CFLAGS)
 %canon_reldir%_mpi_passthrough_LDADD = $(CHECK_LIBS) -lm
@@ -136,6 +136,9 @@ check_PROGRAMS += %reldir%/mpi_passthrough %reldir%/mpi_straggler %reldir%/mpi_t
 %canon_reldir%_mpi_request_errors_SOURCES = %reldir%/mpi_request_errors.c %reldir%/mpi_preload_api.h
 %canon_reldir%_mpi_request_errors_LDADD = -lm
 %canon_reldir%_mpi_late_exchange_SOURCES = %reldir%/mpi_late_exchange.c
+%canon_reldir%_mpi_logreg_SOURCES = %reldir%/mpi_logreg.c
+%canon_reldir%_mpi_logreg_CFLAGS = $(AM_CFLAGS) $(ZLIB_CFLAGS)
+%canon_reldir%_mpi_logreg_LDADD = $(ZLIB_LIBS) -lm
 %canon_reldir%_json_valid_SOURCES = %reldir%/json_valid.c
 %canon_reldir%_json_valid_CPPFLAGS = $(OB_TEST_CPPFLAGS)
 
@@ -160,6 +163,7 @@ EXTRA_DIST += %reldir%/preload_scenarios.sh \
 	%reldir%/preload/report_json.sh \
 	%reldir%/preload/report_text.sh \
 	%reldir%/preload/silent.sh \
+	%reldir%/preload/starved.sh \
 	%reldir%/preload/threads.sh \
 	%reldir%/preload/timeline.sh \
 	%reldir%/preload/weighted.sh \
