@@ -95,11 +95,12 @@ static void ob_layer_count_step(ob_layer_state *L, const ob_step_record *rec, do
 {
     ob_trace_row row = { .step = rec->index, .batch = rec->batch, .compute_s = rec->compute,
                          .blocked_s = rec->blocked, .reduction_s = reduction,
-                         .time_s = L->wall_origin + rec->end };
+                         .time_s = L->wall_origin + rec->end, .taken = rec->taken, .given = rec->given };
 
     L->stats.steps_seen++;
     if (L->stats.steps_seen > L->cfg->warmup) {
         ob_rank_stats_add_step(&L->stats, rec->batch, rec->compute, rec->blocked, span);
+        ob_rank_stats_add_moved(&L->stats, rec->taken, rec->given);
     }
     if (L->trace_on) {
         ob_layer_cpu_row(L, rec, &row);
@@ -139,6 +140,8 @@ void ob_layer_on_api_step(const ob_step_note *note)
         rec.compute = note->compute;
         rec.blocked = note->blocked;
         rec.calls = note->calls;
+        rec.taken = note->taken;
+        rec.given = note->given;
         rec.end = ob_layer_clock();
         ob_layer_cpu_mark(L, rec.end);
         L->api_calls = note->calls;

@@ -187,6 +187,18 @@ int ob_chunk_begin(struct omnibatch_context *c)
     return OMNIBATCH_SUCCESS;
 }
 
+void ob_chunk_moved(const struct omnibatch_context *c, long *taken, long *given)
+{
+    const struct ob_chunks *k = c->chunks;
+
+    *taken = -1;
+    *given = -1;
+    if (NULL != k && k->over) {
+        *taken = k->done - k->own;
+        *given = k->plan[k->me] - k->own;
+    }
+}
+
 int ob_chunk_ready(const struct omnibatch_context *c)
 {
     return NULL == c->chunks || c->chunks->over;

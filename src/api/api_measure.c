@@ -247,6 +247,7 @@ void ob_measure_close(struct omnibatch_context *c)
         note.batch = c->step.count;
         note.global_batch = c->global_batch;
         note.calls = c->clock.reductions;
+        ob_chunk_moved(c, &note.taken, &note.given);
         note.compute = compute;
         note.blocked = c->stats.blocked_s;
         note.span = (double) (now - c->clock.step_begin_ns) * 1e-9;

@@ -8,6 +8,7 @@
  *   api_gradient.c          the weighted gradient allreduce
  *   api_exchange.c          the plan exchange and the collective a step opens with
  *   api_measure.c           the step's measurement (and the compute markers)
+ *   api_chunk*.c            work that moves inside a step (ob_api_chunk.h)
  *   api_dist.c              the distributed decision's collectives
  *   api_node.c              the gradient summed in one node's shared memory
  *   api_wait.c              waits asleep (OMNIBATCH_WAIT=sleep)
@@ -218,6 +219,10 @@ void ob_chunk_forget(struct omnibatch_context *c);
 
 /** \brief The step handed out (c->step) begins in chunks: this rank's word holds its range. */
 int ob_chunk_begin(struct omnibatch_context *c);
+
+/** \brief The step's samples taken from other ranks' ranges and given of this rank's, once
+ *  none is left; -1 and -1 when the step was not worked in chunks. */
+void ob_chunk_moved(const struct omnibatch_context *c, long *taken, long *given);
 
 /** \brief 1 when the step may end (chunks off, or none left was answered), else 0. */
 int ob_chunk_ready(const struct omnibatch_context *c);

@@ -109,6 +109,9 @@ typedef struct ob_rank_stats {
     int64_t ctl_plan;            /* this rank's batch in the controller's plan, at its last step */
     double ctl_alpha;            /* this rank's model at the controller's last exchange */
     double ctl_beta;
+    int64_t moved_steps;         /* measured steps worked in chunks (API, options.chunks) */
+    int64_t taken_sum;           /* samples this rank took from other ranks' ranges in them */
+    int64_t given_sum;           /* samples of its own ranges other ranks took */
     int32_t cpu_known;           /* 1: cpu holds what the kernel gave the rank from its first measured
                                   * step to the report (ob_rank_stats_set_cpu()) */
     int32_t cpu_pad;
@@ -121,6 +124,10 @@ void ob_rank_stats_init(ob_rank_stats *s, int rank);
 /** \brief Add one measured step that was compute and blocked time only; \p batch < 0 when unknown; 0: the rank was parked (counted
  *         apart: it computed nothing). */
 void ob_rank_stats_add(ob_rank_stats *s, long batch, double compute, double blocked);
+
+/** \brief Add what moved in one measured step worked in chunks: \p taken samples from other
+ *         ranks' ranges, \p given of its own to them; nothing when either is < 0 (not in chunks). */
+void ob_rank_stats_add_moved(ob_rank_stats *s, long taken, long given);
 
 /** \brief Keep the controller's plan \p plan and model alpha + beta * b of this rank (a code
  *         on the API): the report shows those instead of fitting its own. */

@@ -21,11 +21,11 @@
 
 /** The CSV's first line. */
 #define OB_TRACE_HEADER "step,rank,batch,compute_s,blocked_s,reduction_s,waiting_s,time_s,host," \
-                        "cpu_s,involuntary_switches,off_cpu_s,throttled_s\n"
+                        "cpu_s,involuntary_switches,off_cpu_s,throttled_s,taken,given\n"
 /** Longest host name in a row (the rest is cut). */
 #define OB_TRACE_HOST_MAX 64
-/** Longest CSV row: three 20-digit integers, a rank, seven %.9g reals, a %.6f time, a host. */
-#define OB_TRACE_ROW_MAX (256 + 32 + OB_TRACE_HOST_MAX)
+/** Longest CSV row: five 20-digit integers, a rank, seven %.9g reals, a %.6f time, a host. */
+#define OB_TRACE_ROW_MAX (256 + 32 + 48 + OB_TRACE_HOST_MAX)
 
 /** One step of one rank; plain data, sent as bytes. */
 typedef struct ob_trace_row {
@@ -42,6 +42,8 @@ typedef struct ob_trace_row {
     int64_t nivcsw;              /* its involuntary context switches, < 0: unknown */
     double off_cpu_s;            /* its main thread's seconds runnable off the CPU, < 0: unknown */
     double throttled_s;          /* its cgroup's seconds stopped by the quota, < 0: unknown (no quota) */
+    int64_t taken;               /* worked in chunks: samples taken from other ranks' ranges, */
+    int64_t given;               /* and of this rank's range taken by others; < 0: unknown */
 } ob_trace_row;
 
 /**

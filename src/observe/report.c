@@ -60,6 +60,16 @@ void ob_rank_stats_add(ob_rank_stats *s, long batch, double compute, double bloc
     ob_rank_stats_add_step(s, batch, compute, blocked, compute + blocked);
 }
 
+void ob_rank_stats_add_moved(ob_rank_stats *s, long taken, long given)
+{
+    if (taken < 0 || given < 0) {
+        return;
+    }
+    s->moved_steps++;
+    s->taken_sum += taken;
+    s->given_sum += given;
+}
+
 void ob_rank_stats_add_step(ob_rank_stats *s, long batch, double compute, double blocked, double step)
 {
     double inside = compute + blocked;

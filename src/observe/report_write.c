@@ -316,6 +316,21 @@ static void ob_report_text_stragglers(FILE *f, const ob_report *rep)
     free(others);
 }
 
+/* Steps worked in chunks: what each rank took from the others' ranges and
+ * gave of its own, per step. */
+static void ob_report_text_moved(FILE *f, const ob_report *rep)
+{
+    for (int i = 0; i < rep->nranks; i++) {
+        const ob_rank_stats *s = &rep->stats[i];
+
+        if (s->moved_steps > 0) {
+            fprintf(f, "  chunks: rank %d (%s) took %.1f samples a step from other ranks' ranges and gave "
+                    "%.1f of its own (%lld steps)\n", i, s->host, (double) s->taken_sum / (double) s->moved_steps,
+                    (double) s->given_sum / (double) s->moved_steps, (long long) s->moved_steps);
+        }
+    }
+}
+
 /* Ranks parked at batch 0 (OMNIBATCH_MIN_BATCH=0), and for how long. */
 static void ob_report_text_parked(FILE *f, const ob_report *rep)
 {
@@ -348,6 +363,7 @@ int ob_report_write_text(FILE *f, const ob_report *rep)
         ob_report_text_split(f, rep);
         ob_report_text_verdict(f, rep);
     }
+    ob_report_text_moved(f, rep);
     ob_report_text_parked(f, rep);
     if (rep->settings.trace_dropped > 0) {
         fprintf(f, "  trace: %ld step rows past the memory cap were not written\n",
@@ -481,8 +497,10 @@ static void ob_report_json_rank(FILE *f, const ob_report *rep, int i)
     fprintf(f, "    {\"rank\": %d, \"host\": ", i);
     ob_json_quoted(f, s->host);
     fprintf(f, ", \"cores\": %d, \"gpus\": %d, \"steps\": %lld, \"parked_steps\": %lld, "
-            "\"parked_longest\": %lld, ", s->cores, s->gpus, (long long) s->steps,
-            (long long) s->parked_steps, (long long) s->parked_longest);
+            "\"parked_longest\": %lld, \"chunked_steps\": %lld, \"samples_taken\": %lld, "
+            "\"samples_given\": %lld, ", s->cores, s->gpus, (long long) s->steps, (long long) s->parked_steps,
+            (long long) s->parked_longest, (long long) s->moved_steps, (long long) s->taken_sum,
+            (long long) s->given_sum);
     ob_json_key_number(f, "batch", r->batch, ", ");
     ob_json_key_number(f, "compute_s", r->compute, ", ");
     ob_json_key_number(f, "blocked_s", r->blocked, ", ");

@@ -51,7 +51,7 @@ static void ob_trace_format_cpu(char *buf, size_t size, const ob_trace_row *row)
 
 size_t ob_trace_format(char *buf, const ob_trace_row *row, int rank, const char *host)
 {
-    char batch[24] = "", model[64] = "", time[32] = "", cpu[128];
+    char batch[24] = "", model[64] = "", time[32] = "", cpu[128], moved[48] = ",,";
     int n;
 
     if (row->batch >= 0) {
@@ -62,9 +62,12 @@ size_t ob_trace_format(char *buf, const ob_trace_row *row, int rank, const char 
         snprintf(time, sizeof time, "%.6f", row->time_s);
     }
     ob_trace_format_cpu(cpu, sizeof cpu, row);
-    n = snprintf(buf, OB_TRACE_ROW_MAX, "%lld,%d,%s,%.9g,%.9g%s,%s,%.*s%s\n", (long long) row->step,
+    if (row->taken >= 0 && row->given >= 0) {
+        snprintf(moved, sizeof moved, ",%lld,%lld", (long long) row->taken, (long long) row->given);
+    }
+    n = snprintf(buf, OB_TRACE_ROW_MAX, "%lld,%d,%s,%.9g,%.9g%s,%s,%.*s%s%s\n", (long long) row->step,
                  rank, batch, row->compute_s, row->blocked_s, model, time, OB_TRACE_HOST_MAX,
-                 NULL != host ? host : "", cpu);
+                 NULL != host ? host : "", cpu, moved);
     /* The longest row fits: the cut never happens, but never reads past the end either. */
     return n < 0 ? 0 : (size_t) n < OB_TRACE_ROW_MAX ? (size_t) n : OB_TRACE_ROW_MAX - 1;
 }

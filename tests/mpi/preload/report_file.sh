@@ -12,7 +12,7 @@ grep -Eq '^  rank 2 \(host [^)]+\) is the straggler: it computes [0-9.]+x as lon
     "$work/report.txt" || fail "the report does not name rank 2 as the straggler"
 grep -Eq '^  balanced split of the global batch 256:( [0-9]+){4}$' "$work/report.txt" \
     || fail "no balanced split of the global batch"
-head -1 "$work/trace.csv" | grep -qx "step,rank,batch,compute_s,blocked_s,reduction_s,waiting_s,time_s,host,cpu_s,involuntary_switches,off_cpu_s,throttled_s" || fail "trace header"
+head -1 "$work/trace.csv" | grep -qx "step,rank,batch,compute_s,blocked_s,reduction_s,waiting_s,time_s,host,cpu_s,involuntary_switches,off_cpu_s,throttled_s,taken,given" || fail "trace header"
 for r in 0 1 2 3; do
     # Every step but the first, whose start the layer cannot know.
     rows=$(ob_trace_rows "$work/trace.csv" $r)

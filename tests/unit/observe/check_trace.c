@@ -23,6 +23,8 @@
 
 /* The fields of a row past the time: what the kernel gave the rank, unknown. */
 #define OB_NO_CPU 0, 0.0, 0, 0.0, 0.0
+/* A row of a step not worked in chunks: taken and given unknown. */
+#define OB_NOT_CHUNKED -1, -1
 
 static char dir[] = "/tmp/omnibatch-check-trace.XXXXXX";
 
@@ -58,21 +60,21 @@ START_TEST(test_row_spelling)
     char line[OB_TRACE_ROW_MAX];
     /* The step model's columns: the reduction known then, and the rest of
      * the blocked time (at least 0); empty when the reduction is unknown. */
-    ob_trace_row known = { 12, 64, 0.5, 0.25, 0.125, 1764547200.5, OB_NO_CPU };
-    ob_trace_row unknown = { 3, -1, 1e-3, 2.5, -1.0, 0.0, OB_NO_CPU };
-    ob_trace_row waitless = { 4, 8, 1e-3, 0.1, 0.125, 0.0, OB_NO_CPU };
-    ob_trace_row starved = { 5, 8, 0.000124, 0.006128, 0.000735, 0.0, OB_NO_CPU };
+    ob_trace_row known = { 12, 64, 0.5, 0.25, 0.125, 1764547200.5, OB_NO_CPU, OB_NOT_CHUNKED };
+    ob_trace_row unknown = { 3, -1, 1e-3, 2.5, -1.0, 0.0, OB_NO_CPU, OB_NOT_CHUNKED };
+    ob_trace_row waitless = { 4, 8, 1e-3, 0.1, 0.125, 0.0, OB_NO_CPU, OB_NOT_CHUNKED };
+    ob_trace_row starved = { 5, 8, 0.000124, 0.006128, 0.000735, 0.0, OB_NO_CPU, OB_NOT_CHUNKED };
     ob_trace_row huge = { INT64_MAX, INT64_MAX, -1.2345678901234e-300, -1.2345678901234e300,
-                          1.2345678901234e-300, 1e300, OB_NO_CPU };
+                          1.2345678901234e-300, 1e300, OB_NO_CPU, OB_NOT_CHUNKED };
     char long_host[2 * OB_TRACE_HOST_MAX];
 
     ck_assert_uint_eq(ob_trace_format(line, &known, 7, "node-a"),
-                      strlen("12,7,64,0.5,0.25,0.125,0.125,1764547200.500000,node-a,,,,\n"));
-    ck_assert_str_eq(line, "12,7,64,0.5,0.25,0.125,0.125,1764547200.500000,node-a,,,,\n");
+                      strlen("12,7,64,0.5,0.25,0.125,0.125,1764547200.500000,node-a,,,,,,\n"));
+    ck_assert_str_eq(line, "12,7,64,0.5,0.25,0.125,0.125,1764547200.500000,node-a,,,,,,\n");
     ob_trace_format(line, &unknown, 0, NULL);
-    ck_assert_str_eq(line, "3,0,,0.001,2.5,,,,,,,,\n");
+    ck_assert_str_eq(line, "3,0,,0.001,2.5,,,,,,,,,,\n");
     ob_trace_format(line, &waitless, 1, "h");
-    ck_assert_str_eq(line, "4,1,8,0.001,0.1,0.125,0,,h,,,,\n");
+    ck_assert_str_eq(line, "4,1,8,0.001,0.1,0.125,0,,h,,,,,,\n");
     /* What the kernel gave the rank: a starved step (stopped by its quota),
      * and one on a host with no quota and no schedstat. */
     starved.cpu_known = 1;
@@ -81,12 +83,19 @@ START_TEST(test_row_spelling)
     starved.off_cpu_s = 0.0056;
     starved.throttled_s = 0.0055;
     ob_trace_format(line, &starved, 3, "h3");
-    ck_assert_str_eq(line, "5,3,8,0.000124,0.006128,0.000735,0.005393,,h3,0.0005,3,0.0056,0.0055\n");
+    ck_assert_str_eq(line, "5,3,8,0.000124,0.006128,0.000735,0.005393,,h3,0.0005,3,0.0056,0.0055,,\n");
     starved.nivcsw = -1;
     starved.off_cpu_s = -1.0;
     starved.throttled_s = -1.0;
     ob_trace_format(line, &starved, 3, "h3");
-    ck_assert_str_eq(line, "5,3,8,0.000124,0.006128,0.000735,0.005393,,h3,0.0005,,,\n");
+    ck_assert_str_eq(line, "5,3,8,0.000124,0.006128,0.000735,0.005393,,h3,0.0005,,,,,\n");
+    /* A step worked in chunks: 5 samples taken from others, none given. */
+    starved.taken = 5;
+    starved.given = 0;
+    ob_trace_format(line, &starved, 3, "h3");
+    ck_assert_str_eq(line, "5,3,8,0.000124,0.006128,0.000735,0.005393,,h3,0.0005,,,,5,0\n");
+    huge.taken = INT64_MAX;
+    huge.given = INT64_MAX;
     huge.cpu_known = 1;
     huge.cpu_s = -1.2345678901234e300;
     huge.nivcsw = INT64_MAX;
