@@ -179,7 +179,9 @@ static const ob_var ob_vars[] = {
                  "cannot be written stops the run there." },
     { .name = "OMNIBATCH_TRACE", .kind = OB_VAR_PATH, .offset = OB_OFF(trace_file),
       .meaning = "CSV file with one row per step and rank (step, rank, batch, compute_s, blocked_s, "
-                 "reduction_s, waiting_s, time_s: the step's end in seconds since the epoch, host), "
+                 "reduction_s, waiting_s, time_s: the step's end in seconds since the epoch, host, and "
+                 "what the kernel gave the rank in the step: cpu_s, involuntary_switches, off_cpu_s, "
+                 "throttled_s), "
                  "written as the run goes (rows reach it within a few seconds); unset: no trace. "
                  "Opened at start-up; must be another file than OMNIBATCH_REPORT_FILE." },
     { .name = "OMNIBATCH_TIMELINE", .kind = OB_VAR_PATH, .offset = OB_OFF(timeline_file),

@@ -52,11 +52,13 @@
  */
 double ob_starved_share(double throttled, double held, double wait, double least_wait, int *why);
 
-/** \brief The least known wait share of \p P records (< 0: none known). */
-double ob_starved_least_wait(const ob_rank_record *records, int P);
-
-/** \brief What a record's rank lost to starvation, against \p least_wait (ob_starved_share()). */
-double ob_starved_record_share(const ob_rank_record *rec, double least_wait);
+/**
+ * \brief What a record's rank lost to its quota (ob_starved_share() of its throttled share).
+ *        The controller leaves the neighbours' share to the report, which judges it over
+ *        the whole run: the waits for a CPU of the few steps between two exchanges are
+ *        noisier than a run's, and a plan must not follow noise.
+ */
+double ob_starved_record_share(const ob_rank_record *rec);
 
 /** The CPU a rank got since its last record (the API's, at each exchange). */
 typedef struct ob_cpu_watch {
@@ -67,8 +69,8 @@ typedef struct ob_cpu_watch {
 /** \brief Open the process's own counters and take the first sample. */
 void ob_cpu_watch_start(ob_cpu_watch *w);
 
-/** \brief Into \p rec, the shares of the stretch since the last call (or the start), and
- *         start the next. */
+/** \brief Into \p rec, the throttled share of the stretch since the last call (or the start),
+ *         and start the next. */
 void ob_cpu_watch_fill(ob_cpu_watch *w, ob_rank_record *rec);
 
 /** \brief Close the counters' files. */

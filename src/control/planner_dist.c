@@ -1396,7 +1396,7 @@ static int ob_record_ok(const ob_rank_record *r)
            && r->level_error <= 1e6 && r->share_error >= 0.0 && r->share_error <= 1e6
            && r->blocked_mean >= 0.0 && r->blocked_mean <= OB_CTL_MAX_BLOCKED && r->mean_batch >= 0.0
            && r->mean_batch <= (double) OB_PLAN_MAX_BATCH && (long) r->lo == r->lo && (long) r->hi == r->hi
-           && r->throttled_share <= 1.0 && r->held_share <= 1.0 && r->wait_share <= 1.0;
+           && r->throttled_share <= 1.0;
 }
 
 /* A rank's time at batch b, its model's mean. */
@@ -1443,9 +1443,8 @@ static void ob_ctl_first_add(void *ctx, ob_msg *msg)
         if (!ob_record_ok(r)) {
             ob_max_into(&msg->maxs[f->at_max], -(double) (f->chk.blk.first + i));
         }
-        /* A rank's stalls are not the transfer (ob_controller_reduction()); the neighbours'
-         * share needs every rank's wait first, so only the quota's is taken out here. */
-        ob_max_into(&msg->maxs[f->at_max + 1], -r->blocked_mean * (1.0 - ob_starved_record_share(r, -1.0)));
+        /* A starved rank's stalls are not the transfer (ob_controller_reduction()). */
+        ob_max_into(&msg->maxs[f->at_max + 1], -r->blocked_mean * (1.0 - ob_starved_record_share(r)));
         msg->sums[f->at + OB_FIX_LIMBS] += 0 == r->samples;
         msg->sums[f->at + OB_FIX_LIMBS + 1] += p < r->lo || p > r->hi || p > f->chk.B;
         msg->sums[f->at + OB_FIX_LIMBS + 2] += p;

@@ -33,23 +33,9 @@ double ob_starved_share(double throttled, double held, double wait, double least
     return lost;
 }
 
-double ob_starved_least_wait(const ob_rank_record *records, int P)
+double ob_starved_record_share(const ob_rank_record *rec)
 {
-    double least = -1.0;
-
-    for (int i = 0; i < P; i++) {
-        double w = records[i].wait_share;
-
-        if (w >= 0.0 && (least < 0.0 || w < least)) {
-            least = w;
-        }
-    }
-    return least;
-}
-
-double ob_starved_record_share(const ob_rank_record *rec, double least_wait)
-{
-    return ob_starved_share(rec->throttled_share, rec->held_share, rec->wait_share, least_wait, NULL);
+    return ob_starved_share(rec->throttled_share, -1.0, -1.0, -1.0, NULL);
 }
 
 void ob_cpu_watch_start(ob_cpu_watch *w)
@@ -67,8 +53,6 @@ void ob_cpu_watch_fill(ob_cpu_watch *w, ob_rank_record *rec)
     ob_cpu_use_between(&w->last, &now, w->probe.quota, &u);
     w->last = now;
     rec->throttled_share = ob_cpu_use_throttled_share(&u);
-    rec->held_share = ob_cpu_use_held_share(&u);
-    rec->wait_share = ob_cpu_use_wait_share(&u);
 }
 
 void ob_cpu_watch_stop(ob_cpu_watch *w)

@@ -57,17 +57,14 @@ static int ob_report_new_host(const ob_report *rep, const int *list, int k)
 }
 
 /* "a, b": the hosts of the \p n ranks of \p list, each once ("vm, vm"
- * says nothing "vm" does not); their number. */
-static int ob_report_host_names(FILE *f, const ob_report *rep, const int *list, int n)
+ * says nothing "vm" does not). */
+static void ob_report_host_names(FILE *f, const ob_report *rep, const int *list, int n)
 {
-    int shown = 0;
-
-    for (int k = 0; k < n; k++) {
+    for (int k = 0, shown = 0; k < n; k++) {
         if (ob_report_new_host(rep, list, k)) {
             fprintf(f, "%s%s", shown++ > 0 ? ", " : "", rep->stats[list[k]].host);
         }
     }
-    return shown;
 }
 
 /* " (host a, b)" of ob_report_host_names(). */
