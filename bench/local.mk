@@ -16,7 +16,7 @@ bench: all
 # make bench-hosts: omnibatch across network namespaces with their own host
 # names, Open MPI over TCP, for equal hosts, one slow CPU and one slow link
 # (bench/hosts/run.sh; root).  Options through BENCH_HOSTS_FLAGS.
-EXTRA_DIST += %reldir%/hosts/run.sh %reldir%/hetsgd/run.sh %reldir%/hetsgd/polling.sh
+EXTRA_DIST += %reldir%/hosts/run.sh %reldir%/hosts/lib.sh %reldir%/hetsgd/run.sh %reldir%/hetsgd/polling.sh
 .PHONY: bench-hosts
 bench-hosts: all tests/mpi/mpi_straggler$(EXEEXT)
 	MPIRUN='$(MPIRUN)' $(SHELL) $(srcdir)/%reldir%/hosts/run.sh --builddir $(builddir) $(BENCH_HOSTS_FLAGS)

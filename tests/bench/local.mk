@@ -107,3 +107,7 @@ TESTS += %reldir%/hetsgd_gpu_grad
 %canon_reldir%_hetsgd_gpu_grad_LDADD = $(OB_HETSGD_CUDA_OBJ) $(HETSGD_TEST_LDADD) $(CUDA_LIBS)
 %canon_reldir%_hetsgd_gpu_grad_DEPENDENCIES = $(OB_HETSGD_CUDA_OBJ) bench/hetsgd/libhetsgd.la libobcore.la
 endif
+
+# bench/hosts/lib.sh's process-tree kill and removal, without root.
+TESTS += %reldir%/hosts_lib.sh
+EXTRA_DIST += %reldir%/hosts_lib.sh
