@@ -20,3 +20,12 @@ EXTRA_DIST += %reldir%/hosts/run.sh %reldir%/hosts/lib.sh %reldir%/hetsgd/run.sh
 .PHONY: bench-hosts
 bench-hosts: all tests/mpi/mpi_straggler$(EXEEXT)
 	MPIRUN='$(MPIRUN)' $(SHELL) $(srcdir)/%reldir%/hosts/run.sh --builddir $(builddir) $(BENCH_HOSTS_FLAGS)
+
+# make bench-probe: one steal's cost on each transport (shared-window atomics,
+# passive-target RMA, a request and its reply) in a node, with Open MPI and
+# MPICH, and across network-namespace hosts over TCP (root)
+# (bench/probe/run.sh).  Options through BENCH_PROBE_FLAGS.
+.PHONY: bench-probe
+bench-probe: %reldir%/probe/steal_probe$(EXEEXT)
+	MPIRUN='$(MPIRUN)' MPIRUN_FAMILY='$(MPIRUN_FAMILY)' OTHER_MPICC='$(OTHER_MPICC)' OTHER_MPIRUN='$(OTHER_MPIRUN)' \
+	$(SHELL) $(srcdir)/%reldir%/probe/run.sh --builddir $(builddir) $(BENCH_PROBE_FLAGS)
