@@ -38,4 +38,4 @@ noinst_PROGRAMS += %reldir%/probe/steal_probe
 	%reldir%/overhead/stats.h %reldir%/overhead/stats.c
 %canon_reldir%_probe_steal_probe_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/%reldir%/overhead
 %canon_reldir%_probe_steal_probe_LDADD = -lm
-EXTRA_DIST += %reldir%/probe/run.sh
+EXTRA_DIST += %reldir%/probe/run.sh %reldir%/probe/tcp_rtt.py

@@ -16,7 +16,9 @@
 #            OTHER_MPIRUN or mpiexec.mpich): a, b, c
 #   hosts    Open MPI over TCP between two hosts made of network namespaces
 #            (bench/hosts/lib.sh; root): b with Open MPI's own choice of
-#            component, then b on osc/pt2pt, and c
+#            component, then b on osc/pt2pt, and c; before and after them
+#            the hosts' own TCP round trip without MPI (tcp_rtt.py), the
+#            same polling, for what the network itself costs then
 # A run that cannot be made (no MPICH, not root) is left out with one line.
 # The table: per case the median of the repetitions' medians, their range,
 # the 90th percentile of all samples, in microseconds.  The machine's load
@@ -154,7 +156,7 @@ fi
 # collect NAME: the run's header lines and rows into the table's files.
 collect() {
     sed -n "s/^steal_probe: /$1: /p" "$keep/$1.out" >> "$work/headers"
-    grep -E '^(openmpi|mpich|other) ' "$keep/$1.out" >> "$work/rows" || true
+    grep -E '^(openmpi|mpich|other|none) ' "$keep/$1.out" >> "$work/rows" || true
     grep -m 1 '^mpi ' "$keep/$1.out" > "$work/columns" || true
 }
 # node_launch LIMIT COMMAND...: on this machine, in the background and
@@ -220,6 +222,24 @@ finish() {
     exit 0
 }
 
+# tcp_control LABEL: the hosts' own TCP round trip, without MPI
+# (bench/probe/tcp_rtt.py), as one row of the table.
+tcp_control() {
+    py=/usr/bin/python3
+    if [ ! -x "$py" ]; then
+        note "hosts: no $py: no round trip without MPI"
+        return 0
+    fi
+    [ yes = "$smoke" ] && n=20 || n=$samples
+    ip netns exec "$(hosts_ns 1)" "$py" "$srcdir/bench/probe/tcp_rtt.py" server "$hosts_subnet.2" 47997 \
+        > "$keep/tcp-$1.server" 2>&1 &
+    server=$!
+    probe_run "tcp-$1" node_launch 120 ip netns exec "$(hosts_ns 0)" "$py" "$srcdir/bench/probe/tcp_rtt.py" \
+        client "$hosts_subnet.2" 47997 "$repeat" "$n" "$1"
+    kill "$server" 2>/dev/null || true
+    wait "$server" 2>/dev/null || true
+}
+
 # --------------------------------------------------------- across hosts
 if wants hosts; then
     if [ -z "$ompi_probe" ]; then
@@ -232,9 +252,11 @@ if wants hosts; then
     }
     hosts_can_make "$ompi_run"
     hosts_make 2 "$work" "obp$$"
+    tcp_control at-once-before
     # shellcheck disable=SC2086
     probe_run hosts hosts_mpirun 300 2 "$ompi_run" "$ompi_probe" $pargs
     # shellcheck disable=SC2086
     probe_run hosts-pt2pt hosts_mpirun 300 2 "$ompi_run" --mca osc pt2pt "$ompi_probe" $pargs --parts b --rma pt2pt
+    tcp_control at-once-after
 fi
 finish

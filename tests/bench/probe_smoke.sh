@@ -1,7 +1,8 @@
 #!/bin/sh
 # make bench-probe in --smoke mode (bench/probe/run.sh): one steal's cost on
 # each transport, in a node with Open MPI (and MPICH where it is installed)
-# and across network-namespace hosts (where root can make them).  Checks
+# and across network-namespace hosts (where root can make them), with the
+# hosts' own TCP round trip without MPI beside them.  Checks
 # that every case has its row, that each row is well formed (the median
 # within the range of the repetitions' medians, the samples counted), that
 # a run that cannot be made says so in a line, that nothing the script made
@@ -103,6 +104,14 @@ if grep -q '^hosts: ' "$tmp/out"; then
     fi
     two_sided_rows openmpi hosts
     rma_rows openmpi hosts rma:pt2pt
+    # The hosts' own round trip without MPI, before and after the MPI runs.
+    if [ -x /usr/bin/python3 ]; then
+        for t in at-once-before at-once-after; do
+            row none hosts - tcp-socket round-trip "$t" > /dev/null
+        done
+    else
+        grep -q '^bench-probe: hosts: no /usr/bin/python3' "$tmp/out" || fail "no TCP rows and no line saying why"
+    fi
 else
     grep -q '^bench-probe: hosts: cannot make network namespaces here' "$tmp/out" \
         || fail "no rows across hosts and no line saying why"
