@@ -16,7 +16,8 @@
 #            OTHER_MPIRUN or mpiexec.mpich): a, b, c
 #   hosts    Open MPI over TCP between two hosts made of network namespaces
 #            (bench/hosts/lib.sh; root): b with Open MPI's own choice of
-#            component, then b on osc/pt2pt, and c; before and after them
+#            component, then b on osc/pt2pt and on osc/ucx (UCX over TCP;
+#            both left out by Debian's settings), and c; before and after them
 #            the hosts' own TCP round trip without MPI (tcp_rtt.py), the
 #            same polling, for what the network itself costs then
 # A run that cannot be made (no MPICH, not root) is left out with one line.
@@ -257,6 +258,9 @@ if wants hosts; then
     probe_run hosts hosts_mpirun 300 2 "$ompi_run" "$ompi_probe" $pargs
     # shellcheck disable=SC2086
     probe_run hosts-pt2pt hosts_mpirun 300 2 "$ompi_run" --mca osc pt2pt "$ompi_probe" $pargs --parts b --rma pt2pt
+    # shellcheck disable=SC2086
+    probe_run hosts-ucx hosts_mpirun 300 2 "$ompi_run" --mca osc ucx -x UCX_TLS=tcp,self -x UCX_NET_DEVICES=eth0 \
+        "$ompi_probe" $pargs --parts b --rma ucx
     tcp_control at-once-after
 fi
 finish

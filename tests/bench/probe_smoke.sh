@@ -104,6 +104,10 @@ if grep -q '^hosts: ' "$tmp/out"; then
     fi
     two_sided_rows openmpi hosts
     rma_rows openmpi hosts rma:pt2pt
+    # osc/ucx over TCP: rows, or a line saying why not.
+    if ! grep -q '^hosts-ucx: part b skipped' "$tmp/out"; then
+        rma_rows openmpi hosts rma:ucx
+    fi
     # The hosts' own round trip without MPI, before and after the MPI runs.
     if [ -x /usr/bin/python3 ]; then
         for t in at-once-before at-once-after; do
