@@ -158,7 +158,10 @@ fi
 collect() {
     sed -n "s/^steal_probe: /$1: /p" "$keep/$1.out" >> "$work/headers"
     grep -E '^(openmpi|mpich|other|none) ' "$keep/$1.out" >> "$work/rows" || true
-    grep -m 1 '^mpi ' "$keep/$1.out" > "$work/columns" || true
+    # The columns' line from the first run that has one (the TCP rows have none).
+    if [ ! -s "$work/columns" ]; then
+        grep -m 1 '^mpi ' "$keep/$1.out" > "$work/columns" || true
+    fi
 }
 # node_launch LIMIT COMMAND...: on this machine, in the background and
 # waited for, so that a signal to this script is acted on at once (as

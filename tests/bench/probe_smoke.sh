@@ -46,6 +46,9 @@ if ip link show 2>/dev/null | grep -q ' obp[0-9]*br'; then
     fail "a bridge was left behind"
 fi
 
+# The table has its columns' line, once, before the rows.
+[ 1 = "$(grep -c '^mpi  *where  *part  *transport ' "$tmp/out")" ] || fail "not one line of column names"
+
 # row MPI WHERE PART TRANSPORT OP TARGET: the row exists, once, and is well
 # formed: --smoke runs 2 repetitions of 20 samples (3 with a compute period).
 row() {
