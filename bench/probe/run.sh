@@ -200,8 +200,13 @@ if wants node; then
     fi
 fi
 # shellcheck disable=SC2086
-if wants pt2pt && [ -n "$ompi_probe" ]; then
-    probe_run pt2pt node_launch 300 "$ompi_run" -np 2 $ompi_node --mca osc pt2pt "$ompi_probe" $pargs --parts b --rma pt2pt
+if wants pt2pt; then
+    if [ -n "$ompi_probe" ]; then
+        probe_run pt2pt node_launch 300 "$ompi_run" -np 2 $ompi_node --mca osc pt2pt "$ompi_probe" $pargs \
+            --parts b --rma pt2pt
+    else
+        note "pt2pt: no Open MPI probe: left out"
+    fi
 fi
 if wants mpich; then
     if [ -n "$mpich_probe" ] && command -v "$mpich_run" >/dev/null 2>&1; then
