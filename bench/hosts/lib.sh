@@ -54,10 +54,13 @@ hosts_can_make() {
 
 # The children's list in the positional parameters, which are the
 # function's own: a loop variable would be overwritten by the recursion.
+# Each child is stopped before its own children are listed, so that it
+# cannot start another one (a shell running its next command) meanwhile.
 hosts_kill_tree() {
     # shellcheck disable=SC2046
     set -- $(cat /proc/"$1"/task/*/children 2>/dev/null)
     while [ $# -gt 0 ]; do
+        kill -STOP "$1" 2>/dev/null || true
         hosts_kill_tree "$1"
         kill -KILL "$1" 2>/dev/null || true
         shift

@@ -42,9 +42,17 @@ mid=$(cat "$tmp/pid.mid")
 hosts_kill_tree "$top"
 kill -KILL "$top" 2>/dev/null || true
 wait "$top" 2>/dev/null || true
-sleep 0.5
-if kill -0 "$mid" 2>/dev/null && [ "Z" != "$(ps -o stat= -p "$mid" | cut -c1)" ]; then
-    fail "hosts_kill_tree left the middle process $mid running"
-fi
+# A killed process ends when it is next scheduled: on a loaded machine
+# that may take a while, so wait up to 10 s for the middle one to be gone
+# (or a zombie).
+alive() {
+    kill -0 "$1" 2>/dev/null && [ "Z" != "$(ps -o stat= -p "$1" | cut -c1)" ]
+}
+n=0
+while alive "$mid" && [ "$n" -lt 100 ]; do
+    n=$((n + 1))
+    sleep 0.1
+done
+alive "$mid" && fail "hosts_kill_tree left the middle process $mid running"
 hosts_remove || fail "hosts_remove with nothing made"
 echo "hosts_lib: the process tree killed at every level"
