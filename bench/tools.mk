@@ -34,3 +34,14 @@ noinst_PROGRAMS += %reldir%/simulate/simulate
 noinst_PROGRAMS += %reldir%/netbound/netbound
 %canon_reldir%_netbound_netbound_SOURCES = %reldir%/netbound/netbound.c
 %canon_reldir%_netbound_netbound_LDADD = libomnibatch.la -lm
+
+# steal_probe: one steal's latency on each transport a thief could use
+# (shared-window atomics, passive-target RMA, a request and its reply), in a
+# node and across hosts: bench/probe/run.sh, make bench-probe.
+noinst_PROGRAMS += %reldir%/probe/steal_probe
+%canon_reldir%_probe_steal_probe_SOURCES = \
+	%reldir%/probe/steal_probe.c \
+	%reldir%/overhead/stats.h %reldir%/overhead/stats.c
+%canon_reldir%_probe_steal_probe_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/%reldir%/overhead
+%canon_reldir%_probe_steal_probe_LDADD = -lm
+EXTRA_DIST += %reldir%/probe/run.sh %reldir%/probe/tcp_rtt.py

@@ -107,3 +107,14 @@ TESTS += %reldir%/hetsgd_gpu_grad
 %canon_reldir%_hetsgd_gpu_grad_LDADD = $(OB_HETSGD_CUDA_OBJ) $(HETSGD_TEST_LDADD) $(CUDA_LIBS)
 %canon_reldir%_hetsgd_gpu_grad_DEPENDENCIES = $(OB_HETSGD_CUDA_OBJ) bench/hetsgd/libhetsgd.la libobcore.la
 endif
+
+# bench/hosts/lib.sh's process-tree kill and removal, without root.
+TESTS += %reldir%/hosts_lib.sh
+EXTRA_DIST += %reldir%/hosts_lib.sh
+
+# bench/probe/run.sh --smoke: one steal's cost on each transport, in a node
+# (Open MPI, and MPICH where installed) and across namespace hosts (where
+# root can make them); the rows' form and the lines of what was left out,
+# never timings.
+TESTS += %reldir%/probe_smoke.sh
+EXTRA_DIST += %reldir%/probe_smoke.sh
