@@ -181,8 +181,8 @@ static const ob_var ob_vars[] = {
       .meaning = "CSV file with one row per step and rank (step, rank, batch, compute_s, blocked_s, "
                  "reduction_s, waiting_s, time_s: the step's end in seconds since the epoch, host, and "
                  "what the kernel gave the rank in the step: cpu_s, involuntary_switches, off_cpu_s, "
-                 "throttled_s), "
-                 "written as the run goes (rows reach it within a few seconds); unset: no trace. "
+                 "throttled_s; for a step worked in chunks, the samples taken from other ranks' "
+                 "ranges and given of its own: taken, given), written as the run goes (rows reach it within a few seconds); unset: no trace. "
                  "Opened at start-up; must be another file than OMNIBATCH_REPORT_FILE." },
     { .name = "OMNIBATCH_TIMELINE", .kind = OB_VAR_PATH, .offset = OB_OFF(timeline_file),
       .meaning = "Chrome trace-event JSON file (Perfetto, chrome://tracing): one track per rank with "
