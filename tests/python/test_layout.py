@@ -1,7 +1,8 @@
 # Copyright (c) 2026 The omnibatch authors.
 """The package's ctypes mirrors of omnibatch.h's structures have the
 header's fields, in its order, with types of the same size: the library
-writes omnibatch_step and omnibatch_stats whole into the package's copies.
+writes omnibatch_step, omnibatch_stats and omnibatch_chunk whole into the
+package's copies.
 
     test_layout.py include/omnibatch.h
 """
@@ -15,7 +16,7 @@ C_SIZES = {"long": ctypes.sizeof(ctypes.c_long), "double": 8, "int": ctypes.size
            "uint64_t": 8, "omnibatch_convention": ctypes.sizeof(ctypes.c_int),
            "omnibatch_prior": ctypes.sizeof(ctypes.c_int)}
 MIRRORS = {"omnibatch_options": _library.Options, "omnibatch_step": _library.CStep,
-           "omnibatch_stats": _library.CStats}
+           "omnibatch_stats": _library.CStats, "omnibatch_chunk": _library.CChunk}
 
 
 def header_fields(text, name):
