@@ -690,29 +690,37 @@ static double chunk_charge(const run *r, long n, int first, double cpu)
     return (first ? r->opt.cost[0] : r->chunk_cost) + r->opt.cost[1] * (double) n;
 }
 
-/* Sleep to a chunk's emulated end; the seconds its real compute outlasted
- * it by (0 when it fit). */
-static double chunk_emulate(run *r, long n, int first, double cpu, double w0, double start)
+/* Sleep to a chunk's emulated end: \p start and *end are seconds since
+ * the step's compute began on the emulated timeline.  The seconds its real
+ * compute outlasted it by (0 when it fit). */
+static double chunk_emulate(run *r, long n, int first, double cpu, double w0, double start, double *end)
 {
-    double end, now;
+    double now;
 
     if (r->opt.bind) {
+        *end = ob_now() - w0;
         return 0.0;
     }
-    end = w0 + hetsgd_profile_finish(&r->profiles[r->rank], start, chunk_charge(r, n, first, cpu) * r->slowdown) +
-          (first ? r->opt.alpha : 0.0);
+    *end = hetsgd_profile_finish(&r->profiles[r->rank], start, chunk_charge(r, n, first, cpu) * r->slowdown) +
+           (first ? r->opt.alpha : 0.0);
     now = ob_now();
-    hetsgd_sleep_until(end);
-    return now > end ? now - end : 0.0;
+    hetsgd_sleep_until(w0 + *end);
+    return now > w0 + *end ? now - (w0 + *end) : 0.0;
 }
 
 /* One chunk of the step: its samples' loss and gradient, the gradient
  * added to r->acc weighted by its count, emulated at the rank's speed while
  * it runs (a change of speed inside the step slows the chunks after it,
- * and the one it falls in from then on).  Its summed loss. */
-static double compute_chunk(run *r, const omnibatch_chunk *ch, int first, double w0, double *rec)
+ * and the one it falls in from then on).  It begins on the emulated
+ * timeline (*t: seconds since the step's compute began) where the chunk
+ * before ended plus the real time of the call that handed it out, and *t
+ * moves to its end: a sleep that woke late on a crowded machine does not
+ * push the chunks after it back (the step in one piece has one sleep too).
+ * Its summed loss. */
+static double compute_chunk(run *r, const omnibatch_chunk *ch, int first, double w0, double call, double *t,
+                            double *rec)
 {
-    const double start = ob_now() - w0;
+    const double start = *t + call;
     const double c0 = compute_clock(r);
     double loss, cpu;
 
@@ -721,7 +729,7 @@ static double compute_chunk(run *r, const omnibatch_chunk *ch, int first, double
     cblas_saxpy((int) r->nparams, (float) ch->count, r->grad, 1, r->acc, 1);
     cpu = compute_clock(r) - c0;
     rec[HETSGD_TRACE_CPU] += cpu;
-    rec[HETSGD_TRACE_LATE] += chunk_emulate(r, ch->count, first, cpu, w0, start);
+    rec[HETSGD_TRACE_LATE] += chunk_emulate(r, ch->count, first, cpu, w0, start, t);
     rec[HETSGD_TRACE_TAKEN] += ch->owner != r->rank ? (double) ch->count : 0.0;
     rec[HETSGD_TRACE_CHUNKS] += 1.0;
     return loss * (double) ch->count;
@@ -736,21 +744,23 @@ static double compute_chunk(run *r, const omnibatch_chunk *ch, int first, double
 static double compute_in_chunks(run *r, const omnibatch_step *st, double w0, double *rec)
 {
     omnibatch_chunk ch;
-    double loss = 0.0;
+    double loss = 0.0, t = 0.0;
     int first = 1;
 
     memset(r->acc, 0, (size_t) r->nparams * sizeof *r->acc);
     for (;;) {
         const double t0 = ob_now();
+        double call;
 
         if (OMNIBATCH_SUCCESS != omnibatch_next_chunk(r->ctx, &ch)) {
             die(r, "omnibatch_next_chunk", omnibatch_last_error());
         }
-        rec[HETSGD_TRACE_CHUNK_CALL] += ob_now() - t0;
+        call = ob_now() - t0;
+        rec[HETSGD_TRACE_CHUNK_CALL] += call;
         if (0 == ch.count) {
             break;
         }
-        loss += compute_chunk(r, &ch, first, w0, rec);
+        loss += compute_chunk(r, &ch, first, w0, call, &t, rec);
         first = 0;
     }
     rec[HETSGD_TRACE_BATCH] = (double) ch.done;
