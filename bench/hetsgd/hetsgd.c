@@ -53,6 +53,9 @@
 #define BALANCE_HOLD 3
 /* Repetitions of each calibration measurement; the least is kept (noise only adds). */
 #define CALIBRATION_REPS 3
+/* The same for a chunk's pass, short enough to repeat more: a crowded machine's other processes
+ * evict the caches a chunk should find warm, in some passes and not others. */
+#define CHUNK_CALIBRATION_REPS 12
 /* What evict_caches() writes: more than the last-level cache of the machines this runs on. */
 #define CALIBRATION_EVICT_MB 64
 
@@ -269,7 +272,7 @@ static double time_pass(run *r, long n, int chunk)
         hetsgd_gather(&r->ds.train_images, &r->ds.train_labels, r->perm, n, r->x, r->y);
         loss_grad(r, n);
     }
-    for (int k = 0; k < CALIBRATION_REPS; k++) {
+    for (int k = 0; k < (chunk ? CHUNK_CALIBRATION_REPS : CALIBRATION_REPS); k++) {
         double c0;
 
         if (!chunk) {
@@ -277,8 +280,8 @@ static double time_pass(run *r, long n, int chunk)
         }
         c0 = compute_clock(r);
 
-        hetsgd_gather(&r->ds.train_images, &r->ds.train_labels, r->perm + (chunk ? (k + 1) * n : 0), n, r->x,
-                      r->y);
+        hetsgd_gather(&r->ds.train_images, &r->ds.train_labels, r->perm + (chunk ? (k % CALIBRATION_REPS + 1) * n : 0),
+                      n, r->x, r->y);
         loss_grad(r, n);
         if (chunk) {
             cblas_saxpy((int) r->nparams + 1, (float) n, r->grad, 1, r->acc, 1);
@@ -408,6 +411,20 @@ static void models_at(run *r, long k, const double *speeds)
         r->models[i].lo = r->lo_all[i];
         r->models[i].hi = r->hi_all[i];
     }
+}
+
+/* --calibrate on rank 0: what a pass of n samples costs per sample on
+ * caches warm from the pass before, with the chunks' gradient sum, for n
+ * from 1 up to the batch: the per-chunk cost that sizes a step's chunks. */
+static void print_chunk_passes(run *r)
+{
+    long most = r->B < r->N ? r->B : r->N;
+
+    printf("hetsgd: a chunk's pass on warm caches, CPU us per sample (C + B n over n):");
+    for (long n = 1; (CALIBRATION_REPS + 1) * n <= most; n *= 4) {
+        printf(" n=%ld %.1f", n, 1e6 * time_pass(r, n, 1) / (double) n);
+    }
+    printf("\n");
 }
 
 /* The emulated ranks' work for the profiles: their models at speed 1. */
@@ -1428,6 +1445,9 @@ int main(int argc, char **argv)
         /* The ranks' mean, as the oracle's models take it (calibrate()). */
         if (0 == r.rank) {
             printf("hetsgd: cost %.6g,%.6g,%.6g\n", r.alpha0[0], r.beta0[0], r.chunk_cost);
+            if (!r.opt.bind) {
+                print_chunk_passes(&r);
+            }
         }
     } else if (OMNIBATCH_SUCCESS == rc) {
         if (0 == r.rank) {

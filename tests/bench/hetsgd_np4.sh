@@ -61,6 +61,12 @@ awk -F, 'NR > 1 && $1 > 0 && policy != "chunks" { if ($10 != 0 || $11 != 0 || $1
          END { exit bad }' policy=omnibatch "$tmp/omnibatch.csv" || fail "omnibatch: chunks in a run without them"
 grep -q "^policy=chunks .* chunks_per_step=[1-9][0-9.]* moved_share=0[.][0-9]*[1-9][0-9]* moved_steps=[1-9]" \
     "$tmp/summary.txt" || fail "chunks: the summary shows no chunks or no moved samples"
+# --calibrate: the cost of a step and of a chunk after a step's first, and a chunk's pass per sample
+# at sizes from 1 up.
+"$run" 2 "$bin" --data "$tmp/data" --batch 64 --calibrate >"$tmp/out" 2>&1 || fail "--calibrate exited non-zero"
+grep -q '^hetsgd: cost [0-9.e+-]*,[0-9.e+-]*,[0-9.e+-]*$' "$tmp/out" || fail "--calibrate: no cost line A,B,C"
+grep -q "^hetsgd: a chunk's pass on warm caches, CPU us per sample (C + B n over n): n=1 [0-9.]* n=4 [0-9.]*" "$tmp/out" ||
+    fail "--calibrate: no line of the chunks' passes"
 # The jitter, its changes inside the step (--change-at), and chunks under both.
 "$run" 4 "$bin" --data "$tmp/data" --batch 64 --epochs 1 --lr 0.1 --schedule jitter --change-at 0.5 \
     --policy chunks --cost 0.0001,1e-5,5e-5 --summary "$tmp/inside.txt" --trace "$tmp/inside.csv" >"$tmp/out" 2>&1 ||
