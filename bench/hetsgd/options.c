@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,19 +17,27 @@
 static const char usage_text[] =
     "usage: mpirun -np P hetsgd [options]\n"
     "Data-parallel training of an MLP (784-256-128-10) on Fashion-MNIST, one rank per process.\n"
-    "  --policy P       static | omnibatch | oracle | omnilearn (default omnibatch)\n"
+    "  --policy P       static | omnibatch | oracle | omnilearn | chunks (default omnibatch);\n"
+    "                   chunks: omnibatch's controller, each step worked in chunks that move to\n"
+    "                   a rank that is free (omnibatch_next_chunk), each chunk emulated at the\n"
+    "                   rank's speed while it runs\n"
     "  --speeds LIST    relative speed per rank, e.g. 1,1,0.5,0.25 (default all 1); with --bind,\n"
     "                   cores per rank\n"
-    "  --schedule S     none | ramp | transient | vanish (default none)\n"
+    "  --schedule S     none | ramp | transient | vanish | jitter (default none)\n"
+    "  --change-at F    a schedule's speed changes land F of the way into the step (F x the\n"
+    "                   oracle's step at the speeds before), F in [0, 1); 0: at the step's\n"
+    "                   start (default 0)\n"
     "  --alpha S        fixed per-step cost in seconds, slept by every rank (default 0)\n"
     "  --slowdown X     slow every emulated rank X times, X >= 1, or auto: 1.25 x the speeds of\n"
     "                   the ranks sharing a node / its processors (default auto); give every\n"
     "                   policy of a comparison the same value\n"
-    "  --cost A,B       emulate from this cost, the same for every step and rank: a step of n\n"
+    "  --cost A,B[,C]   emulate from this cost, the same for every step and rank: a step of n\n"
     "                   samples lasts (A + B n) x slowdown / speed + alpha seconds (the real\n"
-    "                   compute still runs inside it); default: the step's own CPU time instead\n"
-    "  --calibrate      print the cost measured at start-up as 'hetsgd: cost A,B' and stop (give\n"
-    "                   it to --cost of every policy of a comparison)\n"
+    "                   compute still runs inside it); with chunks, each chunk after a step's\n"
+    "                   first lasts (C + B n) x slowdown / speed (C: measured at start-up when\n"
+    "                   left out); default: the step's own CPU time instead\n"
+    "  --calibrate      print the cost measured at start-up as 'hetsgd: cost A,B,C' and stop\n"
+    "                   (give it to --cost of every policy of a comparison)\n"
     "  --bind           bind rank i to speeds_i cores (hwloc) with as many OpenBLAS threads;\n"
     "                   no emulation\n"
     "  --no-own-wait    wait for the other ranks only inside omnibatch_allreduce_gradient\n"
@@ -73,6 +82,8 @@ const char *hetsgd_policy_name(hetsgd_policy p)
         return "oracle";
     case HETSGD_POLICY_OMNILEARN:
         return "omnilearn";
+    case HETSGD_POLICY_CHUNKS:
+        return "chunks";
     case HETSGD_POLICY_OMNIBATCH:
     default:
         return "omnibatch";
@@ -93,6 +104,7 @@ void hetsgd_options_defaults(hetsgd_options *o)
     o->target = HETSGD_DEFAULT_TARGET;
     o->final_evals = HETSGD_DEFAULT_FINAL_EVALS;
     o->data = HETSGD_DEFAULT_DATA;
+    o->chunk_cost = -1.0;
 }
 
 static int parse_long(const char *name, const char *text, long lo, long hi, long *out)
@@ -185,28 +197,41 @@ static int parse_devices(const char *text, hetsgd_options *o)
     }
 }
 
-/* "A,B": seconds per step and per sample of CPU, A >= 0, B > 0. */
-static int parse_cost(const char *text, hetsgd_options *o)
+/* One number of --cost, ended by \p stop (',' or '\0'), in [lo, hi] (lo itself excluded when
+ * \p lo_open); *text moves past it. */
+static int cost_number(const char **text, char stop, double lo, int lo_open, double hi, double *out)
 {
     char *end;
-    double a, b;
 
     errno = 0;
-    a = strtod(text, &end);
-    if (end != text && ',' == *end) {
-        const char *second = end + 1;
-
-        b = strtod(second, &end);
-        if (end != second && '\0' == *end && 0 == errno && isfinite(a) && isfinite(b) && a >= 0.0 &&
-            a <= 60.0 && b > 0.0 && b <= 60.0) {
-            o->cost[0] = a;
-            o->cost[1] = b;
-            o->has_cost = 1;
-            return OMNIBATCH_SUCCESS;
-        }
+    *out = strtod(*text, &end);
+    if (end == *text || stop != *end || 0 != errno || !isfinite(*out) || *out < lo || (lo_open && *out == lo) ||
+        *out > hi) {
+        return 0;
     }
-    return ob_fail(OMNIBATCH_ERR_ARG, "--cost '%s': expected A,B: seconds per step in [0, 60] and per "
-                   "sample in (0, 60], e.g. 0.0005,2e-5 (what --calibrate prints)", text);
+    *text = '\0' == *end ? end : end + 1;
+    return 1;
+}
+
+/* "A,B[,C]": seconds per step and per sample of CPU, A >= 0, B > 0; C >= 0 per later chunk. */
+static int parse_cost(const char *text, hetsgd_options *o)
+{
+    const char *p = text;
+    const char *comma = strchr(text, ',');
+    const int three = NULL != comma && NULL != strchr(comma + 1, ',');
+    double a, b, c = -1.0;
+
+    if (cost_number(&p, ',', 0.0, 0, 60.0, &a) && cost_number(&p, three ? ',' : '\0', 0.0, 1, 60.0, &b) &&
+        (!three || cost_number(&p, '\0', 0.0, 0, 60.0, &c))) {
+        o->cost[0] = a;
+        o->cost[1] = b;
+        o->chunk_cost = c;
+        o->has_cost = 1;
+        return OMNIBATCH_SUCCESS;
+    }
+    return ob_fail(OMNIBATCH_ERR_ARG, "--cost '%s': expected A,B or A,B,C: seconds per step in [0, 60], per "
+                   "sample in (0, 60] and per later chunk in [0, 60], e.g. 0.0005,2e-5,0.0001 (what "
+                   "--calibrate prints)", text);
 }
 
 /* The number of gpu entries of --devices. */
@@ -236,17 +261,24 @@ static int parse_per_rank(const char *name, const char *value, hetsgd_options *o
 
 static int parse_choice(const char *name, const char *text, const char *const *names, int n, int *out)
 {
+    char allowed[256];
+    size_t used = 0;
+
     for (int i = 0; i < n; i++) {
         if (0 == strcmp(text, names[i])) {
             *out = i;
             return OMNIBATCH_SUCCESS;
         }
     }
-    if (4 == n) {
-        return ob_fail(OMNIBATCH_ERR_ARG, "%s '%s': expected %s, %s, %s or %s",
-                       name, text, names[0], names[1], names[2], names[3]);
+    /* "a, b, c or d" */
+    allowed[0] = '\0';
+    for (int i = 0; i < n && used < sizeof allowed; i++) {
+        int w = snprintf(allowed + used, sizeof allowed - used, "%s%s", 0 == i ? "" : i + 1 == n ? " or " : ", ",
+                         names[i]);
+
+        used += w > 0 ? (size_t) w : 0;
     }
-    return ob_fail(OMNIBATCH_ERR_ARG, "%s '%s': not one of the allowed values", name, text);
+    return ob_fail(OMNIBATCH_ERR_ARG, "%s '%s': expected %s", name, text, allowed);
 }
 
 /* Options whose value is checked after all are read, in relation to each other. */
@@ -263,6 +295,10 @@ static int check_combinations(const hetsgd_options *o)
     if (o->bind && (o->has_cost || o->calibrate)) {
         return ob_fail(OMNIBATCH_ERR_ARG, "--bind with --%s: bound ranks are not emulated",
                        o->has_cost ? "cost" : "calibrate");
+    }
+    if (o->change_at > 0.0 && HETSGD_SCHEDULE_NONE == o->schedule) {
+        return ob_fail(OMNIBATCH_ERR_ARG, "--change-at %g with --schedule none: no speed changes to place",
+                       o->change_at);
     }
     if (count_gpus(o) > 0 && !o->bind) {
         return ob_fail(OMNIBATCH_ERR_ARG, "--devices with gpu ranks: expected --bind too (a GPU rank "
@@ -301,8 +337,8 @@ static int *flag_of(hetsgd_options *o, const char *name)
 
 int hetsgd_options_parse(int argc, const char *const *argv, hetsgd_options *o)
 {
-    static const char *const policies[] = { "static", "omnibatch", "oracle", "omnilearn" };
-    static const char *const schedules[] = { "none", "ramp", "transient", "vanish" };
+    static const char *const policies[] = { "static", "omnibatch", "oracle", "omnilearn", "chunks" };
+    static const char *const schedules[] = { "none", "ramp", "transient", "vanish", "jitter" };
 
     for (int i = 1; i < argc; i++) {
         char name[64];
@@ -366,6 +402,8 @@ int hetsgd_options_parse(int argc, const char *const *argv, hetsgd_options *o)
             }
         } else if (0 == strcmp(name, "--cost")) {
             rc = parse_cost(value, o);
+        } else if (0 == strcmp(name, "--change-at")) {
+            rc = parse_double(name, value, 0.0, 0, 1.0, 1, &o->change_at);
         } else if (0 == strcmp(name, "--warmup")) {
             if (0 == strcmp(value, "auto")) {
                 o->warmup = -1;
@@ -373,10 +411,10 @@ int hetsgd_options_parse(int argc, const char *const *argv, hetsgd_options *o)
                 rc = ob_fail(OMNIBATCH_ERR_ARG, "--warmup '%s': expected auto or an integer >= 0", value);
             }
         } else if (0 == strcmp(name, "--schedule")) {
-            rc = parse_choice(name, value, schedules, 4, &choice);
+            rc = parse_choice(name, value, schedules, 5, &choice);
             o->schedule = (hetsgd_schedule_kind) choice;
         } else if (0 == strcmp(name, "--policy")) {
-            rc = parse_choice(name, value, policies, 4, &choice);
+            rc = parse_choice(name, value, policies, 5, &choice);
             o->policy = (hetsgd_policy) choice;
         } else if (0 == strcmp(name, "--target")) {
             rc = parse_double(name, value, 0.0, 1, 1.0, 0, &o->target);

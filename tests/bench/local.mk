@@ -37,11 +37,11 @@ HETSGD_TEST_LDADD = bench/hetsgd/libhetsgd.la $(OB_CORE_TEST_LDADD) $(ZLIB_LIBS)
 check_PROGRAMS += %reldir%/check_hetsgd_idx %reldir%/check_hetsgd_mlp \
 	%reldir%/check_hetsgd_omnilearn %reldir%/check_hetsgd_schedule \
 	%reldir%/check_hetsgd_options %reldir%/check_hetsgd_emulate \
-	%reldir%/check_hetsgd_report
+	%reldir%/check_hetsgd_report %reldir%/check_hetsgd_profile
 TESTS += %reldir%/check_hetsgd_idx %reldir%/check_hetsgd_mlp \
 	%reldir%/check_hetsgd_omnilearn %reldir%/check_hetsgd_schedule \
 	%reldir%/check_hetsgd_options %reldir%/check_hetsgd_emulate \
-	%reldir%/check_hetsgd_report
+	%reldir%/check_hetsgd_report %reldir%/check_hetsgd_profile
 
 %canon_reldir%_check_hetsgd_idx_SOURCES = %reldir%/check_hetsgd_idx.c
 %canon_reldir%_check_hetsgd_idx_CFLAGS = $(HETSGD_TEST_CFLAGS) $(ZLIB_CFLAGS)
@@ -70,6 +70,10 @@ TESTS += %reldir%/check_hetsgd_idx %reldir%/check_hetsgd_mlp \
 %canon_reldir%_check_hetsgd_report_SOURCES = %reldir%/check_hetsgd_report.c
 %canon_reldir%_check_hetsgd_report_CFLAGS = $(HETSGD_TEST_CFLAGS)
 %canon_reldir%_check_hetsgd_report_LDADD = $(HETSGD_TEST_LDADD)
+
+%canon_reldir%_check_hetsgd_profile_SOURCES = %reldir%/check_hetsgd_profile.c
+%canon_reldir%_check_hetsgd_profile_CFLAGS = $(HETSGD_TEST_CFLAGS)
+%canon_reldir%_check_hetsgd_profile_LDADD = $(HETSGD_TEST_LDADD)
 
 # A short run of the benchmark itself: 4 ranks, every policy, generated data.
 check_PROGRAMS += %reldir%/hetsgd_mkdata
