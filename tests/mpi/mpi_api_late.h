@@ -127,9 +127,12 @@ END_TEST
  * decided on the whole step, it stays near equal.  Near, not at: the first
  * plan comes from the first measured steps, and on a crowded machine a
  * polling run delays one rank's wake from its nap by up to half a step (CI:
- * 31% off at the exchange of step 4, at 3 and 4 ranks).  The bound lies
- * between the two. */
-#define SPLIT_STEPS 12
+ * 31% off at the exchange of step 4, at 3 and 4 ranks; 88% once at a load
+ * average of 50 on 2 cores).  The bound lies between the two, and what is
+ * judged is the plan of most steps: a wrong look is wrong at every exchange,
+ * so it puts every step from the first exchange on beyond the bound, where a
+ * delayed wake spoils one exchange's steps. */
+#define SPLIT_STEPS 16
 #define SPLIT_PER_RANK 16
 #define SPLIT_NS_PER_SAMPLE 2000000L /* 32 ms a step: long against a crowded machine's wake delays */
 #define SPLIT_MOST_OFF 0.5       /* most a rank's batch may be off its equal share */
@@ -139,7 +142,7 @@ START_TEST(test_compute_after_the_first_call_counts)
     const int P = mpi_size(), r = mpi_rank();
     omnibatch_options opt;
     omnibatch_t ctx = NULL;
-    long plan[64], worst_at = -1;
+    long plan[64], worst_at = -1, beyond = 0;
     double worst = 0.0;
 
     ck_assert_int_le(P, 64);
@@ -157,22 +160,28 @@ START_TEST(test_compute_after_the_first_call_counts)
         mpi_sleep_ns(0 == r ? 0 : st.count * SPLIT_NS_PER_SAMPLE * 7 / 8);
         OB_CK_OK(omnibatch_allreduce_gradient(ctx, &g[1], &sum[1], 1, MPI_DOUBLE));
         OB_CK_OK(omnibatch_get_plan(ctx, plan, P));
+        double step_worst = 0.0;
+
         for (int i = 0; i < P; i++) {
             double off = (double) (plan[i] > SPLIT_PER_RANK ? plan[i] - SPLIT_PER_RANK : SPLIT_PER_RANK - plan[i])
                          / (double) SPLIT_PER_RANK;
 
-            if (off > worst) {
-                worst = off;
-                worst_at = k;
-            }
+            step_worst = off > step_worst ? off : step_worst;
         }
+        if (step_worst > worst) {
+            worst = step_worst;
+            worst_at = k;
+        }
+        beyond += step_worst > SPLIT_MOST_OFF;
     }
     if (0 == r) {
-        printf("compute after the first gradient call: the plan's farthest from equal %.0f%% (step %ld)\n",
-               100.0 * worst, worst_at);
+        printf("compute after the first gradient call: the plan's farthest from equal %.0f%% (step %ld), "
+               "%ld of %d steps beyond %.0f%%\n",
+               100.0 * worst, worst_at, beyond, SPLIT_STEPS, 100.0 * SPLIT_MOST_OFF);
     }
-    ck_assert_msg(worst <= SPLIT_MOST_OFF, "rank %d: a batch %.0f%% off equal at step %ld", r, 100.0 * worst,
-                  worst_at);
+    ck_assert_msg(2 * beyond <= SPLIT_STEPS, "rank %d: a batch more than %.0f%% off equal at %ld of %d steps "
+                  "(the farthest %.0f%%, at step %ld)", r, 100.0 * SPLIT_MOST_OFF, beyond, SPLIT_STEPS,
+                  100.0 * worst, worst_at);
     OB_CK_OK(omnibatch_destroy(&ctx));
 }
 END_TEST
