@@ -545,8 +545,12 @@ static int ob_sim_ask(ob_sim_stealer *s, int i, double t, double free)
     return ob_sim_push(s, ask);
 }
 
-/* Rank i has nothing of its own at time t: what a helper gave it, else its
- * node, else the answer it waits for, else a helper, else it stops. */
+static int ob_sim_on_decide(ob_sim_stealer *s, int i, double t, int again);
+
+/* Rank i has nothing of its own at time t: what a helper gave it (decided
+ * on as its own range: a gift given while it was busy may be late by now),
+ * else its node, else the answer it waits for, else a helper, else it
+ * stops. */
 static int ob_sim_thief(ob_sim_stealer *s, int i, double t)
 {
     ob_sim_worker *k = &s->wk[i];
@@ -556,7 +560,11 @@ static int ob_sim_thief(ob_sim_stealer *s, int i, double t)
 
     if (k->gifts > 0) {
         k->gifts--;
-        return ob_sim_work_on(s, i, k->gift_lo[k->gifts], k->gift_hi[k->gifts], t);
+        k->next = k->gift_lo[k->gifts];
+        k->end = k->gift_hi[k->gifts];
+        k->tries = 0;
+        k->state = OB_SIM_W_DECIDE;
+        return ob_sim_on_decide(s, i, t, 0);
     }
     int rc = ob_sim_steal_in_node(s, i, t, &got);
     if (OMNIBATCH_SUCCESS != rc || got) {
