@@ -101,7 +101,6 @@ typedef struct ob_sim_node {
     double level;                /* when the node's unclaimed samples are done (seconds into the step) */
     double at;                   /* when it was computed */
     double speed;                /* samples per second of the ranks that take part in it */
-    double fastest;              /* the least seconds per sample among them */
     unsigned ver;                /* bumped whenever samples move in or out of the node, or a rank leaves or
                                   * rejoins: the level is then computed anew */
     unsigned level_ver;
@@ -391,10 +390,8 @@ static int ob_sim_node_level(ob_sim_stealer *s, int h, double t, double *level)
     nd->level = t + (double) g->level * 1e-9;
     nd->at = t;
     nd->speed = 0.0;
-    nd->fastest = HUGE_VAL;
     for (int m = 0; m < g->n; m++) {
         const double r = (double) g->rate[m] * 1e-9;
-        nd->fastest = r < nd->fastest ? r : nd->fastest;
         nd->speed += (double) g->avail[m] < (double) g->level ? 1.0 / r : 0.0;
     }
     nd->level_ver = nd->ver;

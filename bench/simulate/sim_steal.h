@@ -14,9 +14,10 @@
  *   - Before the end game (the last 15% of the expected step) a rank works
  *     its chunks without looking; from then on, and before its range's last
  *     chunk, it decides at each boundary: a chunk within its quota, or, with
- *     quota 0, it leaves its tail to the others (its word stays as it is)
- *     and takes back what is still there at the latest time the node's
- *     fastest rank could end it by the level.
+ *     quota 0, it leaves its tail (its word stays as it is) to a rank of its
+ *     node that would end its next chunk sooner than it would, and decides
+ *     again when that rank is free; when none would, it works on it.  A
+ *     range a helper gave it while it was busy it decides on alike.
  *   - A rank whose own range is empty steals in its node at once (one
  *     compare-and-swap on the victim's word, lat_node seconds): its quota,
  *     from the tail of the rank furthest beyond its own.
