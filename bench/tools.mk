@@ -21,6 +21,9 @@ noinst_PROGRAMS += %reldir%/simulate/simulate
 	%reldir%/simulate/sim_decide.h %reldir%/simulate/sim_decide.c \
 	%reldir%/simulate/sim_report.h %reldir%/simulate/sim_report.c \
 	%reldir%/simulate/sim_false.h %reldir%/simulate/sim_false.c \
+	%reldir%/simulate/sim_chunked.h %reldir%/simulate/sim_chunked.c \
+	%reldir%/simulate/sim_steal.h %reldir%/simulate/sim_steal.c \
+	%reldir%/simulate/sim_work.h %reldir%/simulate/sim_work.c \
 	%reldir%/simulate/sim_random.h %reldir%/simulate/sim_random.c \
 	%reldir%/simulate/sim_speeds.h %reldir%/simulate/sim_speeds.c \
 	%reldir%/simulate/sim_omnilearn.h %reldir%/simulate/sim_omnilearn.c \

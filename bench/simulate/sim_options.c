@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ob_chunk.h"
 #include "ob_config.h"
 #include "sim_options.h"
 
@@ -64,7 +65,26 @@ static void ob_sim_usage(FILE *f)
           "                      spikes X times slower (GC pauses; default 0,10: none)\n"
           "  --levels S,F        with --false-changes: the change detector's alarm levels on the\n"
           "                      slow and the fast side, in standard deviations (default: the\n"
-          "                      library's for each P; 0 keeps a side's)\n", f);
+          "                      library's for each P; 0 keeps a side's)\n"
+          "  --steal on|off      also work each step in chunks with stealing and print it beside the\n"
+          "                      plan alone and the per-step oracle (default off: the table above alone)\n"
+          "  --node-size N       with --steal: ranks per node (default 32)\n"
+          "  --lat-node S        with --steal: seconds of an in-node steal, one compare-and-swap on the\n"
+          "                      victim's word (default 1.6e-7, bench/results/probe.md)\n"
+          "  --lat-net S         with --steal: seconds of a request's round trip between nodes\n"
+          "                      (default 2.6e-5, probe.md: two-sided across hosts, answered at once)\n"
+          "  --answer A          with --steal: a request is answered at the helper's next chunk\n"
+          "                      boundary (boundary, default) or on arrival by a progress thread (thread)\n"
+          "  --chunk-cost S      with --steal: seconds of one chunk call (default 1e-6)\n"
+          "  --chunk-divisor N   with --steal: a chunk is 1/N of the samples left (default 4) ...\n"
+          "  --chunk-floor N     ... and at least N samples (default 1) ...\n"
+          "  --chunk-floor-time S  ... and at least S seconds at the rank's expected speed (default 0)\n"
+          "  --helpers N         with --steal: requests a busy rank sends to other nodes in the end\n"
+          "                      game, a step (default 4)\n"
+          "  --asks N            with --steal: an idle rank stops after N requests in a row that\n"
+          "                      brought no work (default 1)\n"
+          "  --slow-at F         with --steal: slow10's and vanish's ranks slow down after this fraction\n"
+          "                      of their step (default 0.5)\n", f);
 }
 
 static void ob_sim_die(const char *name, const char *value, const char *allowed)
@@ -210,6 +230,22 @@ static void ob_sim_set_pool(ob_sim_opts *o, const char *a, const char *v)
     o->pool = 0 == strcmp(v, "on");
 }
 
+static void ob_sim_set_steal(ob_sim_opts *o, const char *a, const char *v)
+{
+    if (0 != strcmp(v, "on") && 0 != strcmp(v, "off")) {
+        ob_sim_die(a, v, "on or off");
+    }
+    o->steal = 0 == strcmp(v, "on");
+}
+
+static void ob_sim_set_answer(ob_sim_opts *o, const char *a, const char *v)
+{
+    if (0 != strcmp(v, "boundary") && 0 != strcmp(v, "thread")) {
+        ob_sim_die(a, v, "boundary or thread");
+    }
+    o->answer_at_once = 0 == strcmp(v, "thread");
+}
+
 static void ob_sim_set_summary(ob_sim_opts *o, const char *a, const char *v)
 {
     (void) a;
@@ -272,6 +308,18 @@ static const ob_sim_option ob_sim_options[] = {
     OB_SIM_LONG("--false-changes", false_steps, 1, 1000000000L),
     OB_SIM_OTHER("--spikes", ob_sim_set_spikes),
     OB_SIM_OTHER("--levels", ob_sim_set_levels),
+    OB_SIM_OTHER("--steal", ob_sim_set_steal),
+    OB_SIM_LONG("--node-size", node_size, 1, 1 << 20),
+    OB_SIM_LONG("--helpers", helpers, 0, 1 << 20),
+    OB_SIM_LONG("--asks", asks, 0, 1 << 20),
+    OB_SIM_LONG("--chunk-divisor", chunk_divisor, 1, 1000000),
+    OB_SIM_LONG("--chunk-floor", chunk_floor, 1, 1000000),
+    OB_SIM_DOUBLE("--lat-node", lat_node, 0.0, 1.0),
+    OB_SIM_DOUBLE("--lat-net", lat_net, 0.0, 1.0),
+    OB_SIM_DOUBLE("--chunk-cost", chunk_cost, 0.0, 1.0),
+    OB_SIM_DOUBLE("--chunk-floor-time", floor_time, 0.0, 10.0),
+    OB_SIM_DOUBLE("--slow-at", slow_at, 0.0, 1.0),
+    OB_SIM_OTHER("--answer", ob_sim_set_answer),
 };
 #define OB_SIM_NOPTIONS ((int) (sizeof ob_sim_options / sizeof ob_sim_options[0]))
 
@@ -306,6 +354,17 @@ static void ob_sim_defaults(ob_sim_opts *o)
     o->spike_factor = 10.0;
     o->level_slow = 0.0;
     o->level_fast = 0.0;
+    o->steal = 0;
+    o->node_size = 32;
+    o->helpers = 4;
+    o->asks = 1;
+    o->chunk_divisor = OB_CHUNK_DEFAULT_DIVISOR;
+    o->chunk_floor = OB_CHUNK_DEFAULT_FLOOR;
+    o->lat_node = 1.6e-7;
+    o->lat_net = 2.6e-5;
+    o->chunk_cost = 1e-6;
+    o->floor_time = 0.0;
+    o->slow_at = 0.5;
 }
 
 static void ob_sim_unknown(const char *a)

@@ -76,6 +76,18 @@ typedef struct ob_sim_opts {
     int planner_auto;            /* the library's choice by P instead (OMNIBATCH_PLANNER=auto) */
     double latency;              /* seconds per hop of a collective */
     double bandwidth;            /* bytes per second */
+    int steal;                   /* --steal on: each step also worked in chunks with stealing (sim_steal.h) */
+    long node_size;              /* ranks per node */
+    long helpers;                /* requests a busy rank sends to other nodes in the end game, a step */
+    long asks;                   /* requests an idle rank sends in a row that bring no work */
+    long chunk_divisor;          /* a chunk is 1 / divisor of what is left ... */
+    long chunk_floor;            /* ... and at least this many samples */
+    double lat_node;             /* seconds of an in-node steal */
+    double lat_net;              /* seconds of a network round trip */
+    double chunk_cost;           /* seconds of one chunk call */
+    double floor_time;           /* seconds a chunk takes at the least (0: only the floor in samples) */
+    double slow_at;              /* the event strikes after this fraction of the rank's step */
+    int answer_at_once;          /* --answer thread: requests answered on arrival */
 } ob_sim_opts;
 
 /**

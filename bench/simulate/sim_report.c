@@ -23,6 +23,39 @@ static const char *ob_sim_count_text(long v, char *buf, size_t size)
     return buf;
 }
 
+/* What the columns of --steal on mean, and its settings. */
+static void ob_sim_print_steal_header(const ob_sim_opts *o)
+{
+    printf("  --steal on: every step also worked in chunks with stealing on the same plan and the same true\n"
+           "  times; the timing noise above is then each step's true speed of each rank, and the event strikes\n"
+           "  mid-step (after %g of the rank's step).  pso = the per-step oracle: the split of whole samples\n"
+           "  chosen knowing each step's true times (water-filling on them); pfloor = its mean over the same in\n"
+           "  real numbers of samples.  steal / plain / static = the mean step with stealing,\n"
+           "  of the plan alone, of the equal split, over the last quarter; ev-stl / ev-pln = the event's step\n"
+           "  with stealing / of the plan alone (- for none); moved = samples taken by thieves per step, in\n"
+           "  percent of B; chunks = chunks per rank per step.  %ld ranks a node; a chunk is 1/%ld of what is\n"
+           "  left, at least %ld samples, and costs %g s; an in-node steal %g s; across nodes a request\n"
+           "  answered %s plus a round trip of %g s; a busy rank offers its\n"
+           "  time to %ld helpers a step, an idle one stops after %ld requests in a row that bring nothing.\n",
+           o->slow_at, o->node_size, o->chunk_divisor, o->chunk_floor, o->chunk_cost, o->lat_node,
+           o->answer_at_once ? "on arrival (a progress thread)" : "at the helper's next chunk boundary", o->lat_net,
+           o->helpers, o->asks);
+}
+
+/* A row's --steal on cells. */
+static void ob_sim_print_steal_cells(const ob_sim_result *r)
+{
+    char ev_s[32] = "-";
+    char ev_p[32] = "-";
+
+    if (r->steal_event >= 0.0) {
+        snprintf(ev_s, sizeof ev_s, "%.3f", r->steal_event);
+        snprintf(ev_p, sizeof ev_p, "%.3f", r->plain_event);
+    }
+    printf(" %7.3f %7.3f %7.3f %7s %7s %6.2f %6.1f %6.3f", r->steal_steady, r->plain_steady, r->static_steady, ev_s,
+           ev_p, 100.0 * r->moved, r->chunks, r->step_floor);
+}
+
 void ob_sim_print_header(const ob_sim_opts *o)
 {
     printf("simulate: the controller alone (no MPI); rank i takes (alpha + beta*b) / s_i seconds for b samples,\n"
@@ -59,17 +92,28 @@ void ob_sim_print_header(const ob_sim_opts *o)
            "  alone against the collectives' results); coll = collectives per decision (mean, cmax = most),\n"
            "  KB = bytes per rank per decision;\n"
            "  lat = emulated decision latency (collectives + cmp).\n", o->latency, o->bandwidth);
-    printf("\n%-8s %6s %4s %5s %8s %8s %5s %4s %8s %8s %6s %5s %4s %7s %6s %7s %6s %7s %7s %9s %9s %7s %7s\n",
+    if (o->steal) {
+        ob_sim_print_steal_header(o);
+    }
+    printf("\n%-8s %6s %4s %5s %8s %8s %5s %4s %8s %8s %6s %5s %4s %7s %6s %7s %6s %7s %7s %9s %9s %7s %7s",
            "scenario", "P", "plan", "steps", "cmp-mean", "cmp-max", "coll", "cmax", "KB", "lat-mean", "settle", "conv",
            "chg", "steady", "floor", "nf-stdy", "nf-set", "static", "recover", "OL-steady", "OL-sum-B", "OL-rec",
            "wall-s");
-    printf("%-8s %6s %4s %5s %8s %8s %5s %4s %8s %8s %6s %5s %4s %7s %6s %7s %6s %7s %7s %9s %9s %7s %7s\n", "", "",
+    if (o->steal) {
+        printf(" %7s %7s %7s %7s %7s %6s %6s %6s", "steal", "plain", "static", "ev-stl", "ev-pln", "moved", "chunks",
+               "pfloor");
+    }
+    printf("\n%-8s %6s %4s %5s %8s %8s %5s %4s %8s %8s %6s %5s %4s %7s %6s %7s %6s %7s %7s %9s %9s %7s %7s", "", "",
            "", "", "ms", "ms", "/dec", "", "/rank", "ms", "dec", "dec", "", "/orc", "", "/orc", "dec", "/orc", "steps",
            "/orc", "", "steps", "");
+    if (o->steal) {
+        printf(" %7s %7s %7s %7s %7s %6s %6s %6s", "/pso", "/pso", "/pso", "/pso", "/pso", "%B", "/rank", "");
+    }
+    printf("\n");
     fflush(stdout);
 }
 
-void ob_sim_print_row(const ob_sim_result *r)
+void ob_sim_print_row(const ob_sim_opts *o, const ob_sim_result *r)
 {
     char b1[32];
     char b2[32];
@@ -79,14 +123,64 @@ void ob_sim_print_row(const ob_sim_result *r)
     char excess[32];
     snprintf(excess, sizeof excess, "+%.1f%%", 100.0 * (double) r->ol_excess_max / (double) r->B);
     printf("%-8s %6d %4s %5ld %8.3f %8.3f %5.1f %4ld %8.2f %8.3f %6s %5s %4ld %7.3f %6.3f %7.3f %6s %7.3f %7s %9.3f "
-           "%9s %7s %7.2f\n", r->sc->name, r->P, OB_SIM_CENTRAL == r->planner ? "cen" : "dist", r->steps,
+           "%9s %7s %7.2f", r->sc->name, r->P, OB_SIM_CENTRAL == r->planner ? "cen" : "dist", r->steps,
            1e3 * r->dec_mean_s, 1e3 * r->dec_max_s, r->coll_mean, r->coll_max, r->bytes_mean / 1024.0,
            1e3 * r->lat_mean_s, ob_sim_count_text(r->settle, b1, sizeof b1),
            ob_sim_count_text(r->converge, b2, sizeof b2), r->changes, r->steady, r->floor, r->nf_steady,
            ob_sim_count_text(r->nf_settle, b5, sizeof b5), r->statik,
            ob_sim_count_text(r->recover, b3, sizeof b3), r->ol_steady, excess,
            ob_sim_count_text(r->ol_recover, b4, sizeof b4), r->wall_s);
+    if (o->steal) {
+        ob_sim_print_steal_cells(r);
+    }
+    printf("\n");
     fflush(stdout);
+}
+
+/* One run's JSON object ("," after it unless \p last). */
+static void ob_sim_write_run(FILE *f, const ob_sim_opts *o, const ob_sim_result *r, int last)
+{
+    /* -1: never reached; null: not applicable. */
+    char rec[32];
+    char olrec[32];
+    if (-2 == r->recover) {
+        strcpy(rec, "null");
+        strcpy(olrec, "null");
+    } else {
+        snprintf(rec, sizeof rec, "%ld", r->recover);
+        snprintf(olrec, sizeof olrec, "%ld", r->ol_recover);
+    }
+    fprintf(f, "    {\"planner\": \"%s\", \"collectives_mean\": %.3f, \"collectives_max\": %ld, "
+               "\"bytes_per_rank_mean\": %.1f, \"latency_ms_mean\": %.6f, \"latency_ms_max\": %.6f, ",
+            OB_SIM_CENTRAL == r->planner ? "central" : "distributed", r->coll_mean, r->coll_max, r->bytes_mean,
+            1e3 * r->lat_mean_s, 1e3 * r->lat_max_s);
+    fprintf(f, "\"scenario\": \"%s\", \"ranks\": %d, \"global_batch\": %ld, \"steps\": %ld, "
+               "\"change_step\": %ld, \"decisions\": %ld, \"plan_changes\": %ld, "
+               "\"decision_ms_mean\": %.6f, \"decision_ms_max\": %.6f, \"settle_decisions\": %ld, "
+               "\"converge_decisions\": %ld, \"steady_over_oracle\": %.6f, \"floor_over_oracle\": %.6f, "
+               "\"noise_floor_steady_over_oracle\": %.6f, \"noise_floor_settle_decisions\": %ld, "
+               "\"static_over_oracle\": %.6f, \"recover_steps\": %s, \"omnilearn_steady_over_oracle\": %.6f, "
+               "\"omnilearn_sum_excess_max\": %ld, \"omnilearn_sum_excess_fraction\": %.6f, "
+               "\"omnilearn_recover_steps\": %s, ",
+            r->sc->name, r->P, r->B, r->steps, r->change_step, r->decisions, r->changes,
+            1e3 * r->dec_mean_s, 1e3 * r->dec_max_s, r->settle, r->converge, r->steady, r->floor,
+            r->nf_steady, r->nf_settle, r->statik, rec, r->ol_steady, r->ol_excess_max,
+            (double) r->ol_excess_max / (double) r->B, olrec);
+    if (o->steal) {
+        char ev_s[32] = "null";
+        char ev_p[32] = "null";
+        if (r->steal_event >= 0.0) {
+            snprintf(ev_s, sizeof ev_s, "%.6f", r->steal_event);
+            snprintf(ev_p, sizeof ev_p, "%.6f", r->plain_event);
+        }
+        fprintf(f, "\"steal_steady_over_step_oracle\": %.6f, \"plain_steady_over_step_oracle\": %.6f, "
+                   "\"static_steady_over_step_oracle\": %.6f, \"steal_event_over_step_oracle\": %s, "
+                   "\"plain_event_over_step_oracle\": %s, \"moved_fraction\": %.6f, \"chunks_per_rank\": %.3f, "
+                   "\"step_oracle_whole_over_real\": %.6f, \"steal_samples_once\": %ld, ",
+                r->steal_steady, r->plain_steady, r->static_steady, ev_s, ev_p, r->moved, r->chunks, r->step_floor,
+                r->steal_once);
+    }
+    fprintf(f, "\"wall_s\": %.3f}%s\n", r->wall_s, last ? "" : ",");
 }
 
 int ob_sim_write_summary(const ob_sim_opts *o, const ob_sim_result *r, int n, double total_s)
@@ -101,39 +195,21 @@ int ob_sim_write_summary(const ob_sim_opts *o, const ob_sim_result *r, int n, do
                "\"seed\": %llu, "
                "\"batch_per_rank\": %ld, \"period\": %ld, \"gain\": %g, \"deadband\": %g, \"forget\": %g, "
                "\"omnilearn_epoch\": %ld, \"steps\": %ld, \"big_steps\": %ld, \"change_at\": %g, "
-               "\"converged\": %g, \"recovered\": %g},\n",
+               "\"converged\": %g, \"recovered\": %g",
             o->alpha, o->beta, o->noise, o->noise_uniform ? "uniform" : "normal", (unsigned long long) o->seed,
             o->batch_per_rank, o->period, o->gain,
             o->deadband, o->forget, o->epoch, o->steps, o->big_steps, o->change_at, OB_SIM_CONVERGED,
             OB_SIM_RECOVERED);
-    fprintf(f, "  \"runs\": [\n");
+    if (o->steal) {
+        fprintf(f, ", \"steal\": {\"node_size\": %ld, \"chunk_divisor\": %ld, \"chunk_floor\": %ld, "
+                   "\"chunk_cost\": %g, \"lat_node\": %g, \"lat_net\": %g, \"answer\": \"%s\", \"helpers\": %ld, "
+                   "\"asks\": %ld, \"slow_at\": %g}",
+                o->node_size, o->chunk_divisor, o->chunk_floor, o->chunk_cost, o->lat_node, o->lat_net,
+                o->answer_at_once ? "thread" : "boundary", o->helpers, o->asks, o->slow_at);
+    }
+    fprintf(f, "},\n  \"runs\": [\n");
     for (int k = 0; k < n; k++) {
-        /* -1: never reached; null: not applicable. */
-        char rec[32];
-        char olrec[32];
-        if (-2 == r[k].recover) {
-            strcpy(rec, "null");
-            strcpy(olrec, "null");
-        } else {
-            snprintf(rec, sizeof rec, "%ld", r[k].recover);
-            snprintf(olrec, sizeof olrec, "%ld", r[k].ol_recover);
-        }
-        fprintf(f, "    {\"planner\": \"%s\", \"collectives_mean\": %.3f, \"collectives_max\": %ld, "
-                   "\"bytes_per_rank_mean\": %.1f, \"latency_ms_mean\": %.6f, \"latency_ms_max\": %.6f, ",
-                OB_SIM_CENTRAL == r[k].planner ? "central" : "distributed", r[k].coll_mean, r[k].coll_max, r[k].bytes_mean,
-                1e3 * r[k].lat_mean_s, 1e3 * r[k].lat_max_s);
-        fprintf(f, "\"scenario\": \"%s\", \"ranks\": %d, \"global_batch\": %ld, \"steps\": %ld, "
-                   "\"change_step\": %ld, \"decisions\": %ld, \"plan_changes\": %ld, "
-                   "\"decision_ms_mean\": %.6f, \"decision_ms_max\": %.6f, \"settle_decisions\": %ld, "
-                   "\"converge_decisions\": %ld, \"steady_over_oracle\": %.6f, \"floor_over_oracle\": %.6f, "
-                   "\"noise_floor_steady_over_oracle\": %.6f, \"noise_floor_settle_decisions\": %ld, "
-                   "\"static_over_oracle\": %.6f, \"recover_steps\": %s, \"omnilearn_steady_over_oracle\": %.6f, "
-                   "\"omnilearn_sum_excess_max\": %ld, \"omnilearn_sum_excess_fraction\": %.6f, "
-                   "\"omnilearn_recover_steps\": %s, \"wall_s\": %.3f}%s\n",
-                r[k].sc->name, r[k].P, r[k].B, r[k].steps, r[k].change_step, r[k].decisions, r[k].changes,
-                1e3 * r[k].dec_mean_s, 1e3 * r[k].dec_max_s, r[k].settle, r[k].converge, r[k].steady, r[k].floor,
-                r[k].nf_steady, r[k].nf_settle, r[k].statik, rec, r[k].ol_steady, r[k].ol_excess_max,
-                (double) r[k].ol_excess_max / (double) r[k].B, olrec, r[k].wall_s, k + 1 < n ? "," : "");
+        ob_sim_write_run(f, o, &r[k], k + 1 == n);
     }
     fprintf(f, "  ],\n  \"wall_s\": %.3f\n}\n", total_s);
     if (0 != fclose(f)) {

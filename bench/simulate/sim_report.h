@@ -14,7 +14,7 @@
 void ob_sim_print_header(const ob_sim_opts *o);
 
 /** \brief One run's row of the table. */
-void ob_sim_print_row(const ob_sim_result *r);
+void ob_sim_print_row(const ob_sim_opts *o, const ob_sim_result *r);
 
 /**
  * \brief The \p n runs of \p r as JSON into o->summary.

@@ -20,6 +20,7 @@
 #include "ob_error.h"
 #include "ob_estimator.h"
 #include "ob_planner.h"
+#include "sim_chunked.h"
 #include "sim_clock.h"
 #include "sim_decide.h"
 #include "sim_metrics.h"
@@ -83,6 +84,9 @@ typedef struct ob_sim_state {
     ob_controller ctl;
     int have_ctl;
     ob_sim_decider dz;
+    double *noise;               /* this step's factor of each rank's time */
+    ob_sim_chunked *chunked;     /* --steal on: the step worked in chunks too */
+    ob_sim_event_at event;       /* this step's event (n = 0: none) */
     long since_exchange;
     long ol_since;
     long ol_excess_max;
@@ -154,7 +158,8 @@ static int ob_sim_state_alloc(ob_sim_state *st)
     st->ol_oracle = malloc(n * sizeof *st->ol_oracle);
     st->dec_ratio = malloc((size_t) st->max_dec * sizeof *st->dec_ratio);
     st->dec_changed = calloc((size_t) st->max_dec, sizeof *st->dec_changed);
-    if (NULL == st->speed || NULL == st->truth || NULL == st->est || NULL == st->rec || NULL == st->acc ||
+    st->noise = malloc(P * sizeof *st->noise);
+    if (NULL == st->noise || NULL == st->speed || NULL == st->truth || NULL == st->est || NULL == st->rec || NULL == st->acc ||
         NULL == st->ol_acc || NULL == st->ol_b || NULL == st->scratch || NULL == st->idx || NULL == st->iscratch ||
         NULL == st->step_ratio || NULL == st->step_oracle || NULL == st->ol_ratio || NULL == st->ol_oracle ||
         NULL == st->dec_ratio || NULL == st->dec_changed) {
@@ -185,6 +190,8 @@ static void ob_sim_state_free(ob_sim_state *st)
     free(st->ol_oracle);
     free(st->dec_ratio);
     free(st->dec_changed);
+    free(st->noise);
+    ob_sim_chunked_free(st->chunked);
 }
 
 /* The scenario's speeds, its true models and their yardsticks. */
@@ -238,7 +245,7 @@ static int ob_sim_start_policies(ob_sim_state *st, ob_sim_planner planner)
     }
     ob_sim_equal_split(st->P, st->B, st->ol_b);
     st->dec_ratio[0] = ob_sim_step_time(st->truth, st->P, st->ctl.plan) / st->phase.integer;
-    return OMNIBATCH_SUCCESS;
+    return o->steal ? ob_sim_chunked_new(o, st->P, st->B, st->steps, &st->chunked) : OMNIBATCH_SUCCESS;
 }
 
 /* The scenario's event: a random 10% of ranks 2x slower, or one 20x. */
@@ -251,7 +258,8 @@ static int ob_sim_apply_event(ob_sim_state *st)
     if (OMNIBATCH_SUCCESS != rc) {
         return rc;
     }
-    ob_sim_slow_down(st->speed, st->idx, n, slow10 ? 2.0 : 20.0);
+    st->event = (ob_sim_event_at) { st->idx, n, slow10 ? 2.0 : 20.0 };
+    ob_sim_slow_down(st->speed, st->idx, n, st->event.factor);
     ob_sim_models(st->o, st->P, st->B, st->speed, st->truth);
     return ob_sim_phase_of(st->truth, st->P, st->B, st->scratch, &st->phase);
 }
@@ -287,7 +295,8 @@ static void ob_sim_run_step(ob_sim_state *st, long k)
 
     for (int i = 0; i < st->P; i++) {
         const double ti = truth[i].alpha + truth[i].beta * (double) plan[i];
-        const double measured = ti * ob_sim_noise_of(st->o, &st->rng_ob);
+        st->noise[i] = ob_sim_noise_of(st->o, &st->rng_ob);
+        const double measured = ti * st->noise[i];
         ob_estimator_add(&st->est[i], (double) plan[i], measured);
         st->acc[i] += measured;
         t_ob = ti > t_ob ? ti : t_ob;
@@ -362,6 +371,13 @@ static int ob_sim_step(ob_sim_state *st, long k)
         return rc;
     }
     ob_sim_run_step(st, k);
+    if (NULL != st->chunked) {
+        rc = ob_sim_chunked_step(st->chunked, k, st->truth, st->noise, st->ctl.plan, &st->event, st->phase.oracle);
+        st->event.n = 0;
+    }
+    if (OMNIBATCH_SUCCESS != rc) {
+        return rc;
+    }
     return 0 == (k + 1) % st->o->period ? ob_sim_exchange(st, k) : OMNIBATCH_SUCCESS;
 }
 
@@ -454,6 +470,9 @@ static void ob_sim_conclude(const ob_sim_state *st, ob_sim_planner planner, ob_s
     res->lat_mean_s = c->decisions > 0 ? c->lat_sum / n : 0.0;
     res->lat_max_s = c->lat_max;
     res->ol_excess_max = st->ol_excess_max;
+    if (NULL != st->chunked) {
+        ob_sim_chunked_conclude(st->chunked, st->change, res);
+    }
 }
 
 int ob_sim_run(const ob_sim_opts *o, const ob_sim_scenario *sc, int P, ob_sim_planner planner,

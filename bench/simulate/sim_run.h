@@ -42,6 +42,16 @@ typedef struct ob_sim_result {
     long ol_excess_max;          /* largest sum b - B over the run */
     long ol_recover;
     double wall_s;
+    /* --steal on: over the last quarter, against the per-step oracle (whole samples) */
+    double steal_steady;         /* mean step worked in chunks with stealing / per-step oracle */
+    double plain_steady;         /* mean step of the plan alone (no stealing) / per-step oracle */
+    double static_steady;        /* mean step of the equal split / per-step oracle */
+    double steal_event;          /* the event's step with stealing / its per-step oracle (-1: none) */
+    double plain_event;          /* and the plan alone */
+    double moved;                /* mean samples taken by thieves per step / B */
+    double chunks;               /* mean chunks per rank per step */
+    double step_floor;           /* mean per-step oracle in whole samples / in real numbers */
+    long steal_once;             /* samples done exactly once with stealing, over all steps (steps * B) */
 } ob_sim_result;
 
 /**

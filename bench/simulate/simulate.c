@@ -56,7 +56,7 @@ static int ob_sim_scenario_runs(const ob_sim_opts *o, int k, ob_sim_result *resu
                 status = 1;
                 continue;
             }
-            ob_sim_print_row(&results[*n]);
+            ob_sim_print_row(o, &results[*n]);
             (*n)++;
         }
     }

@@ -7,7 +7,9 @@
 #include "config.h"
 
 #include <stddef.h>
+#include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "ob_chunk.h"
 #include "ob_error.h"
@@ -31,104 +33,224 @@ int ob_chunk_policy_check(const ob_chunk_policy *p)
     return OMNIBATCH_SUCCESS;
 }
 
-long ob_chunk_next(const ob_chunk_policy *p, long left)
+/* ceil(base / divisor) rounded up to the granularity, at least the floor, at most left. */
+static long ob_chunk_cut(const ob_chunk_policy *p, long base, long left)
 {
-    if (left <= 0) {
-        return 0;
-    }
     const long g = p->granularity;
-    long c = left / p->divisor + (0 != left % p->divisor ? 1 : 0);
+    long c = base / p->divisor + (0 != base % p->divisor ? 1 : 0);
 
     c = (c / g + (0 != c % g ? 1 : 0)) * g;
     c = c < p->floor ? p->floor : c;
     return c < left ? c : left;
 }
 
-/* ---- a thief's share ------------------------------------------------------ */
-
-/* Whether every time a share of the tail can give fits in 63 bits. */
-static int ob_chunk_view_fits(const ob_chunk_view *v)
+long ob_chunk_next(const ob_chunk_policy *p, long left)
 {
-    int64_t victim_all;
-    int64_t thief_all;
-    int64_t rates;
-
-    return !__builtin_mul_overflow((int64_t) v->left, v->victim_ns, &victim_all)
-           && !__builtin_add_overflow(victim_all, v->victim_busy_ns, &victim_all)
-           && !__builtin_mul_overflow((int64_t) v->left, v->thief_ns, &thief_all)
-           && !__builtin_add_overflow(thief_all, v->thief_delay_ns, &thief_all)
-           && !__builtin_add_overflow(v->victim_ns, v->thief_ns, &rates);
+    return left <= 0 ? 0 : ob_chunk_cut(p, left, left);
 }
 
-static int ob_chunk_view_check(const ob_chunk_view *v)
+long ob_chunk_next_until(const ob_chunk_policy *p, long left, int64_t own_ns, int64_t until_ns)
 {
-    if (NULL == v) {
-        return ob_fail(OMNIBATCH_ERR_ARG, "chunk steal: view NULL");
+    if (left <= 0) {
+        return 0;
     }
-    if (v->left < 0 || v->victim_busy_ns < 0 || v->thief_delay_ns < 0) {
-        return ob_fail(OMNIBATCH_ERR_ARG, "chunk steal: left=%ld victim_busy_ns=%lld thief_delay_ns=%lld: "
-                       "expected all >= 0", v->left, (long long) v->victim_busy_ns, (long long) v->thief_delay_ns);
+    const int64_t own = own_ns < 1 ? 1 : own_ns;
+    const int64_t can = until_ns <= 0 ? 0 : until_ns / own;
+    return ob_chunk_cut(p, can < (int64_t) left ? (long) can : left, left);
+}
+
+/* ---- the level and a thief's share --------------------------------------- */
+
+#define OB_CHUNK_MAX_AVAIL (INT64_C(1) << 60)
+#define OB_CHUNK_MAX_RATE (INT64_C(1) << 36)
+#define OB_CHUNK_MAX_SAMPLES (1L << 24)
+
+static int ob_chunk_level_check(int n, const int64_t *avail_ns, const int64_t *ns_per_sample, long samples)
+{
+    if (n < 1 || NULL == avail_ns || NULL == ns_per_sample) {
+        return ob_fail(OMNIBATCH_ERR_ARG, "chunk level: n=%d: expected >= 1 ranks with their times", n);
     }
-    if (v->victim_ns < 1 || v->thief_ns < 1) {
-        return ob_fail(OMNIBATCH_ERR_ARG, "chunk steal: victim_ns=%lld thief_ns=%lld: expected both >= 1",
-                       (long long) v->victim_ns, (long long) v->thief_ns);
+    if (samples >= OB_CHUNK_MAX_SAMPLES) {
+        return ob_fail(OMNIBATCH_ERR_ARG, "chunk level: samples=%ld: expected < %ld", samples, OB_CHUNK_MAX_SAMPLES);
     }
-    if (!ob_chunk_view_fits(v)) {
-        return ob_fail(OMNIBATCH_ERR_ARG, "chunk steal: left=%ld at victim_ns=%lld or thief_ns=%lld: expected "
-                       "the tail's time to fit in 63 bits of nanoseconds", v->left, (long long) v->victim_ns,
-                       (long long) v->thief_ns);
+    for (int j = 0; j < n; j++) {
+        if (avail_ns[j] < 0 || avail_ns[j] >= OB_CHUNK_MAX_AVAIL || ns_per_sample[j] < 1
+            || ns_per_sample[j] >= OB_CHUNK_MAX_RATE) {
+            return ob_fail(OMNIBATCH_ERR_ARG, "chunk level: rank %d: avail_ns=%lld ns_per_sample=%lld: expected "
+                           "avail_ns in [0, 2^60) and ns_per_sample in [1, 2^36)", j, (long long) avail_ns[j],
+                           (long long) ns_per_sample[j]);
+        }
     }
     return OMNIBATCH_SUCCESS;
 }
 
-/* When both are done if the thief takes s (checked: no overflow). */
-static int64_t ob_chunk_both_done(const ob_chunk_view *v, long s)
+/* Every rank's quota at T and their sum. */
+static long ob_chunk_quotas(int n, const int64_t *avail_ns, const int64_t *ns_per_sample, int64_t T, long *quota)
 {
-    const int64_t victim = v->victim_busy_ns + (int64_t) (v->left - s) * v->victim_ns;
-    const int64_t thief = v->thief_delay_ns + (int64_t) s * v->thief_ns;
-    return victim > thief ? victim : thief;
-}
-
-/* The better of shares a and b (the earlier finish, the smaller share on a tie). */
-static long ob_chunk_better(const ob_chunk_view *v, long a, long b)
-{
-    const int64_t ta = ob_chunk_both_done(v, a);
-    const int64_t tb = ob_chunk_both_done(v, b);
-    if (ta != tb) {
-        return ta < tb ? a : b;
+    long sum = 0;
+    for (int j = 0; j < n; j++) {
+        quota[j] = T > avail_ns[j] ? (long) ((T - avail_ns[j]) / ns_per_sample[j]) : 0;
+        sum += quota[j];
     }
-    return a < b ? a : b;
+    return sum;
 }
 
-int ob_chunk_steal(const ob_chunk_policy *p, const ob_chunk_view *v, long *take)
+/* The continuous water level, in floating point: only where the exact
+ * search starts.  Ranks free at or after the level take no part in it.
+ * \p inv: every rank's samples per ns. */
+static double ob_chunk_level_estimate(int n, const int64_t *avail_ns, const double *inv, long samples)
 {
-    const int rc = ob_chunk_view_check(v);
+    double T = HUGE_VAL;
+
+    for (int round = 0; round <= n; round++) {
+        double rate_sum = 0.0;
+        double work = (double) samples;
+        for (int j = 0; j < n; j++) {
+            if ((double) avail_ns[j] < T) {
+                rate_sum += inv[j];
+                work += (double) avail_ns[j] * inv[j];
+            }
+        }
+        const double next = work / rate_sum;
+        if (!(next < T)) {
+            break;
+        }
+        T = next;
+    }
+    return T;
+}
+
+/* Sift heap slot k down: heap[] holds rank indices, the soonest end on top. */
+static void ob_chunk_sift(int *heap, int n, int k, const int64_t *ends)
+{
+    for (;;) {
+        int c = 2 * k + 1;
+        if (c >= n) {
+            return;
+        }
+        if (c + 1 < n && ends[heap[c + 1]] < ends[heap[c]]) {
+            c++;
+        }
+        if (ends[heap[k]] <= ends[heap[c]]) {
+            return;
+        }
+        const int tmp = heap[k];
+        heap[k] = heap[c];
+        heap[c] = tmp;
+        k = c;
+    }
+}
+
+/* From quotas below the level summing to sum < samples, with \p ends every
+ * rank's next sample's end: one sample's end at a time, the soonest first
+ * (a heap of the n ranks), to the least T that holds them; then the ranks
+ * whose next sample ends at T exactly count it too. */
+static int64_t ob_chunk_level_up(int n, const int64_t *ns_per_sample, long samples, long sum, long *quota,
+                                 int64_t *ends, int *heap)
+{
+    int64_t T = 0;
+
+    for (int j = 0; j < n; j++) {
+        heap[j] = j;
+    }
+    for (int k = n / 2 - 1; k >= 0; k--) {
+        ob_chunk_sift(heap, n, k, ends);
+    }
+    while (sum < samples) {
+        const int soonest = heap[0];
+        T = ends[soonest];
+        ends[soonest] += ns_per_sample[soonest];
+        quota[soonest]++;
+        sum++;
+        ob_chunk_sift(heap, n, 0, ends);
+    }
+    for (int j = 0; j < n; j++) {
+        quota[j] += ends[j] == T;
+    }
+    return T;
+}
+
+/* Scratch for a level of n ranks. */
+typedef struct ob_chunk_scratch {
+    double *inv;                 /* samples per ns */
+    int64_t *ends;               /* when each rank's next sample ends */
+    int *heap;
+} ob_chunk_scratch;
+
+static int64_t ob_chunk_level_in(int n, const int64_t *avail_ns, const int64_t *ns_per_sample, long samples,
+                                 long *quota, const ob_chunk_scratch *w)
+{
+    double *inv = w->inv;
+    int64_t *ends = w->ends;
+    int64_t max_rate = 1;
+
+    for (int j = 0; j < n; j++) {
+        inv[j] = 1.0 / (double) ns_per_sample[j];
+        max_rate = ns_per_sample[j] > max_rate ? ns_per_sample[j] : max_rate;
+    }
+    /* Start below the level: the estimate, less a sample of the slowest
+     * rank each time the quotas there already reach it. */
+    int64_t T = (int64_t) ob_chunk_level_estimate(n, avail_ns, inv, samples);
+    long sum = ob_chunk_quotas(n, avail_ns, ns_per_sample, T, quota);
+    while (sum >= samples && T > 0) {
+        T = T > max_rate ? T - max_rate : 0;
+        sum = ob_chunk_quotas(n, avail_ns, ns_per_sample, T, quota);
+    }
+    for (int j = 0; j < n; j++) {
+        ends[j] = avail_ns[j] + (int64_t) (quota[j] + 1) * ns_per_sample[j];
+    }
+    return ob_chunk_level_up(n, ns_per_sample, samples, sum, quota, ends, w->heap);
+}
+
+/* Groups up to this size are levelled without allocating (a node's ranks). */
+#define OB_CHUNK_STACK_RANKS 128
+
+int ob_chunk_level(int n, const int64_t *avail_ns, const int64_t *ns_per_sample, long samples, int64_t *level_ns,
+                   long *quota)
+{
+    double inv_stack[OB_CHUNK_STACK_RANKS];
+    int64_t ends_stack[OB_CHUNK_STACK_RANKS];
+    int heap_stack[OB_CHUNK_STACK_RANKS];
+    ob_chunk_scratch w = { inv_stack, ends_stack, heap_stack };
+    int rc = ob_chunk_level_check(n, avail_ns, ns_per_sample, samples);
+
     if (OMNIBATCH_SUCCESS != rc) {
         return rc;
     }
-    *take = 0;
-    if (0 == v->left) {
+    if (samples <= 0) {
+        *level_ns = 0;
+        (void) ob_chunk_quotas(n, avail_ns, ns_per_sample, 0, quota);
         return OMNIBATCH_SUCCESS;
     }
-    const long g = p->granularity;
-    const long top = v->left / g * g;     /* the largest multiple of the granularity allowed */
-    /* The share that equalises the finishes, continuous: the finish time
-     * max(...) is convex in s, least near it, so its two neighbours among
-     * the allowed shares and the whole tail are the only candidates. */
-    const int64_t gap = v->victim_busy_ns + (int64_t) v->left * v->victim_ns - v->thief_delay_ns;
-    const long even = gap > 0 ? (long) (gap / (v->victim_ns + v->thief_ns)) : 0;
-    long best = v->left;
+    if (n <= OB_CHUNK_STACK_RANKS) {
+        *level_ns = ob_chunk_level_in(n, avail_ns, ns_per_sample, samples, quota, &w);
+        return OMNIBATCH_SUCCESS;
+    }
+    w.inv = malloc((size_t) n * sizeof *w.inv);
+    w.ends = malloc((size_t) n * sizeof *w.ends);
+    w.heap = malloc((size_t) n * sizeof *w.heap);
+    if (NULL != w.inv && NULL != w.ends && NULL != w.heap) {
+        *level_ns = ob_chunk_level_in(n, avail_ns, ns_per_sample, samples, quota, &w);
+    } else {
+        rc = ob_fail(OMNIBATCH_ERR_NOMEM, "chunk level: %d ranks", n);
+    }
+    free(w.inv);
+    free(w.ends);
+    free(w.heap);
+    return rc;
+}
 
-    if (top >= p->floor) {
-        long down = even / g * g;
-        down = down < p->floor ? p->floor : (down > top ? top : down);
-        const long up = down + g <= top ? down + g : down;
-        best = ob_chunk_better(v, ob_chunk_better(v, down, up), best);
+long ob_chunk_share(const ob_chunk_policy *p, long tail, long excess, long quota)
+{
+    if (tail <= 0 || excess <= 0 || quota <= 0) {
+        return 0;
     }
-    if (ob_chunk_both_done(v, best) < ob_chunk_both_done(v, 0)) {
-        *take = best;
+    const long want = excess < quota ? excess : quota;
+    const long s = want / p->granularity * p->granularity;
+    if (s >= p->floor) {
+        return s;
     }
-    return OMNIBATCH_SUCCESS;
+    return want == tail && tail < p->floor ? tail : 0;
 }
 
 /* ---- whom to ask ---------------------------------------------------------- */

@@ -4,17 +4,21 @@
  * Work that moves inside a step: the policy, without MPI or atomics, that
  * the API's chunked step and bench/simulate share.  A rank works its range
  * of the step in chunks taken from the front, each a fraction of what is
- * left (guided self-scheduling), so the chunks shrink toward the end of the
- * range and the part of a rank's range that is neither done nor in flight
- * stays large enough to be taken while there is time to take it.  Once its
- * own range is empty a rank takes a share from the *tail* of a slower
- * rank's range, as much as makes both finish together; it asks its node's
- * ranks first, then a few peers in other nodes (FlexRR's helper groups,
- * Harlap et al., SoCC 2016), in an order fixed by rank, layout and seed.
+ * left (guided self-scheduling), or of what it can do before the step's
+ * expected end, so the chunks shrink toward the end of the range and the
+ * part of a rank's range that is neither done nor in flight stays large
+ * enough to be taken while there is time to take it.  Who should do what is
+ * left is the water level of a group's unclaimed samples (its node's, read
+ * from the words in shared memory; a node's and one remote thief's, when a
+ * helper answers): every rank's quota of them.  A rank with nothing left
+ * takes from the *tail* of the rank furthest beyond its quota, at most its
+ * own quota; it asks its node's ranks first, then a few peers in other
+ * nodes (FlexRR's helper groups, Harlap et al., SoCC 2016), in an order
+ * fixed by rank, layout and seed.
  *
- * Everything here is integer arithmetic and deterministic: the same
- * arguments give the same answer on every rank and machine.  Times are
- * nanoseconds (int64_t), sizes samples (long).
+ * Sizes are integers and every answer is deterministic: the same arguments
+ * give the same answer on every rank and machine.  Times are nanoseconds
+ * (int64_t), sizes samples (long).
  */
 #ifndef OB_CHUNK_H
 #define OB_CHUNK_H
@@ -54,34 +58,64 @@ int ob_chunk_policy_check(const ob_chunk_policy *p);
  */
 long ob_chunk_next(const ob_chunk_policy *p, long left);
 
-/** A thief's view of a victim's range, and of itself. */
-typedef struct ob_chunk_view {
-    long left;                   /**< victim's samples neither done nor in flight (the tail's length) */
-    int64_t victim_busy_ns;      /**< until the victim's chunk in flight ends (0: none in flight) */
-    int64_t victim_ns;           /**< victim's nanoseconds per sample (> 0) */
-    int64_t thief_delay_ns;      /**< until the thief can start on what it takes (the steal's latency) */
-    int64_t thief_ns;            /**< thief's nanoseconds per sample (> 0) */
-} ob_chunk_view;
+/**
+ * \brief ob_chunk_next() guided by time: the fraction is taken of what the rank can do before
+ *        the step's expected end rather than of all it has left.
+ *
+ * ceil(min(left, until_ns / own_ns) / divisor), rounded up to the granularity, at least the
+ * floor, at most \p left.  A rank on time cuts its range as ob_chunk_next() does; a rank
+ * behind (more left than it can do by the expected end) takes smaller chunks, so that more of
+ * its range stays in its tail, where thieves can take it, and its chunk in flight does not
+ * run long past the end; past the expected end (until_ns <= 0) every chunk is the floor.
+ * Never larger than ob_chunk_next(p, left), and never grows while left and until_ns shrink.
+ *
+ * \param[in] own_ns    the rank's nanoseconds per sample (< 1: taken as 1).
+ * \param[in] until_ns  nanoseconds until the step's expected end.
+ */
+long ob_chunk_next_until(const ob_chunk_policy *p, long left, int64_t own_ns, int64_t until_ns);
+
+/**
+ * \brief The water level of a group's unclaimed samples, and each rank's quota of them.
+ *
+ * Rank j of the \p n is free for more work avail_ns[j] from now and then does a sample every
+ * ns_per_sample[j].  The level is the least time T (from now) by which the group can do
+ * \p samples whole samples: the least T with
+ *     sum_j quota_j(T) >= samples,  quota_j(T) = max(0, floor((T - avail_ns[j]) / ns_per_sample[j])),
+ * found exactly in integers (a floating-point estimate only picks where to start).  quota[j] is
+ * rank j's term at that T: the samples the best split of the group's work gives it.  They sum to
+ * \p samples but when several ranks' next samples end at T exactly, then a little more.  This is
+ * the per-step oracle's water-filling on what is left of the step: a rank whose quota is below
+ * what it holds is behind (its excess is for thieves), a rank with a quota and nothing left is a
+ * thief, a rank with quota 0 should start nothing more.
+ *
+ * \param[in]  n              ranks, >= 1.
+ * \param[in]  avail_ns       n times in [0, 2^60).
+ * \param[in]  ns_per_sample  n rates in [1, 2^36) (a sample of up to about a minute).
+ * \param[in]  samples        the group's unclaimed samples, < 2^24 (<= 0: none; level 0, quotas 0).
+ * \param[out] level_ns       T.
+ * \param[out] quota          n quotas.
+ * \return OMNIBATCH_SUCCESS; OMNIBATCH_ERR_ARG naming the first argument out of range;
+ *         OMNIBATCH_ERR_NOMEM (only above 128 ranks, which need scratch memory).
+ */
+int ob_chunk_level(int n, const int64_t *avail_ns, const int64_t *ns_per_sample, long samples, int64_t *level_ns,
+                   long *quota);
 
 /**
  * \brief How many samples a thief takes from the tail of a victim's range.
  *
- * The share s that makes both finish earliest together: the least of
- * max(victim_busy + (left - s) * victim_ns, thief_delay + s * thief_ns) over the shares allowed,
- * which are the multiples of the granularity in [floor, left], and left itself (the whole
- * tail, also when it is shorter than the floor).  A share is taken only when it makes that
- * maximum smaller than the victim's finish without the steal; equal maxima go to the smaller
- * share.  So the thief never takes more than the victim has left, never a share that would
- * finish after the victim would have, and the victim's remainder stays a multiple of the
- * granularity when its tail was one.
+ * min(excess, quota): the victim's tail beyond its own quota, and at most the thief's quota
+ * (ob_chunk_level()), rounded down to the granularity; nothing when that is below the floor,
+ * unless it is the victim's whole tail, shorter than the floor.  So a thief never takes more than
+ * the victim has left nor more than the level gives it, and the victim's remainder keeps the
+ * granularity when its tail had it.
  *
- * \param[in]  p     a checked policy.
- * \param[in]  v     left >= 0; victim_busy_ns, thief_delay_ns >= 0; victim_ns, thief_ns > 0.
- * \param[out] take  the share, in [0, v->left]; 0: no share helps.
- * \return OMNIBATCH_SUCCESS; OMNIBATCH_ERR_ARG naming the field out of range, or when a time
- *         does not fit in 63 bits of nanoseconds.
+ * \param[in] p       a checked policy.
+ * \param[in] tail    the victim's samples neither done nor in flight.
+ * \param[in] excess  of them, those beyond its quota (<= tail).
+ * \param[in] quota   the thief's quota.
+ * \return the share, in [0, min(excess, quota)]; 0 when any argument is <= 0.
  */
-int ob_chunk_steal(const ob_chunk_policy *p, const ob_chunk_view *v, long *take);
+long ob_chunk_share(const ob_chunk_policy *p, long tail, long excess, long quota);
 
 /** Where ranks are: numbered node by node, \p per_node to a node (the last may hold fewer). */
 typedef struct ob_chunk_layout {

@@ -14,11 +14,14 @@
 
 #include "ob_check_run.h"
 #include "omnibatch.h"
+#include "ob_error.h"
 #include "sim_metrics.h"
 #include "sim_omnilearn.h"
 #include "sim_oracle.h"
 #include "sim_random.h"
 #include "sim_speeds.h"
+#include "sim_steal.h"
+#include "sim_work.h"
 
 /* ---- random ---------------------------------------------------------- */
 
@@ -524,6 +527,202 @@ static Suite *make_sim_metrics_suite(void)
     return s;
 }
 
+/* ---- a step worked in chunks with stealing ------------------------------- */
+
+/* A rank of this step: fixed cost a, b seconds a sample, no slowdown; the
+ * others expect what it truly does. */
+static ob_sim_work sim_rank(double a, double b)
+{
+    return (ob_sim_work) { a, b, HUGE_VAL, 1.0, a, b };
+}
+
+START_TEST(test_work_end_counts_the_slowdown)
+{
+    const ob_sim_work w = { 0.0, 1.0, 1.0, 2.0, 0.0, 1.0 };
+    ck_assert_double_eq(ob_sim_work_end(&w, 0.0, 0.5), 0.5);    /* all before it */
+    ck_assert_double_eq(ob_sim_work_end(&w, 0.0, 3.0), 5.0);    /* 1 s at speed, 2 s of work at half */
+    ck_assert_double_eq(ob_sim_work_end(&w, 2.0, 1.0), 4.0);    /* all after it */
+}
+END_TEST
+
+START_TEST(test_step_oracle_by_hand)
+{
+    ob_sim_work w[2] = { sim_rank(0.0, 1.0), sim_rank(0.0, 3.0) };
+    double T;
+    /* Whole samples: by T = 3 the ranks do 3 + 1, below it 2 + 0; real numbers: T + T/3 = 3. */
+    ck_assert_int_eq(ob_sim_work_optimum(w, 2, 3, 1, &T), OMNIBATCH_SUCCESS);
+    ck_assert_double_eq_tol(T, 3.0, 1e-12);
+    ck_assert_int_eq(ob_sim_work_optimum(w, 2, 3, 0, &T), OMNIBATCH_SUCCESS);
+    ck_assert_double_eq_tol(T, 2.25, 1e-12);
+    /* One rank slowed 2x after 1 s: 3 samples end at 1 + 2 * 2 = 5. */
+    w[0].slow_at = 1.0;
+    w[0].slow_factor = 2.0;
+    ck_assert_int_eq(ob_sim_work_optimum(w, 1, 3, 1, &T), OMNIBATCH_SUCCESS);
+    ck_assert_double_eq_tol(T, 5.0, 1e-12);
+    ck_assert_int_eq(ob_sim_work_optimum(w, 0, 3, 1, &T), OMNIBATCH_ERR_ARG);
+    ck_assert_int_eq(ob_sim_work_optimum(w, 2, 0, 1, &T), OMNIBATCH_ERR_ARG);
+}
+END_TEST
+
+START_TEST(test_step_oracle_is_the_least_time_that_holds_the_batch)
+{
+    enum { P = 7 };
+    const long B = 100;
+    ob_sim_work w[P];
+    ob_sim_rng r;
+
+    ob_sim_rng_seed(&r, 5);
+    for (int i = 0; i < P; i++) {
+        w[i] = sim_rank(0.01 * ob_sim_rng_uniform(&r), 0.001 + 0.004 * ob_sim_rng_uniform(&r));
+    }
+    double T;
+    ck_assert_int_eq(ob_sim_work_optimum(w, P, B, 1, &T), OMNIBATCH_SUCCESS);
+    long at = 0;
+    long below = 0;
+    for (int i = 0; i < P; i++) {
+        const double b = floor((T - w[i].alpha) / w[i].beta);
+        const double bb = floor((T * (1.0 - 1e-9) - w[i].alpha) / w[i].beta);
+        at += b > 0.0 ? (long) b : 0;
+        below += bb > 0.0 ? (long) bb : 0;
+    }
+    ck_assert_int_ge(at, B);
+    ck_assert_int_lt(below, B);
+}
+END_TEST
+
+static ob_sim_steal_params sim_steal_params(int per_node, int thread)
+{
+    /* probe.md: a compare-and-swap 0.16 us in a node, a request's round trip 26 us across hosts. */
+    return (ob_sim_steal_params) { { 1, 1, 4 }, per_node, 4, 1, 1.6e-7, 2.6e-5, 1e-6, 0.0, thread, 1 };
+}
+
+/* P ranks of 10% noise around one speed; B samples in an equal split. */
+static void sim_noisy_step(int P, long B, uint64_t seed, ob_sim_work *w, long *plan)
+{
+    ob_sim_rng r;
+
+    ob_sim_rng_seed(&r, seed);
+    for (int i = 0; i < P; i++) {
+        const double n = ob_sim_noise(&r, 0.1);
+        w[i] = sim_rank(0.01 * n, 0.001 * n);
+        w[i].alpha_hint = 0.01;
+        w[i].beta_hint = 0.001;
+        plan[i] = B / P + (i < B % P ? 1 : 0);
+    }
+}
+
+/* Stealing ends the step within 3% of the per-step oracle (the plan alone: the slowest rank's
+ * noise, about 25% at 64 ranks), every sample once (else the step fails), whichever way helpers
+ * answer. */
+START_TEST(test_stealing_lands_near_the_step_oracle)
+{
+    enum { P = 64 };
+    const long B = 64 * P;
+    ob_sim_work w[P];
+    long plan[P];
+
+    for (int thread = 0; thread <= 1; thread++) {
+        const ob_sim_steal_params sp = sim_steal_params(8, thread);
+        ob_sim_stealer *s = NULL;
+        ob_sim_steal_result res;
+        double oracle;
+
+        sim_noisy_step(P, B, 11 + (uint64_t) thread, w, plan);
+        ck_assert_int_eq(ob_sim_stealer_new(P, B, &sp, &s), OMNIBATCH_SUCCESS);
+        ck_assert_int_eq(ob_sim_work_optimum(w, P, B, 1, &oracle), OMNIBATCH_SUCCESS);
+        ck_assert_int_eq(ob_sim_steal_step(s, plan, w, 0.01 + 0.001 * (double) B / P, &res), OMNIBATCH_SUCCESS);
+        ck_assert_double_ge(res.time, oracle * (1.0 - 1e-12));
+        ck_assert_double_le(res.time, 1.03 * oracle);
+        ck_assert_double_gt(ob_sim_work_time(w, P, plan), 1.1 * oracle);
+        ck_assert_int_gt(res.moved, 0);
+        ck_assert_int_ge(res.chunks, P);
+        ck_assert_int_gt(res.asks, 0);
+        ob_sim_stealer_free(s);
+    }
+}
+END_TEST
+
+/* A rank that drops to 1/20 of its speed halfway through its step: the others take its tail
+ * (the plan alone takes about nine times the oracle, stealing 1.4 times: the chunk the rank
+ * had in flight when it slowed is not done again by another, so it is the last thing left). */
+START_TEST(test_stealing_takes_the_tail_of_a_rank_slowed_mid_step)
+{
+    enum { P = 16 };
+    const long B = 64 * P;
+    const ob_sim_steal_params sp = sim_steal_params(4, 0);
+    ob_sim_work w[P];
+    long plan[P];
+    ob_sim_stealer *s = NULL;
+    ob_sim_steal_result res;
+    double oracle;
+
+    sim_noisy_step(P, B, 3, w, plan);
+    w[5].slow_at = 0.5 * (w[5].alpha + w[5].beta * (double) plan[5]);
+    w[5].slow_factor = 20.0;
+    ck_assert_int_eq(ob_sim_stealer_new(P, B, &sp, &s), OMNIBATCH_SUCCESS);
+    ck_assert_int_eq(ob_sim_work_optimum(w, P, B, 1, &oracle), OMNIBATCH_SUCCESS);
+    ck_assert_int_eq(ob_sim_steal_step(s, plan, w, 0.074, &res), OMNIBATCH_SUCCESS);
+    ck_assert_double_ge(res.time, oracle * (1.0 - 1e-12));
+    ck_assert_double_gt(ob_sim_work_time(w, P, plan), 5.0 * oracle);
+    ck_assert_double_le(res.time, 0.25 * ob_sim_work_time(w, P, plan));
+    ob_sim_stealer_free(s);
+}
+END_TEST
+
+/* One rank alone: nobody to steal from or ask; its range in chunks, then it stops. */
+START_TEST(test_one_rank_works_its_range_alone)
+{
+    const ob_sim_steal_params sp = sim_steal_params(32, 0);
+    const ob_sim_work w = sim_rank(0.01, 0.001);
+    const long plan = 64;
+    ob_sim_stealer *s = NULL;
+    ob_sim_steal_result res;
+
+    ck_assert_int_eq(ob_sim_stealer_new(1, 64, &sp, &s), OMNIBATCH_SUCCESS);
+    ck_assert_int_eq(ob_sim_steal_step(s, &plan, &w, 0.074, &res), OMNIBATCH_SUCCESS);
+    ck_assert_int_eq(res.moved, 0);
+    ck_assert_int_eq(res.asks, 0);
+    ck_assert_double_eq_tol(res.time, 0.074 + (double) res.chunks * 1e-6, 1e-12);
+    ob_sim_stealer_free(s);
+}
+END_TEST
+
+START_TEST(test_stealer_refuses_bad_settings_and_plans)
+{
+    ob_sim_steal_params sp = sim_steal_params(4, 0);
+    const ob_sim_work w[2] = { sim_rank(0.0, 1.0), sim_rank(0.0, 1.0) };
+    const long short_plan[2] = { 3, 4 };
+    ob_sim_stealer *s = NULL;
+    ob_sim_steal_result res;
+
+    ck_assert_int_eq(ob_sim_stealer_new(2, 8, &sp, &s), OMNIBATCH_SUCCESS);
+    ck_assert_int_eq(ob_sim_steal_step(s, short_plan, w, 4.0, &res), OMNIBATCH_ERR_ARG);
+    ck_assert_ptr_nonnull(strstr(ob_last_error(), "plan sums to 7: expected B=8"));
+    ob_sim_stealer_free(s);
+    sp.lat_net = -1.0;
+    ck_assert_int_eq(ob_sim_stealer_new(2, 8, &sp, &s), OMNIBATCH_ERR_ARG);
+    ck_assert_ptr_null(s);
+    sp = sim_steal_params(0, 0);
+    ck_assert_int_eq(ob_sim_stealer_new(2, 8, &sp, &s), OMNIBATCH_ERR_ARG);
+    ck_assert_ptr_nonnull(strstr(ob_last_error(), "per_node=0"));
+}
+END_TEST
+
+static Suite *make_sim_steal_suite(void)
+{
+    Suite *s = suite_create("sim_steal");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, test_work_end_counts_the_slowdown);
+    tcase_add_test(tc, test_step_oracle_by_hand);
+    tcase_add_test(tc, test_step_oracle_is_the_least_time_that_holds_the_batch);
+    tcase_add_test(tc, test_stealing_lands_near_the_step_oracle);
+    tcase_add_test(tc, test_stealing_takes_the_tail_of_a_rank_slowed_mid_step);
+    tcase_add_test(tc, test_one_rank_works_its_range_alone);
+    tcase_add_test(tc, test_stealer_refuses_bad_settings_and_plans);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
 int main(void)
 {
     SRunner *sr = srunner_create(make_sim_random_suite());
@@ -531,6 +730,7 @@ int main(void)
     srunner_add_suite(sr, make_sim_omnilearn_suite());
     srunner_add_suite(sr, make_sim_oracle_suite());
     srunner_add_suite(sr, make_sim_metrics_suite());
+    srunner_add_suite(sr, make_sim_steal_suite());
     srunner_run_all(sr, CK_NORMAL);
     const int failed = ob_check_failed(sr);
     srunner_free(sr);

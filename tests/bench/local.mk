@@ -20,7 +20,9 @@ check_PROGRAMS += %reldir%/check_sim
 	bench/simulate/sim_speeds.h bench/simulate/sim_speeds.c \
 	bench/simulate/sim_omnilearn.h bench/simulate/sim_omnilearn.c \
 	bench/simulate/sim_oracle.h bench/simulate/sim_oracle.c \
-	bench/simulate/sim_metrics.h bench/simulate/sim_metrics.c
+	bench/simulate/sim_metrics.h bench/simulate/sim_metrics.c \
+	bench/simulate/sim_work.h bench/simulate/sim_work.c \
+	bench/simulate/sim_steal.h bench/simulate/sim_steal.c
 %canon_reldir%_check_sim_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/bench/simulate
 %canon_reldir%_check_sim_CFLAGS = $(OB_CORE_TEST_CFLAGS)
 %canon_reldir%_check_sim_LDADD = $(OB_CORE_TEST_LDADD)

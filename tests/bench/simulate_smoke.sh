@@ -70,4 +70,36 @@ for bad in "--levels 3" "--levels 3," "--levels ,3" "--levels 3,4x" "--spikes 0.
     opt=${bad%% *}
     grep -q "^simulate: $opt='${bad#* }': expected " "$work/bad" || { cat "$work/bad"; fail "no clear line for $bad"; }
 done
+# --steal on: each step also worked in chunks with stealing, beside the plan alone, against the
+# per-step oracle.  A step where a sample was not done exactly once fails the run; the summary
+# counts the samples found done once, which must be every sample of every step.  The per-step
+# oracle is a lower bound: no step with stealing is below it.
+"$builddir/bench/simulate/simulate" --ranks 64 --steps 40 --epoch 10 --planner central --node-size 8 \
+    --scenarios uniform,hl4,slow10 --steal on --summary "$work/steal.json" >"$work/steal" 2>&1 \
+    || { cat "$work/steal"; fail "simulate --steal on failed"; }
+cat "$work/steal"
+grep -q '^scenario .* wall-s  *steal  *plain  *static  *ev-stl  *ev-pln  *moved  *chunks  *pfloor$' "$work/steal" \
+    || fail "no stealing columns in the header"
+for sc in uniform hl4 slow10; do
+    awk -v sc="$sc" '$1 == sc && $2 == 64 && NF == 31 && $24 + 0 >= 1 && $24 + 0 <= $25 + 0 && $26 + 0 >= 1 \
+            && $29 + 0 > 0 && $30 + 0 >= 1 && $31 + 0 >= 1 { found = 1 }
+        END { exit !found }' "$work/steal" || fail "no stealing row for $sc (or steal below the oracle or above the plan)"
+done
+awk '$1 == "uniform" && $27 == "-" { u = 1 } $1 == "slow10" && $27 + 0 >= 1 { s = 1 } END { exit !(u && s) }' \
+    "$work/steal" || fail "the event's step with stealing: not shown for slow10 alone"
+n=$(grep -c '"steal_samples_once": 163840,' "$work/steal.json" || true)
+[ "$n" -eq 3 ] || fail "$n runs with every sample of 40 steps of B=4096 done once, expected 3"
+grep -q '"steal": {"node_size": 8, ' "$work/steal.json" || fail "summary lacks the stealing settings"
+# --steal off is the table without stealing, the same figures (the measured times aside).
+"$builddir/bench/simulate/simulate" --ranks 16 --steps 40 --epoch 10 --scenarios hl4,vanish >"$work/none" 2>&1 \
+    || fail "simulate failed"
+"$builddir/bench/simulate/simulate" --ranks 16 --steps 40 --epoch 10 --scenarios hl4,vanish --steal off \
+    >"$work/off" 2>&1 || fail "simulate --steal off failed"
+figures() { awk '$2 == 16 { $5 = $6 = $10 = $23 = "t"; print }' "$1"; }
+[ -n "$(figures "$work/off")" ] || fail "no rows with --steal off"
+[ "$(figures "$work/off")" = "$(figures "$work/none")" ] || fail "--steal off changed the table"
+if "$builddir/bench/simulate/simulate" --steal maybe >"$work/bad" 2>&1; then
+    fail "--steal maybe was accepted"
+fi
+grep -q "^simulate: --steal='maybe': expected on or off" "$work/bad" || { cat "$work/bad"; fail "no clear line for a bad --steal"; }
 echo "simulate_smoke: ok"

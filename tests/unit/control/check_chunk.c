@@ -2,10 +2,11 @@
  * Copyright (c) 2026 The omnibatch authors.
  *
  * The chunked step's policy: a range's chunks sum to it exactly, shrink,
- * keep the granularity and the floor, also while thieves take its tail; a
- * thief's share is the best one allowed, never more than is left, never
- * one that finishes later; every other rank is asked exactly once, the
- * node's first.
+ * keep the granularity and the floor, also while thieves take its tail; the
+ * level is the least time that holds a group's samples, every rank's quota
+ * its share of them; a thief's share is never more than the excess nor its
+ * quota, granularity and floor kept; every other rank is asked exactly once,
+ * the node's first.
  */
 #include "config.h"
 
@@ -81,6 +82,17 @@ static void assert_chunk_bounds(const ob_chunk_policy *p, long left, long c)
         ck_assert_int_eq(c % p->granularity, 0);
         /* and no more than the fraction rounded up to the granularity, or the floor */
         ck_assert_int_le(c, want + p->granularity - 1 > p->floor ? want + p->granularity - 1 : p->floor);
+    }
+}
+
+/* A chunk by time obeys the floor, the granularity and the range. */
+static void assert_chunk_bounds_floor(const ob_chunk_policy *p, long left, long c)
+{
+    ck_assert_int_ge(c, 1);
+    ck_assert_int_le(c, left);
+    if (c < left) {
+        ck_assert_int_ge(c, p->floor);
+        ck_assert_int_eq(c % p->granularity, 0);
     }
 }
 
@@ -168,49 +180,143 @@ START_TEST(test_chunks_shrink_while_thieves_take_the_tail)
 }
 END_TEST
 
-/* ---- a thief's share ------------------------------------------------------ */
-
-static int64_t both_done(const ob_chunk_view *v, long s)
+START_TEST(test_chunks_by_time_cut_a_late_rank_smaller)
 {
-    const int64_t victim = v->victim_busy_ns + (int64_t) (v->left - s) * v->victim_ns;
-    const int64_t thief = v->thief_delay_ns + (int64_t) s * v->thief_ns;
-    return victim > thief ? victim : thief;
+    const ob_chunk_policy *p = &policies[0];
+    /* on time (64 samples of 1 ms, 64 ms to go): as ob_chunk_next */
+    ck_assert_int_eq(ob_chunk_next_until(p, 64, 1000000, 64000000), 16);
+    ck_assert_int_eq(ob_chunk_next_until(p, 64, 1000000, 1000000000), 16);
+    /* behind: 20 ms to go, so a quarter of 20 samples */
+    ck_assert_int_eq(ob_chunk_next_until(p, 64, 1000000, 20000000), 5);
+    /* past the end, or nothing to go: the floor */
+    ck_assert_int_eq(ob_chunk_next_until(p, 64, 1000000, 0), 1);
+    ck_assert_int_eq(ob_chunk_next_until(p, 64, 1000000, -5), 1);
+    ck_assert_int_eq(ob_chunk_next_until(&policies[2], 64, 1000000, -5), 16);
+    ck_assert_int_eq(ob_chunk_next_until(p, 0, 1000000, 5), 0);
+    ck_assert_int_eq(ob_chunk_next_until(p, 3, 0, 100), 1);   /* a rate below 1 ns is 1 ns */
+    /* never above the plain guided size; never grows as the range and the time shrink */
+    for (int rep = 0; rep < 2000; rep++) {
+        const ob_chunk_policy *q = &policies[test_below(NPOLICIES)];
+        long left = 1 + test_below(500);
+        int64_t until = (int64_t) test_below(300000000) - 10000000;
+        const int64_t own = 1 + test_below(5000000);
+        long last = left + 1;
+        while (left > 0) {
+            const long c = ob_chunk_next_until(q, left, own, until);
+            ck_assert_int_le(c, ob_chunk_next(q, left));
+            assert_chunk_bounds_floor(q, left, c);
+            ck_assert_int_le(c, last);
+            last = c;
+            left -= c;
+            until -= (int64_t) c * own;
+        }
+    }
 }
+END_TEST
 
-/* Every share allowed, tried one by one: the best, smaller on a tie; 0 unless it beats none. */
-static long brute_share(const ob_chunk_policy *p, const ob_chunk_view *v)
+/* ---- the level and a thief's share --------------------------------------- */
+
+/* The least T with sum_j max(0, floor((T - a_j) / r_j)) >= R, by trying every sample's end. */
+static int64_t brute_level(int n, const int64_t *a, const int64_t *r, long R)
 {
-    long best = 0;
-    for (long s = 1; s <= v->left; s++) {
-        const int allowed = s == v->left || (s >= p->floor && 0 == s % p->granularity);
-        if (allowed && both_done(v, s) < both_done(v, best)) {
-            best = s;
+    int64_t best = INT64_MAX;
+    for (int j = 0; j < n; j++) {
+        for (long k = 1; k <= R; k++) {
+            const int64_t T = a[j] + k * r[j];
+            long sum = 0;
+            for (int q = 0; q < n; q++) {
+                sum += T > a[q] ? (long) ((T - a[q]) / r[q]) : 0;
+            }
+            if (sum >= R && T < best) {
+                best = T;
+            }
         }
     }
     return best;
 }
 
-START_TEST(test_share_is_the_best_allowed)
+START_TEST(test_level_is_the_least_time_that_holds_the_samples)
 {
-    for (int rep = 0; rep < 20000; rep++) {
-        const ob_chunk_policy *p = &policies[test_below(NPOLICIES)];
-        ob_chunk_view v;
-        v.left = test_below(300);
-        v.victim_busy_ns = 0 == test_below(4) ? 0 : test_below(50000000);
-        v.victim_ns = 1 + test_below(5000000);
-        v.thief_delay_ns = test_below(4) ? test_below(100000) : test_below(100000000);
-        v.thief_ns = 1 + test_below(5000000);
-        long take = -1;
-        ck_assert_int_eq(ob_chunk_steal(p, &v, &take), OMNIBATCH_SUCCESS);
-        ck_assert_int_ge(take, 0);
-        ck_assert_int_le(take, v.left);
-        ck_assert_int_eq(take, brute_share(p, &v));
-        if (take > 0) {
-            /* it helps: both are done before the victim alone would be */
-            ck_assert(both_done(&v, take) < both_done(&v, 0));
-            ck_assert(take == v.left || (take >= p->floor && 0 == take % p->granularity));
+    enum { N = 9 };
+    int64_t a[N];
+    int64_t r[N];
+    long quota[N];
+    for (int rep = 0; rep < 3000; rep++) {
+        const int n = 1 + (int) test_below(N);
+        const long R = 1 + test_below(60);
+        for (int j = 0; j < n; j++) {
+            a[j] = 0 == test_below(3) ? 0 : test_below(20000000);
+            r[j] = 1 + test_below(0 == test_below(4) ? 20 : 5000000);
+        }
+        int64_t T = -1;
+        ck_assert_int_eq(ob_chunk_level(n, a, r, R, &T, quota), OMNIBATCH_SUCCESS);
+        ck_assert_int_eq(T, brute_level(n, a, r, R));
+        long sum = 0;
+        long ties = 0;
+        for (int j = 0; j < n; j++) {
+            ck_assert_int_ge(quota[j], 0);
+            ck_assert_int_eq(quota[j], T > a[j] ? (long) ((T - a[j]) / r[j]) : 0);
+            sum += quota[j];
+            ties += quota[j] > 0 && 0 == (T - a[j]) % r[j];
+        }
+        /* the samples, and more only by samples that end exactly at T */
+        ck_assert_int_ge(sum, R);
+        ck_assert_int_le(sum, R + (ties > 0 ? ties - 1 : 0));
+    }
+}
+END_TEST
+
+START_TEST(test_level_of_a_large_group)
+{
+    /* above the group size levelled on the stack */
+    enum { N = 200 };
+    static int64_t a[N];
+    static int64_t r[N];
+    static long quota[N];
+    for (int rep = 0; rep < 5; rep++) {
+        const long R = 1 + test_below(40);
+        for (int j = 0; j < N; j++) {
+            a[j] = test_below(20000000);
+            r[j] = 1 + test_below(5000000);
+        }
+        int64_t T = -1;
+        ck_assert_int_eq(ob_chunk_level(N, a, r, R, &T, quota), OMNIBATCH_SUCCESS);
+        ck_assert_int_eq(T, brute_level(N, a, r, R));
+        for (int j = 0; j < N; j++) {
+            ck_assert_int_eq(quota[j], T > a[j] ? (long) ((T - a[j]) / r[j]) : 0);
         }
     }
+}
+END_TEST
+
+START_TEST(test_level_by_hand)
+{
+    /* two ranks free now, 1 ms and 3 ms a sample, 8 samples: 6 and 2 by 6 ms */
+    const int64_t a2[2] = { 0, 0 };
+    const int64_t r2[2] = { 1000000, 3000000 };
+    long q2[2];
+    int64_t T;
+    ck_assert_int_eq(ob_chunk_level(2, a2, r2, 8, &T, q2), OMNIBATCH_SUCCESS);
+    ck_assert_int_eq(T, 6000000);
+    ck_assert_int_eq(q2[0], 6);
+    ck_assert_int_eq(q2[1], 2);
+    /* a rank busy past the level gets nothing: the slow one is free only at 10 ms */
+    const int64_t a3[2] = { 0, 10000000 };
+    ck_assert_int_eq(ob_chunk_level(2, a3, r2, 8, &T, q2), OMNIBATCH_SUCCESS);
+    ck_assert_int_eq(T, 8000000);
+    ck_assert_int_eq(q2[1], 0);
+    /* nothing to do: level 0, quotas 0 */
+    ck_assert_int_eq(ob_chunk_level(2, a3, r2, 0, &T, q2), OMNIBATCH_SUCCESS);
+    ck_assert_int_eq(T, 0);
+    ck_assert_int_eq(q2[0] + q2[1], 0);
+    /* bad arguments, named */
+    const int64_t bad_r[2] = { 1000000, 0 };
+    ck_assert_int_eq(ob_chunk_level(2, a2, bad_r, 8, &T, q2), OMNIBATCH_ERR_ARG);
+    ck_assert_ptr_nonnull(strstr(ob_last_error(), "rank 1"));
+    const int64_t bad_a[2] = { -1, 0 };
+    ck_assert_int_eq(ob_chunk_level(2, bad_a, r2, 8, &T, q2), OMNIBATCH_ERR_ARG);
+    ck_assert_int_eq(ob_chunk_level(0, a2, r2, 8, &T, q2), OMNIBATCH_ERR_ARG);
+    ck_assert_int_eq(ob_chunk_level(2, a2, r2, 1L << 24, &T, q2), OMNIBATCH_ERR_ARG);
 }
 END_TEST
 
@@ -218,60 +324,31 @@ START_TEST(test_share_by_hand)
 {
     const ob_chunk_policy one = { 1, 1, 4 };
     const ob_chunk_policy eight = { 8, 8, 4 };
-    long take = -1;
-    /* equal speeds, the victim idle with 100 left, no delay: half each */
-    ob_chunk_view v = { 100, 0, 1000, 0, 1000 };
-    ck_assert_int_eq(ob_chunk_steal(&one, &v, &take), OMNIBATCH_SUCCESS);
-    ck_assert_int_eq(take, 50);
-    /* a thief 3x faster takes three quarters */
-    v = (ob_chunk_view) { 100, 0, 3000, 0, 1000 };
-    ck_assert_int_eq(ob_chunk_steal(&one, &v, &take), OMNIBATCH_SUCCESS);
-    ck_assert_int_eq(take, 75);
-    /* a thief so late that it would finish after the victim takes nothing */
-    v = (ob_chunk_view) { 10, 0, 1000, 20000, 1000 };
-    ck_assert_int_eq(ob_chunk_steal(&one, &v, &take), OMNIBATCH_SUCCESS);
-    ck_assert_int_eq(take, 0);
-    /* the last sample of a slow victim goes to a fast thief */
-    v = (ob_chunk_view) { 1, 500, 4000, 1000, 1000 };
-    ck_assert_int_eq(ob_chunk_steal(&one, &v, &take), OMNIBATCH_SUCCESS);
-    ck_assert_int_eq(take, 1);
-    /* a share that only ties with the victim alone is not taken */
-    v = (ob_chunk_view) { 10, 0, 1000, 9000, 1000 };
-    ck_assert_int_eq(ob_chunk_steal(&one, &v, &take), OMNIBATCH_SUCCESS);
-    ck_assert_int_eq(take, 0);
-    /* granularity 8: 50 is not allowed; 48 and 56 both end at 56 us, and the smaller wins;
-     * the remainder keeps the granularity */
-    v = (ob_chunk_view) { 104, 0, 1000, 0, 1000 };
-    ck_assert_int_eq(ob_chunk_steal(&eight, &v, &take), OMNIBATCH_SUCCESS);
-    ck_assert_int_eq(take, 48);
-    ck_assert_int_eq((104 - take) % 8, 0);
-    /* a tail shorter than the floor is taken whole or not at all */
-    v = (ob_chunk_view) { 5, 0, 100000, 0, 1000 };
-    ck_assert_int_eq(ob_chunk_steal(&eight, &v, &take), OMNIBATCH_SUCCESS);
-    ck_assert_int_eq(take, 5);
-    /* nothing left: nothing taken */
-    v = (ob_chunk_view) { 0, 100, 1000, 0, 1 };
-    ck_assert_int_eq(ob_chunk_steal(&one, &v, &take), OMNIBATCH_SUCCESS);
-    ck_assert_int_eq(take, 0);
-}
-END_TEST
-
-START_TEST(test_share_refuses_bad_views)
-{
-    const ob_chunk_policy one = { 1, 1, 4 };
-    long take = 7;
-    ob_chunk_view v = { -1, 0, 1000, 0, 1000 };
-    ck_assert_int_eq(ob_chunk_steal(&one, &v, &take), OMNIBATCH_ERR_ARG);
-    ck_assert_ptr_nonnull(strstr(ob_last_error(), "left=-1"));
-    v = (ob_chunk_view) { 10, 0, 0, 0, 1000 };
-    ck_assert_int_eq(ob_chunk_steal(&one, &v, &take), OMNIBATCH_ERR_ARG);
-    ck_assert_ptr_nonnull(strstr(ob_last_error(), "victim_ns=0"));
-    v = (ob_chunk_view) { 10, 0, 1000, -5, 1000 };
-    ck_assert_int_eq(ob_chunk_steal(&one, &v, &take), OMNIBATCH_ERR_ARG);
-    v = (ob_chunk_view) { 1L << 40, 0, INT64_C(1) << 30, 0, 1000 };
-    ck_assert_int_eq(ob_chunk_steal(&one, &v, &take), OMNIBATCH_ERR_ARG);
-    ck_assert_ptr_nonnull(strstr(ob_last_error(), "63 bits"));
-    ck_assert_int_eq(take, 7);   /* untouched on a refusal */
+    /* the excess, capped by the thief's quota */
+    ck_assert_int_eq(ob_chunk_share(&one, 20, 7, 10), 7);
+    ck_assert_int_eq(ob_chunk_share(&one, 20, 7, 3), 3);
+    /* granularity 8: rounded down, and the victim keeps a multiple of 8 */
+    ck_assert_int_eq(ob_chunk_share(&eight, 64, 30, 100), 24);
+    ck_assert_int_eq(ob_chunk_share(&eight, 64, 30, 12), 8);
+    /* below the floor: nothing, unless it is the whole short tail */
+    ck_assert_int_eq(ob_chunk_share(&eight, 64, 7, 100), 0);
+    ck_assert_int_eq(ob_chunk_share(&eight, 5, 5, 100), 5);
+    ck_assert_int_eq(ob_chunk_share(&eight, 5, 5, 4), 0);
+    /* nothing to take, or no quota */
+    ck_assert_int_eq(ob_chunk_share(&one, 0, 0, 5), 0);
+    ck_assert_int_eq(ob_chunk_share(&one, 9, 0, 5), 0);
+    ck_assert_int_eq(ob_chunk_share(&one, 9, 4, 0), 0);
+    for (int rep = 0; rep < 20000; rep++) {
+        const ob_chunk_policy *p = &policies[test_below(NPOLICIES)];
+        const long tail = test_below(300);
+        const long excess = tail > 0 ? test_below(tail + 1) : 0;
+        const long quota = test_below(300);
+        const long sh = ob_chunk_share(p, tail, excess, quota);
+        ck_assert_int_ge(sh, 0);
+        ck_assert_int_le(sh, excess);
+        ck_assert_int_le(sh, quota);
+        ck_assert(0 == sh || (sh >= p->floor && 0 == sh % p->granularity) || (sh == tail && tail < p->floor));
+    }
 }
 END_TEST
 
@@ -364,9 +441,11 @@ static Suite *make_chunk_suite(void)
     tcase_add_test(tc, test_chunks_sum_to_the_range_and_shrink);
     tcase_add_test(tc, test_guided_sizes_by_hand);
     tcase_add_test(tc, test_chunks_shrink_while_thieves_take_the_tail);
-    tcase_add_test(tc, test_share_is_the_best_allowed);
+    tcase_add_test(tc, test_chunks_by_time_cut_a_late_rank_smaller);
+    tcase_add_test(tc, test_level_is_the_least_time_that_holds_the_samples);
+    tcase_add_test(tc, test_level_of_a_large_group);
+    tcase_add_test(tc, test_level_by_hand);
     tcase_add_test(tc, test_share_by_hand);
-    tcase_add_test(tc, test_share_refuses_bad_views);
     tcase_add_test(tc, test_victims_cover_every_other_rank_once_node_first);
     tcase_add_test(tc, test_helper_groups_differ_and_are_reproducible);
     tcase_add_test(tc, test_layout_check_names_the_field);
