@@ -25,6 +25,11 @@
 #   hosts_mpirun_on LIMIT LIST NP MPIRUN ARGS...
 #                           the same on LIST, Open MPI's --host form with
 #                           slots (obhost0:2,obhost1:2): several ranks a host
+#   hosts_hydra_on LIMIT LIST NP MPIEXEC ARGS...
+#                           the same with MPICH's mpiexec (hydra): LIST as
+#                           hydra's -hosts takes it (obhost0:1,obhost1:2),
+#                           its rsh launcher the same script, UCX over the
+#                           hosts' eth0 (TCP) and shared memory on a host
 #   hosts_remove            from the caller's EXIT trap, also on failure:
 #                           every process of ours in the namespaces, the
 #                           namespaces, the links and the bridge
@@ -203,5 +208,17 @@ hosts_mpirun_on() {
         --mca pml ob1 --mca btl tcp,self \
         --mca btl_tcp_if_include "$hosts_subnet.0/24" --mca oob_tcp_if_include "$hosts_subnet.0/24" \
         "$@" &
+    wait $!
+}
+
+hosts_hydra_on() {
+    _hlimit=$1
+    _hlist=$2
+    _hnp=$3
+    _hlauncher=$4
+    shift 4
+    timeout --signal=TERM --kill-after=10 "$_hlimit" "$hosts_work/enter" 0 \
+        "$_hlauncher" -launcher rsh -launcher-exec "$hosts_work/rsh" -hosts "$_hlist" -iface eth0 -n "$_hnp" \
+        -genv UCX_TLS tcp,sm,self -genv UCX_NET_DEVICES eth0 "$@" &
     wait $!
 }

@@ -14,17 +14,22 @@
 # from another node (OB_CHUNKS_NODES=3 makes it check that it saw three
 # nodes), and the calls out of order, disagreement and a parked rank; a
 # time limit makes a hang fail.  Every namespace, link and bridge made is
-# removed, also on failure.  Skipped (77) without root, ip netns or Open MPI.
+# removed, also on failure.  Open MPI's mpirun or MPICH's mpiexec (hydra),
+# as configure found (MPIRUN, MPIRUN_FAMILY).  Skipped (77) without root or
+# ip netns, or with another launcher.
 set -eu
 srcdir=${top_srcdir:-.}
 builddir=${top_builddir:-.}
 prog=$builddir/tests/mpi/mpi_api_chunks
 mpirun=${MPIRUN:-mpirun}
-# The hosts' launcher setup (rsh agent, TCP on the hosts' /24) is Open MPI's.
-if [ openmpi != "${OB_MPI_FAMILY:-openmpi}" ]; then
-    echo "mpi_api_chunks_hosts: the hosts are launched with Open MPI's mpirun; this is a ${OB_MPI_FAMILY} build: skipped"
+family=${MPIRUN_FAMILY:-openmpi}
+case $family in
+openmpi | hydra) ;;
+*)
+    echo "mpi_api_chunks_hosts: MPIRUN_FAMILY '$family': the hosts are launched with Open MPI's mpirun or hydra: skipped"
     exit 77
-fi
+    ;;
+esac
 [ -x "$prog" ] || { echo "mpi_api_chunks_hosts: $prog not built" >&2; exit 99; }
 
 cannot() {
@@ -50,18 +55,21 @@ trap 'exit 130' INT TERM HUP
 tag=obc$$
 hosts_make 3 "$tmp" "$tag"
 
-# run NAME LIST NP [VAR=value...]: the program on the hosts of LIST.
+# run NAME LIST NP [VAR=value...]: the program on the hosts of LIST
+# (host:slots, which both launchers read).
 run() {
     name=$1 list=$2 np=$3
     shift 3
     envs=
     for kv in CK_FORK=no OB_CHUNKS_NODES=3 "$@"; do
-        envs="$envs -x $kv"
+        if [ hydra = "$family" ]; then envs="$envs -genv ${kv%%=*} ${kv#*=}"; else envs="$envs -x $kv"; fi
     done
-    echo "== $name: $np ranks on $list"
+    echo "== $name: $np ranks on $list ($family)"
     rc=0
+    launch=hosts_mpirun_on
+    [ hydra = "$family" ] && launch=hosts_hydra_on
     # shellcheck disable=SC2086
-    hosts_mpirun_on "${OB_MPI_TIMEOUT:-90}" "$list" "$np" "$mpirun" $envs "$prog" >"$tmp/$name.out" 2>&1 || rc=$?
+    $launch "${OB_MPI_TIMEOUT:-90}" "$list" "$np" "$mpirun" $envs "$prog" >"$tmp/$name.out" 2>&1 || rc=$?
     cat "$tmp/$name.out"
     case $rc in
     0) ;;
