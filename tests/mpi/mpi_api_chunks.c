@@ -8,7 +8,8 @@
  * epoch exactly once, and the weighted gradient of the samples each rank
  * did sums to the gradient of the step's whole global batch (1e-12 in
  * double, 1e-6 in float).  Then the calls out of order, bad settings and
- * ranks that disagree: one line and a status code each, no hang.
+ * ranks that disagree: one line and a status code each, no hang; and the
+ * waits of a chunked step left out of the compute the controller measures.
  */
 #include "config.h"
 
@@ -330,6 +331,57 @@ START_TEST(test_parked_rank_takes_part)
 }
 END_TEST
 
+/* The compute the controller measures leaves out the waits of a chunked
+ * step: a code that brackets its chunks with omnibatch_compute_begin and
+ * _end, its ranks waiting for the last rank, which sleeps 120 ms in its
+ * first chunk of every step (across nodes they wait inside the marks: for
+ * a reply from its node, and in the step's close).  The others' compute
+ * stays far under the sleep in some step, the sleeper's reaches it. */
+#define WAIT_SLEEP_NS 120000000L
+START_TEST(test_waits_are_not_compute)
+{
+    const int sleeper = mpi_size() - 1 == mpi_rank();
+    omnibatch_options opt;
+    omnibatch_t ctx;
+    omnibatch_step st;
+    omnibatch_chunk ch;
+    omnibatch_stats stats;
+    double least = 1e300, most = -1.0, g = 1.0, s = 0.0;
+
+    chunk_options(&opt);
+    opt.adaptive = 0; /* the plan stays equal: the sleeper keeps a range to sleep in */
+    OB_CK_OK(omnibatch_create(MPI_COMM_WORLD, B, N, &opt, &ctx));
+    for (int k = 0; k < 4; k++) {
+        int first = 1;
+
+        OB_CK_OK(omnibatch_next_step(ctx, &st));
+        OB_CK_OK(omnibatch_compute_begin(ctx));
+        do {
+            OB_CK_OK(omnibatch_next_chunk(ctx, &ch));
+            if (sleeper && first && ch.count > 0) {
+                mpi_sleep_ns(WAIT_SLEEP_NS);
+                first = 0;
+            }
+        } while (ch.count > 0);
+        OB_CK_OK(omnibatch_compute_end(ctx));
+        OB_CK_OK(omnibatch_allreduce_gradient(ctx, &g, &s, 1, MPI_DOUBLE));
+        OB_CK_OK(omnibatch_get_stats(ctx, &stats));
+        if (stats.compute_s >= 0.0) {
+            least = stats.compute_s < least ? stats.compute_s : least;
+            most = stats.compute_s > most ? stats.compute_s : most;
+        }
+    }
+    if (sleeper) {
+        ck_assert_msg(most >= 0.9 * (double) WAIT_SLEEP_NS * 1e-9, "the sleeper's compute at most %.4f s", most);
+    } else {
+        ck_assert_msg(least < 0.5 * (double) WAIT_SLEEP_NS * 1e-9,
+                      "rank %d's compute at least %.4f s: its waits for the sleeper counted as compute", mpi_rank(),
+                      least);
+    }
+    OB_CK_OK(omnibatch_destroy(&ctx));
+}
+END_TEST
+
 static Suite *chunks_suite(void)
 {
     Suite *s = suite_create("chunks");
@@ -340,6 +392,7 @@ static Suite *chunks_suite(void)
     tcase_add_test(tc, test_calls_out_of_order);
     tcase_add_test(tc, test_bad_settings_and_disagreement);
     tcase_add_test(tc, test_parked_rank_takes_part);
+    tcase_add_test(tc, test_waits_are_not_compute);
     suite_add_tcase(s, tc);
     return s;
 }
