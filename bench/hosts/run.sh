@@ -24,9 +24,11 @@
 # move to a free rank, across hosts through requests answered between
 # chunks) beside static and omnibatch, the four policies' order rotated in
 # each repetition, all four emulating one cost calibrated on the hosts
-# (hetsgd --calibrate, then --cost), and the chunked step's ranks waiting
-# asleep (OMNIBATCH_WAIT=sleep: as hetsgd's own wait keeps the other
-# policies' waiting ranks off the cores a slower rank computes on).  A
+# (hetsgd --calibrate, then --cost), and all four waiting asleep
+# (OMNIBATCH_WAIT=sleep: the chunked step waits inside its last chunk
+# call, where hetsgd's own wait cannot keep its waiting ranks off the cores
+# a slower rank computes on; the gradient's allreduce polling on a crowded
+# machine took 13-40 ms against 11-15 asleep, so all four reduce alike).  A
 # second table gives each repetition's steady steps, chunks/oracle and
 # omnibatch/oracle, the share of the step's samples that moved (one rank a
 # host: every one crossed hosts) and the chunks per rank and step, then the
@@ -236,13 +238,13 @@ median() {
                                         else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 # hetsgd_run CASE POLICY K: one hetsgd run into $keep/CASE-POLICY.K.*, with
-# $cost_args where set; the chunked step's ranks wait asleep (the header).
+# $cost_args and $penv (the slow CPU case's settings, the header) where set.
 hetsgd_run() {
     f=$keep/$1-$2.$3
-    penv=
-    [ chunks = "$2" ] && penv="-x OMNIBATCH_WAIT=sleep -x OMNIBATCH_CHUNK_FLOOR=$chunk_floor"
+    fenv=$penv
+    [ chunks = "$2" ] && fenv="$fenv -x OMNIBATCH_CHUNK_FLOOR=$chunk_floor"
     # shellcheck disable=SC2086
-    if ! mpi_run 600 -x OMNIBATCH_REPORT_FILE="$f.json" $penv "$hetsgd" --policy "$2" \
+    if ! mpi_run 600 -x OMNIBATCH_REPORT_FILE="$f.json" $fenv "$hetsgd" --policy "$2" \
         ${speeds:+--speeds "$speeds"} --data "$data" $targs $cost_args --summary "$f.summary" \
         > "$f.out" 2>&1; then
         tail -5 "$f.out" >&2
@@ -304,6 +306,7 @@ for c in $(echo "$cases" | tr ',' ' '); do
     speeds=
     slow=-1
     cost_args=
+    penv=
     policies="static omnibatch"
     fast_link
     case $c in
@@ -311,6 +314,7 @@ for c in $(echo "$cases" | tr ',' ' '); do
         speeds=$(i=0; while [ "$i" -lt "$hosts" ]; do [ "$i" = "$last" ] && printf '0.5' || printf '1,'; i=$((i + 1)); done)
         slow=$last
         policies="static omnibatch oracle chunks"
+        penv="-x OMNIBATCH_WAIT=sleep"
         calibrate "$c" ;;
     slowlink) slow_link ;;
     esac
@@ -352,7 +356,7 @@ cat "$work/table"
 if [ "$(wc -l < "$work/chunks")" -gt 1 ]; then
     echo "bench-hosts: slow CPU, the chunked step beside static, omnibatch and the oracle: every policy emulating" \
         "the cost calibrated on the hosts (--cost $chunks_cost s: per step, per sample, per chunk after a step's first);" \
-        "chunks with OMNIBATCH_WAIT=sleep, OMNIBATCH_CHUNK_FLOOR=$chunk_floor (0: B / (32 P));" \
+        "every policy with OMNIBATCH_WAIT=sleep; chunks with OMNIBATCH_CHUNK_FLOOR=$chunk_floor (0: B / (32 P));" \
         "the policies' order rotated in each repetition"
     cat "$work/chunks"
 fi
