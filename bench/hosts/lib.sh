@@ -22,6 +22,14 @@
 #                           MPIRUN as host 0, NP ranks on hosts 0..NP-1, one
 #                           each, over TCP on the hosts' /24 only; killed
 #                           after LIMIT seconds
+#   hosts_mpirun_on LIMIT LIST NP MPIRUN ARGS...
+#                           the same on LIST, Open MPI's --host form with
+#                           slots (obhost0:2,obhost1:2): several ranks a host
+#   hosts_hydra_on LIMIT LIST NP MPIEXEC ARGS...
+#                           the same with MPICH's mpiexec (hydra): LIST as
+#                           hydra's -hosts takes it (obhost0:1,obhost1:2),
+#                           its rsh launcher the same script, UCX over the
+#                           hosts' eth0 (TCP) and shared memory on a host
 #   hosts_remove            from the caller's EXIT trap, also on failure:
 #                           every process of ours in the namespaces, the
 #                           namespaces, the links and the bridge
@@ -173,21 +181,44 @@ hosts_make() {
 # In the background and waited for, so that a signal to the caller is acted
 # on at once (the shell runs a trap only after a foreground command ends).
 hosts_mpirun() {
-    _hlimit=$1
-    _hnp=$2
-    _hlauncher=$3
-    shift 3
-    _hlist=
     _hi=0
-    while [ "$_hi" -lt "$_hnp" ]; do
+    _hlist=
+    while [ "$_hi" -lt "$2" ]; do
         _hlist="$_hlist${_hlist:+,}obhost$_hi:1"
         _hi=$((_hi + 1))
     done
+    _hlimit=$1
+    shift
+    hosts_mpirun_on "$_hlimit" "$_hlist" "$@"
+}
+
+# hosts_mpirun_on LIMIT LIST NP MPIRUN ARGS...: the same with the hosts and
+# their slots in Open MPI's --host form (obhost0:2,obhost1:1), NP ranks
+# filling them in order; --oversubscribe, so that two ranks on a host of a
+# 2-core machine may share its cores.
+hosts_mpirun_on() {
+    _hlimit=$1
+    _hlist=$2
+    _hnp=$3
+    _hlauncher=$4
+    shift 4
     timeout --signal=TERM --kill-after=10 "$_hlimit" "$hosts_work/enter" 0 \
-        "$_hlauncher" -np "$_hnp" --host "$_hlist" --allow-run-as-root --bind-to none \
+        "$_hlauncher" -np "$_hnp" --host "$_hlist" --allow-run-as-root --bind-to none --oversubscribe \
         --mca plm_rsh_agent "$hosts_work/rsh" --mca plm_rsh_no_tree_spawn 1 \
         --mca pml ob1 --mca btl tcp,self \
         --mca btl_tcp_if_include "$hosts_subnet.0/24" --mca oob_tcp_if_include "$hosts_subnet.0/24" \
         "$@" &
+    wait $!
+}
+
+hosts_hydra_on() {
+    _hlimit=$1
+    _hlist=$2
+    _hnp=$3
+    _hlauncher=$4
+    shift 4
+    timeout --signal=TERM --kill-after=10 "$_hlimit" "$hosts_work/enter" 0 \
+        "$_hlauncher" -launcher rsh -launcher-exec "$hosts_work/rsh" -hosts "$_hlist" -iface eth0 -n "$_hnp" \
+        -genv UCX_TLS tcp,sm,self -genv UCX_NET_DEVICES eth0 "$@" &
     wait $!
 }

@@ -18,8 +18,23 @@
 # order of static and omnibatch swapped each time, and the table gives the
 # medians and the median of the pairs' ratios with their range: on a shared
 # machine two runs of the same split differ by more than the 2% a slow link
-# is judged on.  Everything it made (namespaces, links, bridge,
-# qdiscs, files, processes) is removed on exit, also on failure.
+# is judged on.
+# The slow CPU case runs the oracle (the split that knows the speeds) and
+# the chunked step (hetsgd --policy chunks: each step worked in chunks that
+# move to a free rank, across hosts through requests answered between
+# chunks) beside static and omnibatch, the four policies' order rotated in
+# each repetition, all four emulating one cost calibrated on the hosts
+# (hetsgd --calibrate, then --cost), and all four waiting asleep
+# (OMNIBATCH_WAIT=sleep: the chunked step waits inside its last chunk
+# call, where hetsgd's own wait cannot keep its waiting ranks off the cores
+# a slower rank computes on; the gradient's allreduce polling on a crowded
+# machine took 13-40 ms against 11-15 asleep, so all four reduce alike).  A
+# second table gives each repetition's steady steps, chunks/oracle and
+# omnibatch/oracle, the share of the step's samples that moved (one rank a
+# host: every one crossed hosts) and the chunks per rank and step, then the
+# median chunks/oracle with its range against the target (<= 1.05).
+# Everything it made (namespaces, links, bridge, qdiscs, files, processes)
+# is removed on exit, also on failure.
 #
 # Where namespaces cannot be made (not root, no ip/unshare/tc, no
 # permission) it says so in one line and exits 0, with nothing measured
@@ -32,6 +47,8 @@
 #   --steps N        hetsgd steps per run (default 60)
 #   --cases LIST     of equal,slowcpu,slowlink (default all)
 #   --repeat N       pairs of runs per case, 1 to 20 (default 3; --smoke: 2)
+#   --chunk-floor N  OMNIBATCH_CHUNK_FLOOR of the chunked step's runs: least samples
+#                    of a chunk (default 0: the library's own, B / (32 P))
 #   --slowdown X     hetsgd's emulation slowdown, the same for every run (default 10:
 #                    three ranks computing at once on a shared 2-core machine ran
 #                    4-8x their CPU time, so a smaller one measures the crowding)
@@ -59,6 +76,7 @@ cases="equal,slowcpu,slowlink"
 repeat=
 smoke=no
 slowdown=10
+chunk_floor=0
 out=
 data=/usr/share/datasets/fashion-mnist
 while [ $# -gt 0 ]; do
@@ -71,6 +89,7 @@ while [ $# -gt 0 ]; do
     --repeat) need_value "$@"; repeat=$2; shift 2 ;;
     --smoke) smoke=yes; shift ;;
     --slowdown) need_value "$@"; slowdown=$2; shift 2 ;;
+    --chunk-floor) need_value "$@"; chunk_floor=$2; shift 2 ;;
     --out) need_value "$@"; out=$2; shift 2 ;;
     --data) need_value "$@"; data=$2; shift 2 ;;
     -h|--help) sed -n '2,/^set -eu/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
@@ -90,6 +109,9 @@ case $steps in
 ''|*[!0-9]*) die "--steps '$steps': expected an integer from 20 to 100000" ;;
 esac
 [ "$steps" -ge 20 ] && [ "$steps" -le 100000 ] || die "--steps '$steps': expected an integer from 20 to 100000"
+case $chunk_floor in
+''|*[!0-9]*) die "--chunk-floor '$chunk_floor': expected an integer from 0 to the global batch" ;;
+esac
 echo "$rate" | grep -Eq '^[0-9]+(\.[0-9]+)?([kmg]?bit|[kmg]?bps)$' \
     || die "--rate '$rate': expected a rate as tc reads it, e.g. 100mbit"
 for c in $(echo "$cases" | tr ',' ' '); do
@@ -168,6 +190,31 @@ fi
 [ -n "$out" ] && { mkdir -p "$out" || die "--out '$out': cannot create it"; }
 keep=${out:-$work}
 
+# chunks_verdict: the slow CPU case's medians under its rows, and the
+# target's line: chunks/oracle on the median, samples moved in every run.
+chunks_verdict() {
+    awk 'NR > 1 { for (i = 2; i <= 9; i++) v[i, NR - 1] = $i; n = NR - 1 }
+         function med(i,   a, j, m, t, x, y) {
+             m = 0
+             for (j = 1; j <= n; j++) a[++m] = v[i, j] + 0
+             for (x = 1; x <= m; x++) for (y = x + 1; y <= m; y++) if (a[y] < a[x]) { t = a[x]; a[x] = a[y]; a[y] = t }
+             return m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2
+         }
+         function lo(i,   j, r) { r = v[i, 1] + 0; for (j = 2; j <= n; j++) if (v[i, j] + 0 < r) r = v[i, j] + 0; return r }
+         function hi(i,   j, r) { r = v[i, 1] + 0; for (j = 2; j <= n; j++) if (v[i, j] + 0 > r) r = v[i, j] + 0; return r }
+         END {
+             if (n == 0) exit
+             printf "%-6s %10.2f %13.2f %10.2f %10.2f %14.3f %17.3f %7.2f %11.1f\n", "median", med(2), med(3),
+                    med(4), med(5), med(6), med(7), med(8), med(9)
+             moved = 1
+             for (j = 1; j <= n; j++) if (v[8, j] + 0 <= 0) moved = 0
+             printf "chunks/oracle: median %.3f (range %.3f-%.3f) over %d repetition(s): target <= 1.05: %s; " \
+                    "samples moved across hosts in %s run (median %.2f%% of the step)\n", med(6), lo(6), hi(6), n,
+                    (med(6) <= 1.05 ? "met" : "MISSED"), (moved ? "every" : "NOT every"), med(8)
+         }' "$work/chunks" > "$work/chunks.end"
+    cat "$work/chunks.end" >> "$work/chunks"
+}
+
 # verdict FILE: the verdict of the JSON report in FILE, and the host it names.
 verdict() {
     v=$(sed -n 's/^  "verdict": "\([^"]*\)".*/\1/p' "$1" | head -1)
@@ -190,41 +237,99 @@ median() {
     sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "NA"; else if (NR % 2) print v[(NR + 1) / 2];
                                         else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
-# hetsgd_run CASE POLICY K: one hetsgd run into $keep/CASE-POLICY.K.*
+# hetsgd_run CASE POLICY K: one hetsgd run into $keep/CASE-POLICY.K.*, with
+# $cost_args and $penv (the slow CPU case's settings, the header) where set.
 hetsgd_run() {
     f=$keep/$1-$2.$3
+    fenv=$penv
+    [ chunks = "$2" ] && fenv="$fenv -x OMNIBATCH_CHUNK_FLOOR=$chunk_floor"
     # shellcheck disable=SC2086
-    if ! mpi_run 600 -x OMNIBATCH_REPORT_FILE="$f.json" "$hetsgd" --policy "$2" \
-        ${speeds:+--speeds "$speeds"} --data "$data" $targs --summary "$f.summary" \
+    if ! mpi_run 600 -x OMNIBATCH_REPORT_FILE="$f.json" $fenv "$hetsgd" --policy "$2" \
+        ${speeds:+--speeds "$speeds"} --data "$data" $targs $cost_args --summary "$f.summary" \
         > "$f.out" 2>&1; then
         tail -5 "$f.out" >&2
         die "case $1: hetsgd --policy $2 failed (output: $f.out)"
     fi
 }
 
+# rotate K WORDS...: the words from the ((K - 1) mod count)-th on, then the
+# ones before (K = 1: as given; two words: swapped in even repetitions).
+rotate() {
+    _k=$1
+    shift
+    _n=$(( (_k - 1) % $# ))
+    while [ "$_n" -gt 0 ]; do
+        _w=$1
+        shift
+        set -- "$@" "$_w"
+        _n=$((_n - 1))
+    done
+    echo "$*"
+}
+# summary_key FILE KEY: KEY's value in the summary FILE's last line.
+summary_key() {
+    sed -n "s/.* $2=\([^ ]*\).*/\1/p" "$1" | tail -1
+}
+# calibrate CASE: the cost every policy of CASE emulates, from hetsgd
+# --calibrate on the hosts, into $cost_args (and $chunks_cost, for the
+# table's heading).
+calibrate() {
+    f=$keep/$1-calibrate
+    # shellcheck disable=SC2086
+    if ! mpi_run 300 "$hetsgd" ${speeds:+--speeds "$speeds"} --data "$data" $targs --calibrate > "$f.out" 2>&1; then
+        tail -5 "$f.out" >&2
+        die "case $1: hetsgd --calibrate failed (output: $f.out)"
+    fi
+    cost=$(sed -n 's/^hetsgd: cost \([^ ]*\)$/\1/p' "$f.out")
+    [ -n "$cost" ] || die "case $1: hetsgd --calibrate printed no cost (output: $f.out)"
+    cost_args="--cost $cost"
+    chunks_cost=$cost
+}
+# chunks_row K: repetition K of the slow CPU case's four policies, one row of
+# $work/chunks (steady ms of each, chunks/oracle, omnibatch/oracle, moved
+# share in %, chunks per rank and step).
+chunks_row() {
+    ch=$keep/slowcpu-chunks.$1.summary
+    awk -v k="$1" -v s="$(steady_ms "$keep/slowcpu-static.$1.summary")" \
+        -v o="$(steady_ms "$keep/slowcpu-omnibatch.$1.summary")" -v q="$(steady_ms "$keep/slowcpu-oracle.$1.summary")" \
+        -v c="$(steady_ms "$ch")" \
+        -v m="$(summary_key "$ch" moved_share)" -v n="$(summary_key "$ch" chunks_per_step)" \
+        'BEGIN { printf "%-6s %10s %13s %10s %10s %14.3f %17.3f %7.2f %11.1f\n", k, s, o, q, c,
+                        (q > 0 ? c / q : 0), (q > 0 ? o / q : 0), 100 * m, n }' >> "$work/chunks"
+}
+
 printf '%-9s %11s %13s %7s %13s  %-44s %s\n' case static_ms omnibatch_ms ratio "ratio_range" \
     "verdict (hetsgd, static run)" "verdict (unmodified program)" > "$work/table"
+printf '%-6s %10s %13s %10s %10s %14s %17s %7s %11s\n' rep static_ms omnibatch_ms oracle_ms chunks_ms \
+    chunks/oracle omnibatch/oracle moved% chunks/step > "$work/chunks"
 for c in $(echo "$cases" | tr ',' ' '); do
     speeds=
     slow=-1
+    cost_args=
+    penv=
+    policies="static omnibatch"
     fast_link
     case $c in
     slowcpu)
         speeds=$(i=0; while [ "$i" -lt "$hosts" ]; do [ "$i" = "$last" ] && printf '0.5' || printf '1,'; i=$((i + 1)); done)
-        slow=$last ;;
+        slow=$last
+        policies="static omnibatch oracle chunks"
+        penv="-x OMNIBATCH_WAIT=sleep"
+        calibrate "$c" ;;
     slowlink) slow_link ;;
     esac
     : > "$work/ratios"
     k=1
     while [ "$k" -le "$repeat" ]; do
-        # Interleaved: static first in odd pairs, omnibatch first in even ones.
-        if [ $((k % 2)) -eq 1 ]; then order="static omnibatch"; else order="omnibatch static"; fi
-        for policy in $order; do
+        # Interleaved: the policies' order rotated in each repetition.
+        # shellcheck disable=SC2086
+        for policy in $(rotate "$k" $policies); do
             hetsgd_run "$c" "$policy" "$k"
         done
         st=$(steady_ms "$keep/$c-static.$k.summary")
         ob=$(steady_ms "$keep/$c-omnibatch.$k.summary")
         echo "$st $ob" >> "$work/ratios"
+        if [ slowcpu = "$c" ]; then chunks_row "$k"; fi
         k=$((k + 1))
     done
     f=$keep/$c-unmodified
@@ -241,11 +346,19 @@ for c in $(echo "$cases" | tr ',' ' '); do
     range=$(sort -g "$work/ratio" | awk 'NR == 1 { lo = $1 } { hi = $1 } END { if (NR) printf "%.3f-%.3f", lo, hi; else print "NA" }')
     printf '%-9s %11s %13s %7s %13s  %-44s %s\n' "$c" "$st" "$ob" "$ratio" "$range" \
         "$(verdict "$keep/$c-static.1.json")" "$(verdict "$f.json")" >> "$work/table"
+    if [ slowcpu = "$c" ]; then chunks_verdict; fi
 done
 fast_link
 echo "bench-hosts: $hosts hosts (network namespaces obhost0..obhost$last on $subnet.0/24, Open MPI over TCP);" \
     "slow CPU: obhost$last at half speed; slow link: obhost$last at $rate both ways; hetsgd slowdown $slowdown;" \
     "$repeat pair(s) per case, interleaved: medians, ratio = median of omnibatch/static per pair"
 cat "$work/table"
+if [ "$(wc -l < "$work/chunks")" -gt 1 ]; then
+    echo "bench-hosts: slow CPU, the chunked step beside static, omnibatch and the oracle: every policy emulating" \
+        "the cost calibrated on the hosts (--cost $chunks_cost s: per step, per sample, per chunk after a step's first);" \
+        "every policy with OMNIBATCH_WAIT=sleep; chunks with OMNIBATCH_CHUNK_FLOOR=$chunk_floor (0: B / (32 P));" \
+        "the policies' order rotated in each repetition"
+    cat "$work/chunks"
+fi
 [ -n "$out" ] && echo "bench-hosts: outputs in $out"
 exit 0

@@ -32,10 +32,38 @@
 
 _Static_assert(OB_CONFIG_BATCH_LIMIT < (1L << OB_CHUNK_POS_BITS), "a step's positions fit the word");
 
+/* Time this rank waited on the wire (another node's reply, the step's
+ * close) is not compute: it is taken out of the step's compute as the
+ * gradient's wait is (from the segment where the code marks none, from the
+ * mark in progress where it brackets its chunks with omnibatch_compute_begin
+ * and _end), and counted blocked.  Counted as compute, a rank that waited
+ * for a slower one across nodes measured as slow as it, and the plan could
+ * not learn their speeds. */
+static void ob_chunk_waited(struct omnibatch_context *c, uint64_t waited)
+{
+    c->clock.blocked_ns += waited;
+    c->clock.segment_ns += waited;
+    if (c->clock.in_mark) {
+        c->clock.mark_begin_ns += waited;
+    }
+    c->stats.blocked_total_s += (double) waited * 1e-9;
+}
+
+/* A share from another node, its wait taken out of the compute. */
+static int ob_chunk_steal(struct omnibatch_context *c, int *mpi_rc)
+{
+    const uint64_t t0 = ob_now_ns();
+    const int got = ob_wire_steal(c->chunks, mpi_rc);
+
+    ob_chunk_waited(c, ob_now_ns() - t0);
+    return got;
+}
+
 /* The next chunk: from this rank's word, or once that is empty from a
  * share taken on the node, then from another node.  0: none to take. */
-static long ob_chunk_next(struct ob_chunks *k, long *start, int *mpi_rc)
+static long ob_chunk_next(struct omnibatch_context *c, long *start, int *mpi_rc)
 {
+    struct ob_chunks *k = c->chunks;
     long n = ob_words_claim(k, start);
 
     *mpi_rc = MPI_SUCCESS;
@@ -46,7 +74,7 @@ static long ob_chunk_next(struct ob_chunks *k, long *start, int *mpi_rc)
 
         if (ob_words_take(k, &thief, k->me, &take_start, &take, &from)) {
             ob_words_hold(k, take_start, take, from);
-        } else if (!ob_wire_steal(k, mpi_rc)) {
+        } else if (!ob_chunk_steal(c, mpi_rc)) {
             return 0;
         }
         n = ob_words_claim(k, start);
@@ -62,12 +90,9 @@ static int ob_chunk_finish(struct omnibatch_context *c)
     struct ob_chunks *k = c->chunks;
     const uint64_t t0 = ob_now_ns();
     int mpi_rc = ob_wire_close(k);
-    const uint64_t waited = ob_now_ns() - t0;
     ob_active_batch active;
 
-    c->clock.blocked_ns += waited;
-    c->clock.segment_ns += waited;
-    c->stats.blocked_total_s += (double) waited * 1e-9;
+    ob_chunk_waited(c, ob_now_ns() - t0);
     k->over = 1;
     c->step.count = k->done;
     c->step.scale = 0.0;
@@ -126,7 +151,7 @@ OMNIBATCH_EXPORT int omnibatch_next_chunk(omnibatch_t ctx, omnibatch_chunk *chun
     k = c->chunks;
     /* Requests from other nodes are answered between chunks. */
     mpi_rc = ob_wire_serve(k);
-    n = MPI_SUCCESS == mpi_rc ? ob_chunk_next(k, &start, &mpi_rc) : 0;
+    n = MPI_SUCCESS == mpi_rc ? ob_chunk_next(c, &start, &mpi_rc) : 0;
     if (MPI_SUCCESS != mpi_rc) {
         return ob_api_mpi_fail(mpi_rc, fn, "MPI_Send");
     }

@@ -2,7 +2,8 @@
 # make bench-hosts in --smoke mode: three network namespaces with their own
 # host names, Open MPI over TCP between them, hetsgd (static, omnibatch) and
 # the preload on an unmodified program for equal hosts, a slow CPU and a
-# slow link, on a generated data set, two interleaved pairs per case.
+# slow link, on a generated data set, two interleaved pairs per case; the
+# slow CPU case with the oracle and the chunked step beside them.
 # Checks the table's rows (medians and the ratios' range), the host
 # names the report saw, and that nothing the script made is left behind.
 # No timing is asserted.  Skipped (77) where root cannot make namespaces.
@@ -42,6 +43,20 @@ for c in equal slowcpu slowlink; do
         done
     done
 done
+# The slow CPU case ran the oracle and the chunked step too, from one
+# calibrated cost: a row per pair, the medians, the target's line, and
+# samples that moved across hosts in the chunked runs.
+for k in 1 2; do
+    for p in oracle chunks; do
+        [ -s "$tmp/runs/slowcpu-$p.$k.summary" ] || fail "case slowcpu: no run $k of $p"
+    done
+    grep -Eq "^$k +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+$" "$tmp/out" \
+        || fail "no row $k of the chunked step's table"
+done
+grep -q '^bench-hosts: slow CPU, the chunked step .*--cost [0-9]' "$tmp/out" || fail "no calibrated cost named"
+grep -Eq '^median +[0-9.]+ ' "$tmp/out" || fail "no median row of the chunked step's table"
+grep -Eq '^chunks/oracle: median [0-9.]+ \(range [0-9.]+-[0-9.]+\) over 2 repetition\(s\): target <= 1.05: (met|MISSED); samples moved across hosts in every run' \
+    "$tmp/out" || fail "no target line of the chunked step, or samples did not move across hosts in every run"
 # The ranks ran on three distinct hosts, as the report saw them.
 for h in obhost0 obhost1 obhost2; do
     grep -q "\"host\": \"$h\"" "$tmp/runs/equal-static.1.json" || fail "the report saw no host $h"

@@ -132,6 +132,10 @@ expect skip "no nm" tests/mpi/check_exports.sh NM="$empty/nm"
 expect fail "no row of .* selected" tests/mpi/preload_scenarios.sh OB_SCENARIOS=no_such_scenario
 expect fail "cannot read $empty" tests/mpi/preload_scenarios.sh top_srcdir="$empty"
 expect fail "no rank count" tests/mpi/mpi_api_args.sh OB_API_NPS=" "
+expect fail "mpi_api_chunks not built" tests/mpi/mpi_api_chunks_hosts.sh top_builddir="$empty"
+expect skip "cannot make network namespaces here (no $empty/mpirun)" tests/mpi/mpi_api_chunks_hosts.sh \
+    MPIRUN="$empty/mpirun"
+expect skip "MPIRUN_FAMILY 'unknown'" tests/mpi/mpi_api_chunks_hosts.sh MPIRUN_FAMILY=unknown
 
 # tests/fuzz/run.sh: targets that are not built, and targets that run no
 # input and say nothing.

@@ -94,6 +94,7 @@ TESTS += \
 	%reldir%/mpi_api_wait.sh \
 	%reldir%/mpi_api_nodesum.sh \
 	%reldir%/mpi_api_chunks.sh \
+	%reldir%/mpi_api_chunks_hosts.sh \
 	%reldir%/mpi_api_quota.sh \
 	%reldir%/example_lsq.sh \
 	%reldir%/example_python.sh \
@@ -116,6 +117,7 @@ EXTRA_DIST += \
 	%reldir%/mpi_api_wait.sh \
 	%reldir%/mpi_api_nodesum.sh \
 	%reldir%/mpi_api_chunks.sh \
+	%reldir%/mpi_api_chunks_hosts.sh \
 	%reldir%/mpi_api_quota.sh \
 	%reldir%/example_lsq.sh \
 	%reldir%/example_python.sh

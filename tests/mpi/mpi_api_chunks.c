@@ -8,7 +8,8 @@
  * epoch exactly once, and the weighted gradient of the samples each rank
  * did sums to the gradient of the step's whole global batch (1e-12 in
  * double, 1e-6 in float).  Then the calls out of order, bad settings and
- * ranks that disagree: one line and a status code each, no hang.
+ * ranks that disagree: one line and a status code each, no hang; and the
+ * waits of a chunked step left out of the compute the controller measures.
  */
 #include "config.h"
 
@@ -38,10 +39,28 @@ static void chunk_options(omnibatch_options *opt)
     opt->period = 2;
 }
 
+/* Every rank's node, as the node's lowest rank (MPI_COMM_TYPE_SHARED, as
+ * the library groups them); the number of nodes. */
+static int node_leaders(int *leader)
+{
+    MPI_Comm node;
+    int me = mpi_rank(), first = 0, nodes = 0;
+
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    MPI_Allreduce(&me, &first, 1, MPI_INT, MPI_MIN, node);
+    MPI_Comm_free(&node);
+    MPI_Allgather(&first, 1, MPI_INT, leader, 1, MPI_INT, MPI_COMM_WORLD);
+    for (int r = 0; r < mpi_size(); r++) {
+        nodes += leader[r] == r;
+    }
+    return nodes;
+}
+
 /* One step in chunks: the positions this rank did marked in \p mine
- * (positions of the step, from its first), its mean gradient over them. */
+ * (positions of the step, from its first), its mean gradient over them;
+ * the samples of chunks whose owner is on another node added to *across. */
 static long work_step(omnibatch_t ctx, const omnibatch_step *st, const long *perm, int sleeper, int *mine,
-                      double *mean, double *scale)
+                      double *mean, double *scale, const int *leader, long *across)
 {
     const long base = st->step * B;
     omnibatch_chunk ch;
@@ -61,6 +80,7 @@ static long work_step(omnibatch_t ctx, const omnibatch_step *st, const long *per
         ck_assert_int_lt(ch.owner, mpi_size());
         done += ch.count;
         ck_assert_int_eq(ch.done, done);
+        *across += leader[ch.owner] != leader[mpi_rank()] ? ch.count : 0;
         if (sleeper && first) {
             mpi_sleep_ns(30000000L); /* slows down inside the step */
         }
@@ -96,8 +116,18 @@ START_TEST(test_every_sample_once_and_the_exact_gradient)
     int epoch_seen[N];
     double mean[DIM], sum[DIM], sumf_exact[DIM], want[DIM], g[DIM];
     float meanf[DIM], sumf[DIM];
-    long taken = 0, all_taken = 0;
+    long taken = 0, all_taken = 0, across = 0, all_across = 0;
+    int *leader = malloc((size_t) P * sizeof *leader);
+    const char *want_nodes = getenv("OB_CHUNKS_NODES");
+    int nodes;
 
+    ck_assert_ptr_nonnull(leader);
+    nodes = node_leaders(leader);
+    /* Where the test is run across hosts, it checks that it is. */
+    if (NULL != want_nodes) {
+        ck_assert_msg(nodes == atoi(want_nodes), "OB_CHUNKS_NODES=%s, but the ranks are on %d nodes", want_nodes,
+                      nodes);
+    }
     chunk_options(&opt);
     OB_CK_OK(omnibatch_create(MPI_COMM_WORLD, B, N, &opt, &ctx));
     memset(epoch_seen, 0, sizeof epoch_seen);
@@ -108,7 +138,7 @@ START_TEST(test_every_sample_once_and_the_exact_gradient)
         OB_CK_OK(omnibatch_next_step(ctx, &st));
         OB_CK_OK(omnibatch_permutation(ctx, st.epoch, perm));
         memset(mine, 0, sizeof mine);
-        done = work_step(ctx, &st, perm, sleeper, mine, mean, &scale);
+        done = work_step(ctx, &st, perm, sleeper, mine, mean, &scale, leader, &across);
         ck_assert_double_eq_tol(scale, (double) done / (double) st.total, 1e-15);
 
         /* Every position of the step by exactly one rank. */
@@ -177,6 +207,17 @@ START_TEST(test_every_sample_once_and_the_exact_gradient)
     if (sleeper) {
         ck_assert_int_gt(stats.samples_given, 0);
     }
+    /* Across nodes, samples moved from one node to another (requests
+     * answered between chunks, api_chunk_wire.c), not only within each. */
+    MPI_Allreduce(&across, &all_across, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    if (0 == mpi_rank()) {
+        printf("chunks: %d ranks on %d node(s), %ld samples taken, %ld of them from another node\n", P, nodes,
+               all_taken, all_across);
+    }
+    if (nodes > 1) {
+        ck_assert_int_gt(all_across, 0);
+    }
+    free(leader);
     OB_CK_OK(omnibatch_destroy(&ctx));
 }
 END_TEST
@@ -290,6 +331,57 @@ START_TEST(test_parked_rank_takes_part)
 }
 END_TEST
 
+/* The compute the controller measures leaves out the waits of a chunked
+ * step: a code that brackets its chunks with omnibatch_compute_begin and
+ * _end, its ranks waiting for the last rank, which sleeps 120 ms in its
+ * first chunk of every step (across nodes they wait inside the marks: for
+ * a reply from its node, and in the step's close).  The others' compute
+ * stays far under the sleep in some step, the sleeper's reaches it. */
+#define WAIT_SLEEP_NS 120000000L
+START_TEST(test_waits_are_not_compute)
+{
+    const int sleeper = mpi_size() - 1 == mpi_rank();
+    omnibatch_options opt;
+    omnibatch_t ctx;
+    omnibatch_step st;
+    omnibatch_chunk ch;
+    omnibatch_stats stats;
+    double least = 1e300, most = -1.0, g = 1.0, s = 0.0;
+
+    chunk_options(&opt);
+    opt.adaptive = 0; /* the plan stays equal: the sleeper keeps a range to sleep in */
+    OB_CK_OK(omnibatch_create(MPI_COMM_WORLD, B, N, &opt, &ctx));
+    for (int k = 0; k < 4; k++) {
+        int first = 1;
+
+        OB_CK_OK(omnibatch_next_step(ctx, &st));
+        OB_CK_OK(omnibatch_compute_begin(ctx));
+        do {
+            OB_CK_OK(omnibatch_next_chunk(ctx, &ch));
+            if (sleeper && first && ch.count > 0) {
+                mpi_sleep_ns(WAIT_SLEEP_NS);
+                first = 0;
+            }
+        } while (ch.count > 0);
+        OB_CK_OK(omnibatch_compute_end(ctx));
+        OB_CK_OK(omnibatch_allreduce_gradient(ctx, &g, &s, 1, MPI_DOUBLE));
+        OB_CK_OK(omnibatch_get_stats(ctx, &stats));
+        if (stats.compute_s >= 0.0) {
+            least = stats.compute_s < least ? stats.compute_s : least;
+            most = stats.compute_s > most ? stats.compute_s : most;
+        }
+    }
+    if (sleeper) {
+        ck_assert_msg(most >= 0.9 * (double) WAIT_SLEEP_NS * 1e-9, "the sleeper's compute at most %.4f s", most);
+    } else {
+        ck_assert_msg(least < 0.5 * (double) WAIT_SLEEP_NS * 1e-9,
+                      "rank %d's compute at least %.4f s: its waits for the sleeper counted as compute", mpi_rank(),
+                      least);
+    }
+    OB_CK_OK(omnibatch_destroy(&ctx));
+}
+END_TEST
+
 static Suite *chunks_suite(void)
 {
     Suite *s = suite_create("chunks");
@@ -300,6 +392,7 @@ static Suite *chunks_suite(void)
     tcase_add_test(tc, test_calls_out_of_order);
     tcase_add_test(tc, test_bad_settings_and_disagreement);
     tcase_add_test(tc, test_parked_rank_takes_part);
+    tcase_add_test(tc, test_waits_are_not_compute);
     suite_add_tcase(s, tc);
     return s;
 }
