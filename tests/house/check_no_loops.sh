@@ -2,7 +2,7 @@
 # Dependencies point down (docs/ARCHITECTURE.md):
 #   - no two files of the library call or include each other in a loop;
 #   - no folder calls or includes one above it, in the order
-#       base < platform < control < observe < api < mpi_wrappers
+#       base < platform < control < observe < api < async < mpi_wrappers
 #     (src/<part>/ and mpi_wrappers/; include/ is below them all).
 # Calls come from the built objects: an edge A -> B where A's object uses a
 # symbol B's object defines (nm).  Includes: an edge A -> B where header or
@@ -16,7 +16,7 @@ srcdir=${top_srcdir:-.}
 builddir=${top_builddir:-.}
 # automake passes NM="/usr/bin/nm -B": a command and its flags, split on purpose.
 NM=${NM:-nm}
-layers="include base platform control observe api mpi_wrappers"
+layers="include base platform control observe api async mpi_wrappers"
 work=$(mktemp -d "${TMPDIR:-/tmp}/loops.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 fail=0

@@ -1,0 +1,14 @@
+# src/async/: the asynchronous mode, a parameter server over two-sided MPI,
+# on the API's parts.  Its mathematics are MPI-free and join libobcore.la
+# (the Check suites of tests/unit/async link them): the server's update rule,
+# the count of every worker's pushes and their staleness, the slices of the
+# epochs' permutation, the batch scaling that equalises the workers' push
+# rates.  tests/house/check_core_mpi_free.sh compiles those files with the
+# plain C compiler.
+
+OB_ASYNC_MPI_FREE = \
+	%reldir%/ob_update.h %reldir%/update.c \
+	%reldir%/ob_tally.h %reldir%/tally.c \
+	%reldir%/ob_slicer.h %reldir%/slicer.c \
+	%reldir%/ob_balance.h %reldir%/balance.c
+libobcore_la_SOURCES += $(OB_ASYNC_MPI_FREE)
