@@ -27,9 +27,9 @@ extern "C" {
  *  release of the library actually loaded. */
 /**@{*/
 #define OMNIBATCH_VERSION_MAJOR 0          /**< \brief incompatible changes of the API */
-#define OMNIBATCH_VERSION_MINOR 3          /**< \brief additions */
+#define OMNIBATCH_VERSION_MINOR 4          /**< \brief additions */
 #define OMNIBATCH_VERSION_PATCH 0          /**< \brief fixes */
-#define OMNIBATCH_VERSION_STRING "0.3.0"   /**< \brief the three, as text */
+#define OMNIBATCH_VERSION_STRING "0.4.0"   /**< \brief the three, as text */
 /** \brief (major << 16) | (minor << 8) | patch, comparable with <. */
 #define OMNIBATCH_VERSION \
     ((OMNIBATCH_VERSION_MAJOR << 16) | (OMNIBATCH_VERSION_MINOR << 8) | OMNIBATCH_VERSION_PATCH)

@@ -12,3 +12,12 @@ OB_ASYNC_MPI_FREE = \
 	%reldir%/ob_slicer.h %reldir%/slicer.c \
 	%reldir%/ob_balance.h %reldir%/balance.c
 libobcore_la_SOURCES += $(OB_ASYNC_MPI_FREE)
+
+# The parameter server itself: MPI (PMPI_* on a private duplicate), in the
+# library.  Its files are named ps_*.c: the MPI-free check leaves them out.
+libomnibatch_la_SOURCES += \
+	%reldir%/ob_ps.h \
+	%reldir%/ps_context.c \
+	%reldir%/ps_wait.c \
+	%reldir%/ps_server.c \
+	%reldir%/ps_worker.c

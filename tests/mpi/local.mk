@@ -21,6 +21,7 @@ check_PROGRAMS += \
 	%reldir%/mpi_api_dynamics \
 	%reldir%/mpi_api_wait \
 	%reldir%/mpi_api_nodesum \
+	%reldir%/mpi_ps \
 	%reldir%/check_api_dl
 
 %canon_reldir%_mpi_api_plan_SOURCES = %reldir%/mpi_api_plan.c %reldir%/mpi_api_common.h
@@ -71,6 +72,10 @@ check_PROGRAMS += %reldir%/mpi_api_quota
 %canon_reldir%_mpi_api_nodesum_CFLAGS = $(OB_API_TEST_CFLAGS)
 %canon_reldir%_mpi_api_nodesum_LDADD = $(OB_API_TEST_LDADD)
 
+%canon_reldir%_mpi_ps_SOURCES = %reldir%/mpi_ps.c %reldir%/mpi_api_common.h
+%canon_reldir%_mpi_ps_CFLAGS = $(OB_API_TEST_CFLAGS)
+%canon_reldir%_mpi_ps_LDADD = $(OB_API_TEST_LDADD)
+
 %canon_reldir%_check_api_dl_SOURCES = %reldir%/check_api_dl.c
 %canon_reldir%_check_api_dl_CFLAGS = $(OB_API_TEST_CFLAGS)
 %canon_reldir%_check_api_dl_LDADD = $(OB_API_TEST_LDADD)
@@ -89,6 +94,7 @@ TESTS += \
 	%reldir%/mpi_api_wait.sh \
 	%reldir%/mpi_api_nodesum.sh \
 	%reldir%/mpi_api_quota.sh \
+	%reldir%/mpi_ps.sh \
 	%reldir%/example_lsq.sh \
 	%reldir%/example_python.sh \
 	%reldir%/install_prefix.sh \
@@ -110,6 +116,7 @@ EXTRA_DIST += \
 	%reldir%/mpi_api_wait.sh \
 	%reldir%/mpi_api_nodesum.sh \
 	%reldir%/mpi_api_quota.sh \
+	%reldir%/mpi_ps.sh \
 	%reldir%/example_lsq.sh \
 	%reldir%/example_python.sh
 
