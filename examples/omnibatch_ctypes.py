@@ -21,7 +21,7 @@ N, B, D, EPOCHS, LR = 4096, 128, 8, 3, 0.2
 # The interface these structures describe (omnibatch.h's OMNIBATCH_VERSION
 # major and minor): the library writes whole structures, so one of another
 # layout must not be used.
-OMNIBATCH_INTERFACE = (0, 3)
+OMNIBATCH_INTERFACE = (0, 4)
 
 
 class Step(ctypes.Structure):
