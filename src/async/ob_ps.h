@@ -3,9 +3,10 @@
  *
  * The inside of a parameter-server context (omnibatch_ps_* in omnibatch.h),
  * shared by the MPI files of the asynchronous mode: ps_context.c (options,
- * create, destroy, queries), ps_server.c (the servers' loop), ps_worker.c
- * (pull and push), ps_wait.c (waiting asleep) and ps_save.c (a server's
- * state in a file).  Not installed.
+ * create, destroy, queries), ps_common.c (what they all ask of a context),
+ * ps_server.c (the servers' loop), ps_worker.c
+ * (pull and push), ps_wait.c (waiting asleep) and ps_report.c (the run's
+ * report and trace, server 0).  Not installed.
  *
  * The messages, all on the context's private duplicate communicator:
  *   worker -> server 0   OB_PS_TAG_PUSH   ob_ps_push_msg (a push, or the worker leaving)
@@ -28,9 +29,11 @@
 #include "omnibatch.h"
 #include "ob_api.h"
 #include "ob_balance.h"
+#include "ob_psreport.h"
 #include "ob_slicer.h"
 #include "ob_tally.h"
 #include "ob_update.h"
+#include "ob_writer.h"
 
 enum {
     OB_PS_TAG_PUSH = 1,
@@ -85,6 +88,17 @@ typedef struct ob_ps_peer {
     int finished;                /* done, or left */
 } ob_ps_peer;
 
+/** Server 0's report and trace (ps_report.c). */
+typedef struct ob_ps_report {
+    int format;                  /* ob_report_format: OMNIBATCH_REPORT */
+    int report_fd;               /* OMNIBATCH_REPORT_FILE.async, open; -1: stderr, or none */
+    int report_created;
+    char report_path[4096];
+    ob_writer trace;             /* OMNIBATCH_TRACE.async */
+    int tracing;
+    char trace_path[4096];
+} ob_ps_report;
+
 /** A server's side of the context. */
 typedef struct ob_ps_server {
     ob_ps_peer *peers;           /* workers */
@@ -108,6 +122,7 @@ typedef struct ob_ps_server {
     ob_slicer slicer;
     ob_balance balance;
     ob_slice *flight;            /* workers: the slice each holds (count 0: none) */
+    ob_ps_report report;
     /* Servers s > 0: the posted receive of server 0's next order. */
     MPI_Request order_req;
     ob_ps_order_msg order;
@@ -154,7 +169,7 @@ struct omnibatch_ps {
     ob_api_live live;            /* in the live handles (api_registry.c) */
 };
 
-/* ps_context.c */
+/* ps_common.c */
 
 /** \brief The check every function starts with: a live context, and of role \p role
  *         (-1: either), with \p fn's line. */
@@ -165,6 +180,9 @@ long ob_ps_range(const struct omnibatch_ps *ps, int s);
 
 /** \brief The address of element \p i of buffer \p base. */
 void *ob_ps_at(const struct omnibatch_ps *ps, const void *base, long i);
+
+/** \brief Server 0's count of worker \p w. */
+void ob_ps_worker_stats_of(const struct omnibatch_ps *ps, int w, omnibatch_ps_worker_stats *out);
 
 /* ps_wait.c */
 
@@ -200,9 +218,6 @@ int ob_ps_server_drain(struct omnibatch_ps *ps);
 /** \brief Free a server's side (after the end). */
 void ob_ps_server_free(struct omnibatch_ps *ps);
 
-/** \brief Server 0's count of worker \p w. */
-void ob_ps_server_worker_stats(const struct omnibatch_ps *ps, int w, omnibatch_ps_worker_stats *out);
-
 /* ps_worker.c */
 
 /** \brief Set up a worker's side (allocations only). */
@@ -220,5 +235,21 @@ int ob_ps_worker_leave(struct omnibatch_ps *ps);
 
 /** \brief Free a worker's side. */
 void ob_ps_worker_free(struct omnibatch_ps *ps);
+
+/* ps_report.c */
+
+/** \brief Server 0, at create: open the report's and the trace's files (OMNIBATCH_REPORT_FILE,
+ *         OMNIBATCH_TRACE, each with ".async" appended), OMNIBATCH_ERR_IO with a line when one
+ *         cannot be written. */
+int ob_ps_report_open(struct omnibatch_ps *ps);
+
+/** \brief Server 0: the trace's row of the push of worker \p w just taken. */
+void ob_ps_report_push(struct omnibatch_ps *ps, int w, long tau, int applied, double scale);
+
+/** \brief Server 0, at the end: the report written, the trace closed. */
+void ob_ps_report_end(struct omnibatch_ps *ps);
+
+/** \brief Server 0: close what a run that never ended left open (its files removed). */
+void ob_ps_report_free(struct omnibatch_ps *ps);
 
 #endif /* OB_PS_H */

@@ -468,25 +468,6 @@ OMNIBATCH_EXPORT int omnibatch_ps_create(MPI_Comm comm, void *params, long count
     return OMNIBATCH_SUCCESS;
 }
 
-int ob_ps_check(const char *fn, const struct omnibatch_ps *ps, int role)
-{
-    int rc = ob_api_check_live(fn, ob_ps_fn, ps, NULL == ps ? NULL : &ps->live);
-
-    if (OMNIBATCH_SUCCESS != rc) {
-        return rc;
-    }
-    if (OMNIBATCH_PS_SERVER == role && ps->server_index < 0) {
-        return ob_fail(OMNIBATCH_ERR_STATE, "%s: rank %d is worker %d: only the servers (ranks "
-                       "0..%d) call it", fn, ps->rank, ps->worker_index, ps->servers - 1);
-    }
-    if (OMNIBATCH_PS_WORKER == role && ps->worker_index < 0) {
-        return ob_fail(OMNIBATCH_ERR_STATE, "%s: rank %d is server %d: only the workers (ranks "
-                       "%d..%d) call it", fn, ps->rank, ps->server_index, ps->servers,
-                       ps->nranks - 1);
-    }
-    return OMNIBATCH_SUCCESS;
-}
-
 /* Server 0's own: the slices, the batches and the counts live there. */
 static int ob_ps_check_first(const char *fn, const struct omnibatch_ps *ps)
 {
@@ -497,16 +478,6 @@ static int ob_ps_check_first(const char *fn, const struct omnibatch_ps *ps)
                      "out the batches", fn, ps->rank, ps->server_index);
     }
     return rc;
-}
-
-long ob_ps_range(const struct omnibatch_ps *ps, int s)
-{
-    return ps->first[s + 1] - ps->first[s];
-}
-
-void *ob_ps_at(const struct omnibatch_ps *ps, const void *base, long i)
-{
-    return (char *) base + (size_t) i * ps->elem;
 }
 
 OMNIBATCH_EXPORT int omnibatch_ps_role_of(omnibatch_ps_t ps, omnibatch_ps_role *role, int *index)
@@ -691,7 +662,7 @@ OMNIBATCH_EXPORT int omnibatch_ps_get_worker_stats(omnibatch_ps_t ps, int worker
                        "the address of an omnibatch_ps_worker_stats", fn, worker, (void *) st,
                        ps->workers - 1);
     }
-    ob_ps_server_worker_stats(ps, worker, st);
+    ob_ps_worker_stats_of(ps, worker, st);
     return OMNIBATCH_SUCCESS;
 }
 

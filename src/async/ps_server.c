@@ -89,6 +89,8 @@ int ob_ps_server_init(struct omnibatch_ps *ps)
     }
     ps->server = sv;
     sv->rule = ps->rule;
+    ob_writer_init(&sv->report.trace);
+    sv->report.report_fd = -1;
     rc = ob_ps_server_alloc(ps, sv);
     if (OMNIBATCH_SUCCESS == rc && 0 == ps->server_index) {
         rc = ob_ps_server_first(ps, sv);
@@ -97,7 +99,7 @@ int ob_ps_server_init(struct omnibatch_ps *ps)
         return ob_fail(rc, "omnibatch_ps_create: no memory for server %d's %ld elements for %d "
                        "workers", ps->server_index, ob_ps_range(ps, ps->server_index), ps->workers);
     }
-    return rc;
+    return OMNIBATCH_SUCCESS == rc && 0 == ps->server_index ? ob_ps_report_open(ps) : rc;
 }
 
 void ob_ps_server_free(struct omnibatch_ps *ps)
@@ -116,6 +118,7 @@ void ob_ps_server_free(struct omnibatch_ps *ps)
     free(sv->tally);
     free(sv->flight);
     if (0 == ps->server_index) {
+        ob_ps_report_free(ps);
         ob_slicer_free(&sv->slicer);
         ob_balance_free(&sv->balance);
     }
@@ -252,6 +255,7 @@ static int ob_ps_end(struct omnibatch_ps *ps)
 
     if (0 == ps->server_index) {
         mpi_rc = ob_ps_order(ps, OB_PS_ORDER_END, -1, 0.0, 1);
+        ob_ps_report_end(ps);
     }
     for (int w = 0; w < ps->workers; w++) {
         ob_ps_cancel(&sv->push_reqs[w]);
@@ -312,6 +316,7 @@ static int ob_ps_take_push(struct omnibatch_ps *ps, int w)
     if (applied) {
         ob_ps_apply(ps, sv->peers[w].grad, scale);
     }
+    ob_ps_report_push(ps, w, tau, applied, scale);
     return MPI_SUCCESS == mpi_rc ? ob_ps_answer(ps, w, done) : mpi_rc;
 }
 
@@ -415,26 +420,4 @@ int ob_ps_server_drain(struct omnibatch_ps *ps)
 
     ps->server->draining = 1;
     return ob_ps_server_serve(ps, 0, &done);
-}
-
-void ob_ps_server_worker_stats(const struct omnibatch_ps *ps, int w, omnibatch_ps_worker_stats *out)
-{
-    const ob_ps_server *sv = ps->server;
-    const ob_tally *t = &sv->tally[w];
-    double elapsed = sv->started ? (double) (ob_now_ns() - sv->start_ns) * 1e-9 : 0.0;
-
-    memset(out, 0, sizeof *out);
-    out->rank = ob_ps_worker_rank(ps, w);
-    out->pushes = t->pushes;
-    out->applied = t->applied;
-    out->dropped = t->dropped;
-    out->samples = t->samples;
-    out->batch = ob_balance_batch(&sv->balance, w);
-    out->staleness_mean = ob_tally_mean(t);
-    out->staleness_p99 = ob_tally_quantile(t, 0.99);
-    out->staleness_max = t->stale_max;
-    out->pushes_per_s = elapsed > 0.0 ? (double) t->pushes / elapsed : 0.0;
-    out->samples_per_s = elapsed > 0.0 ? (double) t->samples / elapsed : 0.0;
-    out->compute_s = t->compute_s;
-    ob_balance_model(&sv->balance, w, &out->alpha, &out->beta);
 }

@@ -73,6 +73,7 @@ check_PROGRAMS += %reldir%/mpi_api_quota
 %canon_reldir%_mpi_api_nodesum_LDADD = $(OB_API_TEST_LDADD)
 
 %canon_reldir%_mpi_ps_SOURCES = %reldir%/mpi_ps.c %reldir%/mpi_api_common.h
+%canon_reldir%_mpi_ps_CPPFLAGS = $(OB_TEST_CPPFLAGS)
 %canon_reldir%_mpi_ps_CFLAGS = $(OB_API_TEST_CFLAGS)
 %canon_reldir%_mpi_ps_LDADD = $(OB_API_TEST_LDADD)
 

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "mpi_api_common.h"
+#include "ob_json_check.h"
 
 #define EXPECT_FAIL(code, needle, call)                                                      \
     do {                                                                                     \
@@ -466,6 +467,95 @@ START_TEST(test_early_ends)
 }
 END_TEST
 
+/* ---- the report and the trace -------------------------------------------------------- */
+
+/* The whole file \p path, or NULL. */
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    char *text = NULL;
+    size_t len = 0;
+    size_t got;
+
+    if (NULL == f) {
+        return NULL;
+    }
+    text = calloc(1 << 20, 1);
+    got = NULL == text ? 0 : fread(text, 1, (1 << 20) - 1, f);
+    len = got;
+    fclose(f);
+    if (NULL != text) {
+        text[len] = '\0';
+    }
+    return text;
+}
+
+static int count_of(const char *text, const char *needle)
+{
+    int n = 0;
+
+    for (const char *p = strstr(text, needle); NULL != p; p = strstr(p + 1, needle)) {
+        n++;
+    }
+    return n;
+}
+
+/* With OMNIBATCH_REPORT=json, OMNIBATCH_REPORT_FILE=DIR/report.json and OMNIBATCH_TRACE=DIR/trace.csv
+ * (mpi_ps.sh's second pass sets them and OB_PS_FILES=DIR), server 0 writes DIR/report.json.async
+ * (every worker's figures, parsing as JSON) and DIR/trace.csv.async (a row per push). */
+START_TEST(test_report_and_trace)
+{
+    const char *dir = getenv("OB_PS_FILES");
+    const int W = mpi_size() - 1;
+    omnibatch_ps_options o;
+    float w[DIM] = { 0 }, g[DIM] = { 0 };
+    omnibatch_ps_t ps = NULL;
+    omnibatch_ps_role role;
+    int index, done = 0;
+
+    if (NULL == dir) {
+        return;                  /* the pass without the settings */
+    }
+    OB_CK_OK(omnibatch_ps_options_init(&o));
+    o.epochs = 0;
+    o.max_pushes = 12;
+    OB_CK_OK(omnibatch_ps_create(MPI_COMM_WORLD, w, DIM, MPI_FLOAT, 8L * W, 1000, &o, &ps));
+    OB_CK_OK(omnibatch_ps_role_of(ps, &role, &index));
+    if (OMNIBATCH_PS_SERVER == role) {
+        OB_CK_OK(omnibatch_ps_serve(ps, 0, &done));
+    } else {
+        omnibatch_ps_task t;
+
+        OB_CK_OK(omnibatch_ps_pull(ps, &t));
+        while (!t.done) {
+            OB_CK_OK(omnibatch_ps_push(ps, g, &t));
+        }
+    }
+    OB_CK_OK(omnibatch_ps_destroy(&ps));
+    if (0 == mpi_rank()) {
+        char path[4096];
+        char *report, *trace;
+
+        snprintf(path, sizeof path, "%s/report.json.async", dir);
+        report = slurp(path);
+        ck_assert_msg(NULL != report, "%s: not written", path);
+        ck_assert_msg(json_parses(report), "%s does not parse: %s", path, report);
+        ck_assert_msg(NULL != strstr(report, "\"pushes\": 12,") && NULL != strstr(report, "\"lost\": 0,"),
+                      "%s", report);
+        ck_assert_int_eq(count_of(report, "{\"rank\": "), W);
+        ck_assert_int_eq(count_of(report, "\"staleness_p99\": "), W);
+        snprintf(path, sizeof path, "%s/trace.csv.async", dir);
+        trace = slurp(path);
+        ck_assert_msg(NULL != trace, "%s: not written", path);
+        ck_assert_msg(trace == strstr(trace, "push,t_s,worker,rank,batch,staleness,applied,scale,version,"),
+                      "%s", trace);
+        ck_assert_int_eq(count_of(trace, "\n"), 1 + 12);
+        free(report);
+        free(trace);
+    }
+}
+END_TEST
+
 static Suite *make_ps_suite(void)
 {
     Suite *s = suite_create("ps");
@@ -478,6 +568,7 @@ static Suite *make_ps_suite(void)
     tcase_add_test(tc, test_create_rejects_bad_input);
     tcase_add_test(tc, test_wrong_role_is_refused);
     tcase_add_test(tc, test_early_ends);
+    tcase_add_test(tc, test_report_and_trace);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,10 +1,10 @@
 # tests/unit/async/: the asynchronous mode's mathematics, one suite a module:
 # the server's update rule (plain SGD with one worker and no staleness),
 # the count of pushes and their staleness, the slices of the epochs'
-# permutation, the batch scaling on a simulated server.
+# permutation, the batch scaling on a simulated server, the run's report.
 
 OB_UNIT_ASYNC = %reldir%/check_update %reldir%/check_tally %reldir%/check_slicer \
-	%reldir%/check_balance
+	%reldir%/check_balance %reldir%/check_psreport
 check_PROGRAMS += $(OB_UNIT_ASYNC)
 TESTS += $(OB_UNIT_ASYNC)
 
@@ -23,3 +23,8 @@ TESTS += $(OB_UNIT_ASYNC)
 %canon_reldir%_check_balance_SOURCES = %reldir%/check_balance.c
 %canon_reldir%_check_balance_CFLAGS = $(OB_CORE_TEST_CFLAGS)
 %canon_reldir%_check_balance_LDADD = $(OB_CORE_TEST_LDADD)
+
+%canon_reldir%_check_psreport_SOURCES = %reldir%/check_psreport.c
+%canon_reldir%_check_psreport_CPPFLAGS = $(OB_TEST_CPPFLAGS)
+%canon_reldir%_check_psreport_CFLAGS = $(OB_CORE_TEST_CFLAGS)
+%canon_reldir%_check_psreport_LDADD = $(OB_CORE_TEST_LDADD)
