@@ -443,8 +443,8 @@ OMNIBATCH_EXPORT int omnibatch_restore(omnibatch_t ctx, const char *path);
  * The order of calls:
  *
  *     omnibatch_ps_options_init() -> omnibatch_ps_create() (collective) ->
- *       servers: omnibatch_ps_serve() until *done, [omnibatch_ps_set_plan(),
- *                stats between calls];
+ *       servers: [omnibatch_ps_restore()], omnibatch_ps_serve() until *done,
+ *                [omnibatch_ps_set_plan(), stats, omnibatch_ps_save() between calls];
  *       workers: omnibatch_ps_pull(), then while !task.done: compute on
  *                perm[task.start .. task.start + task.count - 1],
  *                omnibatch_ps_push();
@@ -647,6 +647,29 @@ OMNIBATCH_EXPORT int omnibatch_ps_get_worker_stats(omnibatch_ps_t ps, int worker
 
 /** \brief The epoch's permutation of 0 .. dataset_size - 1, the same on every rank (local). */
 OMNIBATCH_EXPORT int omnibatch_ps_permutation(omnibatch_ps_t ps, long epoch, long *perm);
+
+/**
+ * \brief Save the servers' state (server 0 only, between its omnibatch_ps_serve() calls, before
+ *        the end): server 0 writes \p path now (its range of the model and the momentum, the
+ *        version, where the data stand: the slices in flight included, handed out again after a
+ *        restore, the batches and the cycle models) and orders every other server to write its
+ *        range to "path.s" when it comes to the order in its omnibatch_ps_serve(), after the
+ *        same pushes: the files hold one version of the model.  Written aside, then renamed.
+ *        The counts of pushes are not kept.
+ * \return OMNIBATCH_SUCCESS; OMNIBATCH_ERR_STATE on a worker, on a server other than 0 or
+ *         after the end; OMNIBATCH_ERR_ARG (path NULL or not writable); OMNIBATCH_ERR_MPI.  A
+ *         server s > 0 whose own save fails returns it from that omnibatch_ps_serve().
+ */
+OMNIBATCH_EXPORT int omnibatch_ps_save(omnibatch_ps_t ps, const char *path);
+
+/**
+ * \brief Restore a server's state saved by omnibatch_ps_save() with the same count, type,
+ *        global batch, data set size, servers and workers (servers only, local, before the
+ *        first omnibatch_ps_serve()).
+ * \return OMNIBATCH_SUCCESS; OMNIBATCH_ERR_STATE on a worker or after the first serve;
+ *         OMNIBATCH_ERR_ARG for an unreadable, damaged or foreign file (nothing changed).
+ */
+OMNIBATCH_EXPORT int omnibatch_ps_restore(omnibatch_ps_t ps, const char *path);
 
 /**
  * \brief Destroy the context and set *ps to NULL (every rank; before MPI_Finalize).

@@ -77,6 +77,8 @@ typedef struct omnibatch_dl {
     int (*ps_get_worker_stats)(omnibatch_ps_t ps, int worker,
                                omnibatch_ps_worker_stats *stats); /**< omnibatch_ps_get_worker_stats() */
     int (*ps_permutation)(omnibatch_ps_t ps, long epoch, long *perm); /**< omnibatch_ps_permutation() */
+    int (*ps_save)(omnibatch_ps_t ps, const char *path); /**< omnibatch_ps_save() */
+    int (*ps_restore)(omnibatch_ps_t ps, const char *path); /**< omnibatch_ps_restore() */
     int (*ps_destroy)(omnibatch_ps_t *ps); /**< omnibatch_ps_destroy() */
 } omnibatch_dl;
 
@@ -134,8 +136,10 @@ static inline int omnibatch_dl_load(omnibatch_dl *api)
     OMNIBATCH_DL_SYM(api, ps_get_stats, "omnibatch_ps_get_stats");
     OMNIBATCH_DL_SYM(api, ps_get_worker_stats, "omnibatch_ps_get_worker_stats");
     OMNIBATCH_DL_SYM(api, ps_permutation, "omnibatch_ps_permutation");
+    OMNIBATCH_DL_SYM(api, ps_save, "omnibatch_ps_save");
+    OMNIBATCH_DL_SYM(api, ps_restore, "omnibatch_ps_restore");
     OMNIBATCH_DL_SYM(api, ps_destroy, "omnibatch_ps_destroy");
-    if (31 != omnibatch_dl_found_) {
+    if (33 != omnibatch_dl_found_) {
         memset(api, 0, sizeof *api);
         return 0;
     }

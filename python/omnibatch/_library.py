@@ -170,6 +170,8 @@ def _declare(lib):
         "omnibatch_ps_get_stats": [ctx, ctypes.POINTER(CPSStats)],
         "omnibatch_ps_get_worker_stats": [ctx, ctypes.c_int, ctypes.POINTER(CPSWorkerStats)],
         "omnibatch_ps_permutation": [ctx, ctypes.c_long, c_long_p],
+        "omnibatch_ps_save": [ctx, ctypes.c_char_p],
+        "omnibatch_ps_restore": [ctx, ctypes.c_char_p],
         "omnibatch_ps_destroy": [c_void_pp],
     }
     _set(lib, signatures)

@@ -19,6 +19,7 @@ The library is required: there is no asynchronous mode without it.
 """
 import ctypes
 import dataclasses
+import os
 
 import numpy as np
 
@@ -274,6 +275,26 @@ class ParameterServer:
                                                         _as_int("worker", worker, 0),
                                                         ctypes.byref(s)))
         return WorkerStats(*(getattr(s, f) for f, _ in _library.CPSWorkerStats._fields_))
+
+    def save(self, path):
+        """Server 0, between serve() calls: save the servers' state (omnibatch_ps_save: this
+        server's to path, the others' to path.s when they come to the order)."""
+        _check(self._lib.omnibatch_ps_save(self._live(), self._path("save", path)))
+
+    def restore(self, path):
+        """A server, before its first serve(): resume from what save() wrote."""
+        _check(self._lib.omnibatch_ps_restore(self._live(), self._path("restore", path)))
+
+    @staticmethod
+    def _path(how, path):
+        try:
+            encoded = os.fsencode(path)
+        except TypeError:
+            encoded = b""
+        if 0 == len(encoded) or b"\0" in encoded:
+            raise Error(ERR_ARG, "%s: path=%r: expected a file name (str, bytes or os.PathLike, not "
+                        "empty, without NUL)" % (how, path))
+        return encoded
 
     def close(self):
         """Destroy the context (every rank; before MPI is finalised)."""

@@ -3,7 +3,7 @@
 # (the Check suites of tests/unit/async link them): the server's update rule,
 # the count of every worker's pushes and their staleness, the slices of the
 # epochs' permutation, the batch scaling that equalises the workers' push
-# rates, the printers of a run's report and trace.
+# rates, the printers of a run's report and trace, a server's state blob.
 # tests/house/check_core_mpi_free.sh compiles those files with the plain C
 # compiler.
 
@@ -12,7 +12,8 @@ OB_ASYNC_MPI_FREE = \
 	%reldir%/ob_tally.h %reldir%/tally.c \
 	%reldir%/ob_slicer.h %reldir%/slicer.c \
 	%reldir%/ob_balance.h %reldir%/balance.c \
-	%reldir%/ob_psreport.h %reldir%/psreport.c
+	%reldir%/ob_psreport.h %reldir%/psreport.c \
+	%reldir%/ob_psstate.h %reldir%/psstate.c
 libobcore_la_SOURCES += $(OB_ASYNC_MPI_FREE)
 
 # The parameter server itself: MPI (PMPI_* on a private duplicate), in the
@@ -24,4 +25,5 @@ libomnibatch_la_SOURCES += \
 	%reldir%/ps_wait.c \
 	%reldir%/ps_server.c \
 	%reldir%/ps_worker.c \
-	%reldir%/ps_report.c
+	%reldir%/ps_report.c \
+	%reldir%/ps_save.c

@@ -5,15 +5,17 @@
  * shared by the MPI files of the asynchronous mode: ps_context.c (options,
  * create, destroy, queries), ps_common.c (what they all ask of a context),
  * ps_server.c (the servers' loop), ps_worker.c
- * (pull and push), ps_wait.c (waiting asleep) and ps_report.c (the run's
- * report and trace, server 0).  Not installed.
+ * (pull and push), ps_wait.c (waiting asleep), ps_report.c (the run's
+ * report and trace, server 0) and ps_save.c (a server's state in a file).
+ * Not installed.
  *
  * The messages, all on the context's private duplicate communicator:
  *   worker -> server 0   OB_PS_TAG_PUSH   ob_ps_push_msg (a push, or the worker leaving)
  *   worker -> server s   OB_PS_TAG_GRAD   the gradient's range of server s
  *   server 0 -> worker   OB_PS_TAG_TASK   ob_ps_task_msg (the next task, or done)
  *   server s -> worker   OB_PS_TAG_MODEL  the model's range of server s
- *   server 0 -> server s OB_PS_TAG_ORDER  ob_ps_order_msg (what to do with the next push)
+ *   server 0 -> server s OB_PS_TAG_ORDER  ob_ps_order_msg (what to do with the next push, or
+ *                                         to save its state: the path follows, OB_PS_TAG_PATH)
  * A worker has at most one push in flight, so each server keeps one
  * receive posted per worker.  Server 0 decides every push (apply with a
  * factor, or drop) and orders the other servers to do the same in the same
@@ -40,14 +42,15 @@ enum {
     OB_PS_TAG_GRAD = 2,
     OB_PS_TAG_TASK = 3,
     OB_PS_TAG_MODEL = 4,
-    OB_PS_TAG_ORDER = 5
+    OB_PS_TAG_ORDER = 5,
+    OB_PS_TAG_PATH = 6
 };
 
 /** What a worker sends server 0. */
 enum { OB_PS_MSG_PUSH = 1, OB_PS_MSG_LEAVE = 2 };
 
-/** What server 0 orders the others to do. */
-enum { OB_PS_ORDER_APPLY = 1, OB_PS_ORDER_LEAVE = 2, OB_PS_ORDER_END = 3 };
+/** What server 0 orders the others to do (SAVE: the path follows, OB_PS_TAG_PATH). */
+enum { OB_PS_ORDER_APPLY = 1, OB_PS_ORDER_LEAVE = 2, OB_PS_ORDER_END = 3, OB_PS_ORDER_SAVE = 4 };
 
 /** Nanoseconds a rank naps between tests of the requests it waits for, while none has
  *  completed (a part of the answer arrived: it tests without napping until the rest has). */
@@ -108,13 +111,15 @@ typedef struct ob_ps_server {
                                   * and model (2w + 1) */
     void *momentum;              /* the range's */
     ob_update_rule rule;
-    long version;                /* updates applied */
-    long pushes;
+    long version;                /* the model's: updates applied (a restored run's included) */
+    long pushes;                 /* this run's pushes: applied + dropped */
+    long applied;
     long dropped;
     int started;                 /* the first serve sent the workers their model (and tasks) */
     int draining;                /* hand out no more slices (destroy before the end) */
     int finished_workers;
     int ended;                   /* every worker is done (servers s > 0: END ordered) */
+    int save_rc;                 /* servers s > 0: a failed save server 0 ordered, for serve to return */
     uint64_t start_ns;
     uint64_t busy_ns;
     /* Server 0 only. */
@@ -235,6 +240,11 @@ int ob_ps_worker_leave(struct omnibatch_ps *ps);
 
 /** \brief Free a worker's side. */
 void ob_ps_worker_free(struct omnibatch_ps *ps);
+
+/* ps_save.c */
+
+/** \brief Save this server's state to \p path (server s > 0: "path.s"), for function \p fn. */
+int ob_ps_save_own(struct omnibatch_ps *ps, const char *fn, const char *path);
 
 /* ps_report.c */
 

@@ -17,6 +17,7 @@
 #include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -593,7 +594,11 @@ OMNIBATCH_EXPORT int omnibatch_ps_set_plan(omnibatch_ps_t ps, const long *plan, 
     }
     rc = ob_balance_set_plan(&ps->server->balance, plan);
     if (OMNIBATCH_SUCCESS != rc) {
-        return ob_fail(rc, "%s: %s", fn, ob_last_error());
+        char why[512];
+
+        /* The line is this thread's buffer, which ob_fail() writes. */
+        snprintf(why, sizeof why, "%s", ob_last_error());
+        return ob_fail(rc, "%s: %s", fn, why);
     }
     return OMNIBATCH_SUCCESS;
 }

@@ -147,7 +147,7 @@ static int ob_ps_report_fill(const struct omnibatch_ps *ps, ob_psreport *r, ob_p
     r->workers = ps->workers;
     r->elapsed_s = (double) (ob_now_ns() - sv->start_ns) * 1e-9;
     r->pushes = sv->pushes;
-    r->applied = sv->version;
+    r->applied = sv->applied;
     r->dropped = sv->dropped;
     r->max_staleness = sv->rule.max_staleness;
     r->staleness_rule = rules[sv->rule.staleness];

@@ -148,6 +148,7 @@ static void ob_ps_apply(struct omnibatch_ps *ps, const void *grad, double scale)
         ob_update_apply_double(&sv->rule, scale, ob_ps_own(ps), sv->momentum, grad, n);
     }
     sv->version++;
+    sv->applied++;
 }
 
 /* Post the receives of worker w's next push: server 0 its header, every server its range. */
@@ -340,6 +341,20 @@ static int ob_ps_take(struct omnibatch_ps *ps, int w)
     return mpi_rc;
 }
 
+/* Servers s > 0: server 0 saved, and so does this one now (the path follows the order).  A
+ * failed save is kept for omnibatch_ps_serve() to return; the serving goes on. */
+static int ob_ps_follow_save(struct omnibatch_ps *ps)
+{
+    char path[4096];
+    int mpi_rc = PMPI_Recv(path, (int) sizeof path, MPI_CHAR, 0, OB_PS_TAG_PATH, ps->comm, MPI_STATUS_IGNORE);
+
+    if (MPI_SUCCESS == mpi_rc) {
+        path[sizeof path - 1] = '\0';
+        ps->server->save_rc = ob_ps_save_own(ps, "omnibatch_ps_serve (a save server 0 ordered)", path);
+    }
+    return mpi_rc;
+}
+
 /* Servers s > 0: server 0's next order. */
 static int ob_ps_follow(struct omnibatch_ps *ps)
 {
@@ -351,7 +366,9 @@ static int ob_ps_follow(struct omnibatch_ps *ps)
     if (OB_PS_ORDER_END == o.kind) {
         return ob_ps_end(ps);
     }
-    if (OB_PS_ORDER_LEAVE == o.kind) {
+    if (OB_PS_ORDER_SAVE == o.kind) {
+        mpi_rc = ob_ps_follow_save(ps);
+    } else if (OB_PS_ORDER_LEAVE == o.kind) {
         ob_ps_cancel(&sv->grad_reqs[w]);
         ob_ps_finished(sv, w);
     } else {
@@ -410,8 +427,12 @@ int ob_ps_server_serve(struct omnibatch_ps *ps, long max_pushes, int *done)
         mpi_rc = ob_ps_serve_one(ps);
     }
     *done = sv->ended;
-    return MPI_SUCCESS == mpi_rc ? OMNIBATCH_SUCCESS
-                                 : ob_api_mpi_fail(mpi_rc, "omnibatch_ps_serve", "a server's message");
+    if (MPI_SUCCESS != mpi_rc) {
+        return ob_api_mpi_fail(mpi_rc, "omnibatch_ps_serve", "a server's message");
+    }
+    mpi_rc = sv->save_rc;
+    sv->save_rc = OMNIBATCH_SUCCESS;
+    return mpi_rc;
 }
 
 int ob_ps_server_drain(struct omnibatch_ps *ps)

@@ -50,6 +50,8 @@ SAME_TYPE(ps_set_plan, omnibatch_ps_set_plan);
 SAME_TYPE(ps_get_stats, omnibatch_ps_get_stats);
 SAME_TYPE(ps_get_worker_stats, omnibatch_ps_get_worker_stats);
 SAME_TYPE(ps_permutation, omnibatch_ps_permutation);
+SAME_TYPE(ps_save, omnibatch_ps_save);
+SAME_TYPE(ps_restore, omnibatch_ps_restore);
 SAME_TYPE(ps_destroy, omnibatch_ps_destroy);
 
 /* 0.3 grew omnibatch_options and omnibatch_stats at their ends only. */
@@ -107,6 +109,8 @@ START_TEST(test_linked_library_is_found)
     ck_assert_ptr_eq(ob.ps_get_stats, &omnibatch_ps_get_stats);
     ck_assert_ptr_eq(ob.ps_get_worker_stats, &omnibatch_ps_get_worker_stats);
     ck_assert_ptr_eq(ob.ps_permutation, &omnibatch_ps_permutation);
+    ck_assert_ptr_eq(ob.ps_save, &omnibatch_ps_save);
+    ck_assert_ptr_eq(ob.ps_restore, &omnibatch_ps_restore);
     ck_assert_ptr_eq(ob.ps_destroy, &omnibatch_ps_destroy);
     ck_assert_str_eq(ob.strerror(OMNIBATCH_ERR_ARG), "invalid argument");
 }

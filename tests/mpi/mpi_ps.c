@@ -13,13 +13,17 @@
  *   - bad settings, a parameter count that differs between ranks, a worker
  *     calling the servers' functions and the other way round: one line and
  *     a status code, on every rank, before any push; no rank left waiting;
- *   - a worker that leaves early and a server that ends early end the run.
+ *   - a worker that leaves early and a server that ends early end the run;
+ *   - with OMNIBATCH_REPORT and OMNIBATCH_TRACE, the run's report and trace (mpi_ps.sh);
+ *   - a run saved part of the way and restored uses every sample once across the restart.
  */
 #include "config.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "mpi_api_common.h"
 #include "ob_json_check.h"
@@ -422,6 +426,12 @@ START_TEST(test_wrong_role_is_refused)
         EXPECT_FAIL(OMNIBATCH_ERR_ARG, "omnibatch_ps_serve: max_pushes=-1", omnibatch_ps_serve(ps, -1, &done));
         EXPECT_FAIL(OMNIBATCH_ERR_ARG, "workers=0: expected an array of the",
                     omnibatch_ps_set_plan(ps, plan, 0));
+        /* A batch below the least: the planner's line, behind the function's name. */
+        for (int k = 0; k < mpi_size() - 1; k++) {
+            plan[k] = 0 == k ? 0 : 64 / (mpi_size() - 1);
+        }
+        EXPECT_FAIL(OMNIBATCH_ERR_ARG, "omnibatch_ps_set_plan: plan: rank 0 has batch 0 outside its bounds [1, 64]",
+                    omnibatch_ps_set_plan(ps, plan, mpi_size() - 1));
         OB_CK_OK(omnibatch_ps_serve(ps, 0, &done));
         ck_assert_int_eq(done, 1);
         EXPECT_FAIL(OMNIBATCH_ERR_STATE, "every worker is done already", omnibatch_ps_serve(ps, 0, &done));
@@ -556,6 +566,199 @@ START_TEST(test_report_and_trace)
 }
 END_TEST
 
+/* ---- save and restore -------------------------------------------------------------------- */
+
+typedef struct done_task {
+    long epoch, start, count;
+    long answered;               /* the version of the task that answered its push */
+} done_task;
+
+typedef struct restart {
+    omnibatch_ps_options o;
+    long N, B;
+    float w[DIM];
+    float saved_w[DIM];
+    char path[256];
+    long *perms;                 /* epochs * N: each epoch's permutation, as the workers saw it */
+    done_task *tasks;
+    long ntasks;
+    long version;                /* at the save */
+} restart;
+
+static void restart_options(restart *r, int P)
+{
+    OB_CK_OK(omnibatch_ps_options_init(&r->o));
+    r->o.servers = P > 3 ? 2 : 1;
+    r->o.epochs = 3;
+    r->o.max_staleness = 1000000;    /* none dropped: every push taken moves the version */
+    r->o.lr = 1e-3;
+}
+
+/* A worker's loop: every task recorded with the version that answered its push. */
+static void restart_work(restart *r, omnibatch_ps_t ps)
+{
+    float g[DIM] = { 0 };
+    omnibatch_ps_task t;
+
+    OB_CK_OK(omnibatch_ps_pull(ps, &t));
+    while (!t.done) {
+        done_task *d = &r->tasks[r->ntasks++];
+
+        OB_CK_OK(omnibatch_ps_permutation(ps, t.epoch, r->perms + t.epoch * r->N));
+        d->epoch = t.epoch;
+        d->start = t.start;
+        d->count = t.count;
+        mpi_sleep_ns(5000L * t.count * (mpi_rank() % 3 + 1));
+        OB_CK_OK(omnibatch_ps_push(ps, g, &t));
+        d->answered = t.done ? LONG_MAX : t.version;
+    }
+}
+
+/* Server 0 stops between serve calls a third of the way and saves (ordering the other servers
+ * to save at the same point); the others serve to the end. */
+static void restart_serve_and_save(restart *r, omnibatch_ps_t ps, int index)
+{
+    omnibatch_ps_stats st;
+    int done = 0;
+
+    if (0 != index) {
+        EXPECT_FAIL(OMNIBATCH_ERR_STATE, "server 0 saves, and orders the other servers to save with it",
+                    omnibatch_ps_save(ps, r->path));
+        OB_CK_OK(omnibatch_ps_serve(ps, 0, &done));
+        return;
+    }
+    do {
+        OB_CK_OK(omnibatch_ps_serve(ps, 1, &done));
+        OB_CK_OK(omnibatch_ps_get_stats(ps, &st));
+    } while (!done && st.slices < r->o.epochs * r->N / r->B / 3);
+    ck_assert_int_eq(done, 0);
+    r->version = st.version;
+    OB_CK_OK(omnibatch_ps_save(ps, r->path));
+    memcpy(r->saved_w, r->w, sizeof r->w);
+    /* destroy drains the rest */
+}
+
+/* The restored server: a file that is not a state refused first, then the saved one. */
+static void restart_restore(restart *r, omnibatch_ps_t ps, int index)
+{
+    long first = (long) DIM * index / r->o.servers, end = (long) DIM * (index + 1) / r->o.servers;
+    char damaged[300], file[320];
+    omnibatch_ps_stats st;
+    FILE *f;
+    int done = 0;
+
+    snprintf(damaged, sizeof damaged, "%s.damaged", r->path);
+    if (0 == index) {
+        snprintf(file, sizeof file, "%s", damaged);
+    } else {
+        snprintf(file, sizeof file, "%s.%d", damaged, index);
+    }
+    f = fopen(file, "w");
+    ck_assert_ptr_nonnull(f);
+    for (int k = 0; k < 40; k++) {
+        fputs("not a state ", f);
+    }
+    fclose(f);
+    EXPECT_FAIL(OMNIBATCH_ERR_ARG, "not a parameter server's state", omnibatch_ps_restore(ps, damaged));
+    remove(file);
+    OB_CK_OK(omnibatch_ps_restore(ps, r->path));
+    OB_CK_OK(omnibatch_ps_get_stats(ps, &st));
+    ck_assert_int_eq(st.version, r->version);
+    if (0 == index) {
+        ck_assert_int_eq(0, memcmp(r->w + first, r->saved_w + first, (size_t) (end - first) * sizeof(float)));
+    }
+    OB_CK_OK(omnibatch_ps_serve(ps, 0, &done));
+    EXPECT_FAIL(OMNIBATCH_ERR_STATE, "restore before the first omnibatch_ps_serve()",
+                omnibatch_ps_restore(ps, r->path));
+    if (0 == index) {
+        snprintf(file, sizeof file, "%s", r->path);
+    } else {
+        snprintf(file, sizeof file, "%s.%d", r->path, index);
+    }
+    remove(file);
+}
+
+/* A run saves a third of the way and ends; a second run restores and goes to the end: the
+ * model and version come back, and every sample of the three epochs is used exactly once
+ * across the two (the slices in flight at the save are handed out again). */
+START_TEST(test_save_and_restore)
+{
+    const int P = mpi_size();
+    static restart r;
+    omnibatch_ps_t ps = NULL;
+    omnibatch_ps_role role;
+    long *used, *all, first_run;
+    int index;
+
+    memset(&r, 0, sizeof r);
+    restart_options(&r, P);
+    r.N = 233;
+    r.B = 12L * (P - r.o.servers);
+    if (0 == mpi_rank()) {
+        snprintf(r.path, sizeof r.path, "%s/mpi_ps_state.%ld", NULL != getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
+                 (long) getpid());
+    }
+    MPI_Bcast(r.path, sizeof r.path, MPI_CHAR, 0, MPI_COMM_WORLD);
+    r.perms = calloc((size_t) (r.N * r.o.epochs), sizeof *r.perms);
+    r.tasks = calloc((size_t) (r.N * r.o.epochs * 2 + 8), sizeof *r.tasks);
+    used = calloc((size_t) (r.N * r.o.epochs), sizeof *used);
+    all = calloc((size_t) (r.N * r.o.epochs), sizeof *all);
+    ck_assert(NULL != r.perms && NULL != r.tasks && NULL != used && NULL != all);
+    for (int j = 0; j < DIM; j++) {
+        r.w[j] = 0.5f;
+    }
+
+    OB_CK_OK(omnibatch_ps_create(MPI_COMM_WORLD, r.w, DIM, MPI_FLOAT, r.B, r.N, &r.o, &ps));
+    OB_CK_OK(omnibatch_ps_role_of(ps, &role, &index));
+    if (OMNIBATCH_PS_SERVER == role) {
+        restart_serve_and_save(&r, ps, index);
+    } else {
+        restart_work(&r, ps);
+        EXPECT_FAIL(OMNIBATCH_ERR_STATE, "omnibatch_ps_save: rank", omnibatch_ps_save(ps, r.path));
+    }
+    OB_CK_OK(omnibatch_ps_destroy(&ps));
+    /* Every server saved at the version server 0 saved at. */
+    MPI_Bcast(&r.version, 1, MPI_LONG, 0, MPI_COMM_WORLD);
+    first_run = r.ntasks;
+
+    restart_options(&r, P);
+    for (int j = 0; j < DIM; j++) {
+        r.w[j] = 0.0f;           /* the restore must bring the saved model back */
+    }
+    OB_CK_OK(omnibatch_ps_create(MPI_COMM_WORLD, r.w, DIM, MPI_FLOAT, r.B, r.N, &r.o, &ps));
+    OB_CK_OK(omnibatch_ps_role_of(ps, &role, &index));
+    if (OMNIBATCH_PS_SERVER == role) {
+        restart_restore(&r, ps, index);
+    } else {
+        restart_work(&r, ps);
+    }
+    OB_CK_OK(omnibatch_ps_destroy(&ps));
+
+    /* The first run's tasks count where their push was taken before the save. */
+    for (long k = 0; k < r.ntasks; k++) {
+        const done_task *d = &r.tasks[k];
+
+        if (k < first_run && d->answered > r.version) {
+            continue;
+        }
+        for (long i = 0; i < d->count; i++) {
+            used[d->epoch * r.N + r.perms[d->epoch * r.N + d->start + i]]++;
+        }
+    }
+    MPI_Reduce(used, all, (int) (r.N * r.o.epochs), MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (0 == mpi_rank()) {
+        for (long i = 0; i < r.N * r.o.epochs; i++) {
+            ck_assert_msg(1 == all[i], "epoch %ld sample %ld used %ld times across the restart", i / r.N,
+                          i % r.N, all[i]);
+        }
+    }
+    free(r.perms);
+    free(r.tasks);
+    free(used);
+    free(all);
+}
+END_TEST
+
 static Suite *make_ps_suite(void)
 {
     Suite *s = suite_create("ps");
@@ -569,6 +772,7 @@ static Suite *make_ps_suite(void)
     tcase_add_test(tc, test_wrong_role_is_refused);
     tcase_add_test(tc, test_early_ends);
     tcase_add_test(tc, test_report_and_trace);
+    tcase_add_test(tc, test_save_and_restore);
     suite_add_tcase(s, tc);
     return s;
 }

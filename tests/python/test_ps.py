@@ -110,6 +110,38 @@ def every_sample_once():
         print("test_ps: every sample of %d epochs computed once by %d workers" % (epochs, P - 1))
 
 
+def save_and_restore():
+    """Server 0 saves a few pushes in; a second run restores the version and goes on."""
+    import os
+    import tempfile
+    path = comm.bcast(os.path.join(tempfile.gettempdir(), "test_ps.%d" % os.getpid()), root=0)
+    w = np.zeros(DIM, dtype=np.float64)
+    saved = None
+    with omnibatch.ParameterServer(comm, w, 8 * (P - 1), 100, epochs=2) as ps:
+        if ps.is_server:
+            expect_error("empty path", lambda: ps.save(""), "save: path='': expected a file name")
+            ps.serve(max_pushes=3)
+            ps.save(path)
+            saved = ps.stats().version
+            ps.serve()
+        else:
+            expect_error("save on a worker", lambda: ps.save(path), "omnibatch_ps_save: rank")
+            task = ps.pull()
+            while not task.done:
+                task = ps.push(np.full(DIM, 0.01))
+    with omnibatch.ParameterServer(comm, w, 8 * (P - 1), 100, epochs=2) as ps:
+        if ps.is_server:
+            ps.restore(path)
+            assert ps.stats().version == saved, (ps.stats().version, saved)
+            ps.serve()
+            os.remove(path)
+        else:
+            task = ps.pull()
+            while not task.done:
+                task = ps.push(np.full(DIM, 0.01))
+    print("test_ps: rank %d: saved and restored" % rank)
+
+
 def errors():
     w = np.zeros(DIM, dtype=np.float32)
     expect_error("staleness name", lambda: omnibatch.ParameterServer(comm, w, 64, 100,
@@ -232,6 +264,7 @@ def main():
     if sys.argv[1] == "numpy":
         one_worker_is_sgd()
         every_sample_once()
+        save_and_restore()
         errors()
     else:
         torch_one_worker_is_sgd()

@@ -1,10 +1,11 @@
 # tests/unit/async/: the asynchronous mode's mathematics, one suite a module:
 # the server's update rule (plain SGD with one worker and no staleness),
 # the count of pushes and their staleness, the slices of the epochs'
-# permutation, the batch scaling on a simulated server, the run's report.
+# permutation, the batch scaling on a simulated server, the run's report,
+# a server's state blob.
 
 OB_UNIT_ASYNC = %reldir%/check_update %reldir%/check_tally %reldir%/check_slicer \
-	%reldir%/check_balance %reldir%/check_psreport
+	%reldir%/check_balance %reldir%/check_psreport %reldir%/check_psstate
 check_PROGRAMS += $(OB_UNIT_ASYNC)
 TESTS += $(OB_UNIT_ASYNC)
 
@@ -28,3 +29,7 @@ TESTS += $(OB_UNIT_ASYNC)
 %canon_reldir%_check_psreport_CPPFLAGS = $(OB_TEST_CPPFLAGS)
 %canon_reldir%_check_psreport_CFLAGS = $(OB_CORE_TEST_CFLAGS)
 %canon_reldir%_check_psreport_LDADD = $(OB_CORE_TEST_LDADD)
+
+%canon_reldir%_check_psstate_SOURCES = %reldir%/check_psstate.c
+%canon_reldir%_check_psstate_CFLAGS = $(OB_CORE_TEST_CFLAGS)
+%canon_reldir%_check_psstate_LDADD = $(OB_CORE_TEST_LDADD)
