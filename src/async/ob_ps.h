@@ -206,6 +206,9 @@ int ob_ps_wait_all(int n, MPI_Request *reqs, int nsend, int arrived);
  */
 int ob_ps_wait_any(int n, MPI_Request *reqs, int *index, MPI_Request *sends, int nsends);
 
+/** \brief Complete \p n requests that are through already (an answer the worker took). */
+int ob_ps_complete(int n, MPI_Request *reqs);
+
 /** \brief Cancel and complete a posted receive (nothing when MPI_REQUEST_NULL). */
 void ob_ps_cancel(MPI_Request *req);
 

@@ -188,7 +188,7 @@ static int ob_ps_answer(struct omnibatch_ps *ps, int w, int done)
     int mpi_rc;
 
     /* The last answer was taken before this push was sent: complete it. */
-    mpi_rc = PMPI_Waitall(2, &sv->sends[2 * w], MPI_STATUSES_IGNORE);
+    mpi_rc = ob_ps_complete(2, &sv->sends[2 * w]);
     if (MPI_SUCCESS == mpi_rc && 0 == ps->server_index) {
         p->task.version = sv->version;
         mpi_rc = PMPI_Isend(&p->task, (int) sizeof p->task, MPI_BYTE, to, OB_PS_TAG_TASK, ps->comm,
@@ -263,7 +263,7 @@ static int ob_ps_end(struct omnibatch_ps *ps)
         ob_ps_cancel(&sv->grad_reqs[w]);
     }
     if (MPI_SUCCESS == mpi_rc) {
-        mpi_rc = PMPI_Waitall(2 * ps->workers, sv->sends, MPI_STATUSES_IGNORE);
+        mpi_rc = ob_ps_complete(2 * ps->workers, sv->sends);
     }
     sv->ended = 1;
     return mpi_rc;
