@@ -13,6 +13,7 @@ noinst_LTLIBRARIES += %reldir%/hetsgd/libhetsgd.la
 	%reldir%/hetsgd/omnilearn.h %reldir%/hetsgd/omnilearn.c \
 	%reldir%/hetsgd/schedule.h %reldir%/hetsgd/schedule.c \
 	%reldir%/hetsgd/emulate.h %reldir%/hetsgd/emulate.c \
+	%reldir%/hetsgd/profile.h %reldir%/hetsgd/profile.c \
 	%reldir%/hetsgd/options.h %reldir%/hetsgd/options.c \
 	%reldir%/hetsgd/report.h %reldir%/hetsgd/report.c \
 	%reldir%/hetsgd/rng.h \

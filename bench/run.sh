@@ -9,7 +9,14 @@
 #   hl2 hl4 hl8  OmniLearn's levels, relative speeds 12,12,8,16 / 9,9,6,24 /
 #              6,6,4,32: a fixed number of steps on a subset of the data
 #   ramp transient vanish  dynamic speeds (hetsgd --schedule): omnibatch, the
-#              oracle and omnilearn (static too with --full)
+#              oracle and omnilearn (static too with --full); each change lands
+#              half-way into its step (hetsgd --change-at 0.5, see --change-at)
+#   jitter     FlexRR's stragglers, new speeds every step (hetsgd --schedule
+#              jitter): static, omnibatch and the oracle, which knows each
+#              step's speeds (the per-step oracle)
+# Every scenario runs chunks too: omnibatch with each step worked in chunks
+# that move to a free rank (hetsgd --policy chunks), in a table and targets
+# of its own after the others.
 # The policies of a scenario run one after the other, in an order rotated at
 # each repetition, so that machine noise drifting over time hits all alike;
 # with --repeat N each ratio is the median of the N paired ratios.  Then one
@@ -39,7 +46,9 @@
 #   --quick          a smoke run: few steps, tiny batches, figures meaningless
 #   --full           longer runs, every policy in every scenario, 3 repetitions
 #   --repeat N       repetitions of each scenario (default 1; --full 3)
-#   --scenarios LIST of headline,hl2,hl4,hl8,ramp,transient,vanish (default all)
+#   --scenarios LIST of headline,hl2,hl4,hl8,ramp,transient,vanish,jitter (default all)
+#   --change-at F    where a dynamic scenario's speed changes land in their step,
+#                    F in [0, 1) of it (default 0.5; 0: at the step's start)
 #   --slowdown X     the emulation's slowdown, the same for every run
 #                    (default 12 / online processors, at least 1: 6 on 2 cores)
 #   --emulate cost|cpu  what an emulated step's length comes from.  cost (the
@@ -74,7 +83,8 @@ overhead=yes
 simulate=yes
 quota=yes
 quota_list=0.4,0.4,0.2,0.1
-all_scenarios="headline hl2 hl4 hl8 ramp transient vanish"
+all_scenarios="headline hl2 hl4 hl8 ramp transient vanish jitter"
+change_at=0.5
 NP=4
 
 die() { echo "bench/run.sh: $*" >&2; exit 2; }
@@ -92,6 +102,9 @@ while [ "$#" -gt 0 ]; do
     --repeat) need_value "$@"; repeat=$2; shift 2 ;;
     --scenarios) need_value "$@"; scenarios=$2; shift 2 ;;
     --slowdown) need_value "$@"; slowdown=$2; shift 2 ;;
+    --change-at) need_value "$@"; change_at=$2; shift 2
+        awk -v f="$change_at" 'BEGIN { exit !(f == f + 0 && f + 0 >= 0 && f + 0 < 1) }' ||
+            die "--change-at '$change_at': expected a number in [0, 1)" ;;
     --emulate) need_value "$@"; emulate=$2; shift 2
         case $emulate in cost|cpu) ;; *) die "--emulate '$emulate': expected cost or cpu" ;; esac ;;
     --no-overhead) overhead=no; shift ;;
@@ -190,7 +203,7 @@ quick)
     head_args="--epochs 2 --subset 512 --eval-every 2 --target 0.5"
     level_args="--max-steps 8 --subset 256 --warmup 2"
     dyn_args="--max-steps 14 --subset 512 --warmup 2"
-    dyn_policies="omnibatch oracle"
+    dyn_policies="omnibatch oracle chunks"
     ov_args="--rounds 2 --scale 0.02 --max-bytes 8 --no-callgrind --max-seconds 5"
     sim_args="--ranks 4,64 --steps 40 --big-steps 40 --epoch 10"
     quota_args="--smoke"
@@ -202,7 +215,7 @@ default)
     head_args="--epochs 4 --max-steps 200 --eval-every 10"
     level_args="--epochs 16 --max-steps 80 --subset 5120 --warmup 20"
     dyn_args="--max-steps 105 --warmup 0"
-    dyn_policies="omnibatch oracle omnilearn"
+    dyn_policies="omnibatch oracle omnilearn chunks"
     ov_args="--rounds 4 --max-seconds 12 --max-bytes 8 --cg-bytes 8"
     sim_args="--ranks 65536 --big-steps 120"
     quota_args="--steps 80"
@@ -214,7 +227,7 @@ full)
     head_args="--epochs 8 --eval-every 10"
     level_args="--max-steps 120 --subset 10240 --warmup 30"
     dyn_args="--max-steps 210 --warmup 0"
-    dyn_policies="static omnibatch oracle omnilearn"
+    dyn_policies="static omnibatch oracle omnilearn chunks"
     ov_args="--rounds 8 --max-seconds 60"
     sim_args=""
     quota_args="--steps 240"
@@ -224,15 +237,18 @@ esac
 
 # scenario_setup NAME: the scenario's hetsgd arguments and policies.
 scenario_setup() {
-    policies="static omnibatch oracle omnilearn"
+    policies="static omnibatch oracle omnilearn chunks"
+    inside="--change-at $change_at"
+    [ 0 != "$(awk -v f="$change_at" 'BEGIN { print (f + 0 > 0) }')" ] || inside=
     case $1 in
     headline) args="--speeds 1,1,0.5,0.25 $head_args" ;;
     hl2) args="--speeds 12,12,8,16 $level_args" ;;
     hl4) args="--speeds 9,9,6,24 $level_args" ;;
     hl8) args="--speeds 6,6,4,32 $level_args" ;;
-    ramp) args="--schedule ramp $dyn_args"; policies=$dyn_policies ;;
-    transient) args="--schedule transient $dyn_args"; policies=$dyn_policies ;;
-    vanish) args="--schedule vanish $dyn_args"; policies=$dyn_policies ;;
+    ramp) args="--schedule ramp $inside $dyn_args"; policies=$dyn_policies ;;
+    transient) args="--schedule transient $inside $dyn_args"; policies=$dyn_policies ;;
+    vanish) args="--schedule vanish $inside $dyn_args"; policies=$dyn_policies ;;
+    jitter) args="--schedule jitter $dyn_args"; policies="static omnibatch oracle chunks" ;;
     esac
 }
 
@@ -291,7 +307,7 @@ for s in $scenarios; do
         cost=$(sed -n 's/^hetsgd: cost \([^ ]*\)$/\1/p' "$runs/$s.calibrate.log")
         [ -n "$cost" ] || fail_run "$s calibration (no cost line)" 0 "$runs/$s.calibrate.log" "$launcher" "$NP" "$@"
         cost_args="--cost $cost"
-        echo "bench: $s: cost $cost (seconds per step, per sample)"
+        echo "bench: $s: cost $cost (seconds per step, per sample, per chunk after a step's first)"
     fi
     rep=1
     while [ "$rep" -le "$repeat" ]; do
@@ -320,18 +336,24 @@ done
 # same step (same speeds, seed and data order), each a median of 3 steps
 # within one phase; a change is recovered at the first step from which this
 # ratio stays <= 1.05 for 3 steps.  Timing noise both runs see cancels out.
+# The same for chunks (vs=chunks), judged on the step times (its balance is 1
+# by construction), with the step of each change itself.
 : >"$out/recovery.txt"
 for s in $scenarios; do
     case $s in ramp|transient|vanish) ;; *) continue ;; esac
     rep=1
     while [ "$rep" -le "$repeat" ]; do
-        ob=$runs/$s.omnibatch.r$rep.csv
         orc=$runs/$s.oracle.r$rep.csv
-        if [ -f "$ob" ] && [ -f "$orc" ]; then
-            figures=$("$builddir/bench/hetsgd/recovery" "$ob" "$orc") ||
-                die "bench/hetsgd/recovery $ob $orc failed"
-            echo "scenario=$s rep=$rep $figures" >>"$out/recovery.txt"
-        fi
+        for p in omnibatch chunks; do
+            run_csv=$runs/$s.$p.r$rep.csv
+            if [ -f "$run_csv" ] && [ -f "$orc" ]; then
+                figures=$("$builddir/bench/hetsgd/recovery" "$run_csv" "$orc") ||
+                    die "bench/hetsgd/recovery $run_csv $orc failed"
+                vs=
+                [ chunks != "$p" ] || vs="vs=chunks "
+                echo "scenario=$s rep=$rep $vs$figures" >>"$out/recovery.txt"
+            fi
+        done
         rep=$((rep + 1))
     done
 done

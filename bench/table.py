@@ -13,6 +13,10 @@ Inputs (each optional but the first two):
 Every ratio is the median over the repetitions of the paired ratios (the
 policies of one repetition ran side by side).  Python's standard library
 only; tests/bench/check_bench_table.sh feeds it made-up runs.
+
+The runs of the chunks policy (omnibatch with each step worked in chunks
+that move to a free rank) get a table and targets of their own, after the
+others: recovery.txt's lines with vs=chunks hold their side-by-side figures.
 """
 
 import argparse
@@ -23,9 +27,12 @@ import statistics
 import sys
 
 DYNAMIC = ("ramp", "transient", "vanish")
+# Speeds of their own in every step: no recovery, and not a static scenario.
+JITTER = ("jitter",)
 LABEL = {
     "headline": "1,1,0.5,0.25", "hl2": "12,12,8,16", "hl4": "9,9,6,24", "hl8": "6,6,4,32",
     "ramp": "HL1>2>4>8>4>2>1", "transient": "1,1,1,1 +2-5x", "vanish": "1,1,1,1 1->1/20",
+    "jitter": "1,1,1,1 FlexRR",
 }
 # The targets.
 STEADY_LIMIT = 1.05
@@ -35,6 +42,13 @@ TTA_SPEEDUP = 1.8
 ACC_POINTS = 0.3
 OVERHEAD_LIMIT = 1.01
 CROWDED_SHARE = 0.05
+# The chunks policy's targets (issue 33).
+CHUNK_VANISH_LIMIT = 1.05
+CHUNK_FIRST_STEP_LIMIT = 1.25
+CHUNK_RECOVERY_STEPS = 1
+CHUNK_JITTER_LIMIT = 1.05
+CHUNK_STATIC_LIMIT = 1.01
+CHUNK_COST_LIMIT = 1.01
 
 NUMBER = re.compile(r"^[-+]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][-+]?[0-9]+)?$")
 
@@ -89,7 +103,8 @@ class Runs:
         with open(path) as f:
             for line in f:
                 kv = key_values(line)
-                self.v[(kv.get("scenario"), "vs-oracle", kv.get("rep"))] = kv
+                who = "vs-oracle-chunks" if "chunks" == kv.get("vs") else "vs-oracle"
+                self.v[(kv.get("scenario"), who, kv.get("rep"))] = kv
 
     def get(self, s, pol, r, key):
         return self.v.get((s, pol, str(r)), {}).get(key)
@@ -110,6 +125,24 @@ class Runs:
         vals = [x for x in (num(self.get(s, pol, r, key)) for r in range(1, self.repeat + 1))
                 if x is not None]
         return statistics.median(vals) if vals else "NA"
+
+    def per_rep(self, s, num_pol, den_pol, key):
+        """num/den of each repetition that has both."""
+        vals = []
+        for r in range(1, self.repeat + 1):
+            x, y = num(self.get(s, num_pol, r, key)), num(self.get(s, den_pol, r, key))
+            if x is not None and y is not None and y > 0:
+                vals.append(x / y)
+        return vals
+
+    def first_steps(self, s, who):
+        """Per repetition, the step of the scenario's first change over the oracle's (vsorc_first_steps)."""
+        vals = []
+        for r in range(1, self.repeat + 1):
+            first = num((self.get(s, who, r, "vsorc_first_steps") or "").split(";")[0])
+            if first is not None:
+                vals.append(first)
+        return vals
 
 
 class Recovery:
@@ -293,6 +326,7 @@ class Table:
         if "headline" != s:
             self.na_tta = True
         dynamic = s in DYNAMIC
+        jitter = s in JITTER
         rec = {
             "vsorc": Recovery(R, s, "vs-oracle", "vsorc_recover"),
             "omnibatch": Recovery(R, s, "omnibatch", "balance_recover"),
@@ -313,7 +347,7 @@ class Table:
                 "evals": R.single(s, "static", "final_acc_evals"),
                 "from": R.single(s, "static", "final_acc_from_step"),
             }
-        if not dynamic and isinstance(oo, float):
+        if not dynamic and not jitter and isinstance(oo, float):
             bal = "%s/%s" % (fmt(R.single(s, "omnibatch", "balance_steady"), "%.3f"),
                              fmt(R.single(s, "oracle", "balance_steady"), "%.3f"))
             self.static.append((s, oo, pr, bal))
@@ -347,7 +381,7 @@ class Table:
             self.out("NA in OL/orc, omnilearn: omnilearn does not run in %s (--full runs it)." % ", ".join(self.no_ol))
         if self.na_tta:
             self.out("NA in TTA: only the headline trains to the target; the others run a fixed, short number of steps.")
-        self.out("-: no speed change in a static scenario.")
+        self.out("-: no speed change in a static scenario; the jitter changes every step (no recovery to judge).")
         if self.crowded:
             self.out("warning: more than 5%% of the steps overran in %s: those step times partly measure "
                      "the machine (try a larger --slowdown)" % ", ".join(self.crowded))
@@ -497,6 +531,149 @@ class Table:
         self.out(text)
 
 
+CHUNK_NOTES = """
+chunks: omnibatch's controller with each step worked in chunks that move to a rank that is free
+  (hetsgd --policy chunks).  chk/orc, chk/omb, chk/stat: its steady step over the oracle's, omnibatch's
+  (without chunks) and static's, measured side by side (medians).  first step: in the step of the
+  scenario's first speed change, the step time over the oracle's at that step (median; the oracle
+  knows the change, also inside the step).  recover: the most steps any change took until the step
+  time, over the oracle's at the same steps (each a median of 3 steps), stayed <= 1.05 for 3 steps
+  (changes recovered / changes); the measured balance cannot judge chunks, which balance every step.
+  moved: the share of the samples done by another rank than the plan's; calls: the time in
+  omnibatch_next_chunk over the step."""
+
+
+class Chunks:
+    """The chunks policy beside the oracle, omnibatch and static: its table and its targets."""
+
+    def __init__(self, runs, order):
+        self.runs, self.order = runs, order
+        self.ran = [s for s in order if (s, "chunks") in runs.ran]
+
+    def recovery_text(self, s, who):
+        rec = Recovery(self.runs, s, who, "vsorc_step_recover")
+        return rec.text if s in DYNAMIC else "-"
+
+    def first_text(self, s, who):
+        vals = self.runs.first_steps(s, who)
+        return "%.3f" % statistics.median(vals) if vals and s in DYNAMIC else "-" if s not in DYNAMIC else "NA"
+
+    def table(self, out):
+        R = self.runs
+        if not self.ran:
+            return
+        out("")
+        out("%-9s  %7s %7s %8s %7s   %-11s %-11s   %-12s %-12s  %6s %6s %6s" % (
+            "chunks", "chk/orc", "chk/omb", "chk/stat", "omb/orc", "first step", "", "recover", "", "moved",
+            "chunks", "calls"))
+        out("%-9s  %7s %7s %8s %7s   %-11s %-11s   %-12s %-12s  %6s %6s %6s" % (
+            "scenario", "", "", "", "", "chunks", "omnibatch", "chunks", "omnibatch", "%", "/step", "%"))
+        for s in self.ran:
+            moved = R.single(s, "chunks", "moved_share")
+            calls = R.single(s, "chunks", "chunk_call_share")
+            out("%-9s  %7s %7s %8s %7s   %-11s %-11s   %-12s %-12s  %6s %6s %6s" % (
+                s, fmt(R.paired(s, "chunks", "oracle", "steady_step_s"), "%.3f"),
+                fmt(R.paired(s, "chunks", "omnibatch", "steady_step_s"), "%.3f"),
+                fmt(R.paired(s, "chunks", "static", "steady_step_s"), "%.3f"),
+                fmt(R.paired(s, "omnibatch", "oracle", "steady_step_s"), "%.3f"),
+                self.first_text(s, "vs-oracle-chunks"), self.first_text(s, "vs-oracle"),
+                self.recovery_text(s, "vs-oracle-chunks"), self.recovery_text(s, "vs-oracle"),
+                fmt(100 * moved if isinstance(moved, float) else moved, "%.1f"),
+                fmt(R.single(s, "chunks", "chunks_per_step"), "%.1f"),
+                fmt(100 * calls if isinstance(calls, float) else calls, "%.3f")))
+        for line in CHUNK_NOTES.split("\n"):
+            out(line)
+
+    def spread(self, s, num_pol, den_pol):
+        per = self.runs.per_rep(s, num_pol, den_pol, "steady_step_s")
+        return " (per repetition %s)" % ", ".join("%.3f" % v for v in per) if per else ""
+
+    def verdict(self, out, name, s, num_pol, den_pol, limit):
+        m = self.runs.paired(s, num_pol, den_pol, "steady_step_s")
+        if (s, num_pol) not in self.runs.ran or (s, den_pol) not in self.runs.ran or not isinstance(m, float):
+            out("%s: not measured (%s did not run with %s and %s)" % (name, s, num_pol, den_pol))
+            return None
+        out("%s: %s: %.3f, median of %d%s" % (name, "met" if m <= limit else "MISSED", m,
+                                              len(self.runs.per_rep(s, num_pol, den_pol, "steady_step_s")),
+                                              self.spread(s, num_pol, den_pol)))
+        return m
+
+    def target_vanish(self, out):
+        self.verdict(out, "  chunks: vanish mean step <= %gx the clairvoyant oracle" % CHUNK_VANISH_LIMIT,
+                     "vanish", "chunks", "oracle", CHUNK_VANISH_LIMIT)
+        name = "  chunks: vanish first slow step <= %gx the oracle's step in that step" % CHUNK_FIRST_STEP_LIMIT
+        vals = self.runs.first_steps("vanish", "vs-oracle-chunks")
+        if not vals:
+            out(name + ": not measured (vanish did not run with chunks and oracle)")
+            return
+        m = statistics.median(vals)
+        omb = self.runs.first_steps("vanish", "vs-oracle")
+        out("%s: %s: %.3f, median of %d (per repetition %s); omnibatch without chunks %s" % (
+            name, "met" if m <= CHUNK_FIRST_STEP_LIMIT else "MISSED", m, len(vals),
+            ", ".join("%.3f" % v for v in vals),
+            "%.3f" % statistics.median(omb) if omb else "NA"))
+
+    def target_recovery(self, out):
+        name = ("  chunks: ramp and transient, every speed change within 5%% of the oracle in <= %d step "
+                "(step times side by side)" % CHUNK_RECOVERY_STEPS)
+        R = self.runs
+        met, seen, worst, changes = 0, 0, [], 0
+        for r in range(1, R.repeat + 1):
+            ok, w, never, any_ = True, -1, False, False
+            for s in ("ramp", "transient"):
+                if s not in self.order or not R.has(s, "vs-oracle-chunks", r, "vsorc_step_recover_worst"):
+                    continue
+                any_ = True
+                rw = int(float(R.get(s, "vs-oracle-chunks", r, "vsorc_step_recover_worst")))
+                unrec = int(float(R.get(s, "vs-oracle-chunks", r, "vsorc_step_recover_unrecovered") or 0))
+                changes += int(float(R.get(s, "vs-oracle-chunks", r, "vsorc_step_recover_changes") or 0))
+                ok = ok and 0 == unrec and rw <= CHUNK_RECOVERY_STEPS
+                never = never or unrec > 0
+                w = max(w, rw)
+            if any_:
+                seen += 1
+                met += ok
+                worst.append(("%d" % w if w >= 0 else "-") + (" (and never)" if never else ""))
+        if 0 == seen:
+            out(name + ": not measured (ramp and transient did not run with chunks and oracle)")
+            return
+        out("%s: %s: %d of %d repetitions (worst steps per repetition: %s; %d changes in all)" % (
+            name, "met" if met == seen else "MISSED", met, seen, ", ".join(worst), changes))
+
+    def target_jitter(self, out):
+        m = self.verdict(out, "  chunks: jitter mean step <= %gx the per-step oracle" % CHUNK_JITTER_LIMIT,
+                         "jitter", "chunks", "oracle", CHUNK_JITTER_LIMIT)
+        if m is not None:
+            R = self.runs
+            out("    beside it, over the per-step oracle: omnibatch without chunks %s, static %s" % (
+                fmt(R.paired("jitter", "omnibatch", "oracle", "steady_step_s"), "%.3f"),
+                fmt(R.paired("jitter", "static", "oracle", "steady_step_s"), "%.3f")))
+
+    def target_static(self, out):
+        R = self.runs
+        statics = [s for s in self.order if s not in DYNAMIC and s not in JITTER and (s, "chunks") in R.ran]
+        name = "  chunks: static scenarios <= %gx oracle" % CHUNK_STATIC_LIMIT
+        name_cost = "  chunks: stealing's cost with no noise, chunks / omnibatch <= %g (static scenarios)" % CHUNK_COST_LIMIT
+        for label, den, limit in ((name, "oracle", CHUNK_STATIC_LIMIT), (name_cost, "omnibatch", CHUNK_COST_LIMIT)):
+            vals = [(s, R.paired(s, "chunks", den, "steady_step_s")) for s in statics]
+            vals = [(s, v) for s, v in vals if isinstance(v, float)]
+            if not vals:
+                out(label + ": not measured (no static scenario ran with chunks and %s)" % den)
+                continue
+            worst = max(vals, key=lambda t: t[1])
+            out("%s: %s: worst %.3f (%s); %s" % (label, "met" if worst[1] <= limit else "MISSED", worst[1], worst[0],
+                                                 ", ".join("%s %.3f" % t for t in vals)))
+
+    def targets(self, out):
+        if not self.ran:
+            out("  chunks: not run")
+            return
+        self.target_vanish(out)
+        self.target_recovery(out)
+        self.target_jitter(out)
+        self.target_static(out)
+
+
 def build(args):
     runs = Runs(args.repeat)
     runs.read_summary(args.summary)
@@ -513,6 +690,8 @@ def build(args):
     for s in order:
         t.scenario_row(s)
     t.balance_table()
+    chunks = Chunks(runs, order)
+    chunks.table(t.out)
     t.notes(target)
     t.overhead_lines(ov, sim, args.overhead_ran, args.simulate_ran)
     t.out("\ntargets:")
@@ -522,6 +701,7 @@ def build(args):
     t.target_tta(target)
     t.target_accuracy()
     t.target_overhead(ov, args.overhead_ran)
+    chunks.targets(t.out)
     return "\n".join(t.lines) + "\n"
 
 

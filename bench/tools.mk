@@ -15,6 +15,12 @@ EXTRA_DIST += %reldir%/overhead/run.sh
 noinst_PROGRAMS += %reldir%/simulate/simulate
 %canon_reldir%_simulate_simulate_SOURCES = \
 	%reldir%/simulate/simulate.c \
+	%reldir%/simulate/sim_clock.h \
+	%reldir%/simulate/sim_options.h %reldir%/simulate/sim_options.c \
+	%reldir%/simulate/sim_run.h %reldir%/simulate/sim_run.c \
+	%reldir%/simulate/sim_decide.h %reldir%/simulate/sim_decide.c \
+	%reldir%/simulate/sim_report.h %reldir%/simulate/sim_report.c \
+	%reldir%/simulate/sim_false.h %reldir%/simulate/sim_false.c \
 	%reldir%/simulate/sim_random.h %reldir%/simulate/sim_random.c \
 	%reldir%/simulate/sim_speeds.h %reldir%/simulate/sim_speeds.c \
 	%reldir%/simulate/sim_omnilearn.h %reldir%/simulate/sim_omnilearn.c \
@@ -28,3 +34,14 @@ noinst_PROGRAMS += %reldir%/simulate/simulate
 noinst_PROGRAMS += %reldir%/netbound/netbound
 %canon_reldir%_netbound_netbound_SOURCES = %reldir%/netbound/netbound.c
 %canon_reldir%_netbound_netbound_LDADD = libomnibatch.la -lm
+
+# steal_probe: one steal's latency on each transport a thief could use
+# (shared-window atomics, passive-target RMA, a request and its reply), in a
+# node and across hosts: bench/probe/run.sh, make bench-probe.
+noinst_PROGRAMS += %reldir%/probe/steal_probe
+%canon_reldir%_probe_steal_probe_SOURCES = \
+	%reldir%/probe/steal_probe.c \
+	%reldir%/overhead/stats.h %reldir%/overhead/stats.c
+%canon_reldir%_probe_steal_probe_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/%reldir%/overhead
+%canon_reldir%_probe_steal_probe_LDADD = -lm
+EXTRA_DIST += %reldir%/probe/run.sh %reldir%/probe/tcp_rtt.py

@@ -1,8 +1,8 @@
 # docs/: the omnibatch(7) man page and the API reference.
 #
 # The man page is written by docs/omnibatch-man from docs/omnibatch.7.in and
-# the configuration table (src/base/config.c), the same table the README's
-# Configuration section is checked against: the two cannot drift apart.
+# the configuration table (src/base/config.c), the same table that
+# docs/configuration.md is checked against: the two cannot drift apart.
 
 noinst_PROGRAMS += %reldir%/omnibatch-man
 %canon_reldir%_omnibatch_man_SOURCES = %reldir%/omnibatch-man.c

@@ -7,7 +7,7 @@
  * (docs/omnibatch.7.in) with its placeholders filled and the line
  * @OB_CONFIG_TABLE@ replaced by the configuration table as roff
  * (ob_config_roff(), the table that parses the settings and writes the
- * README's section).
+ * configuration page's table, docs/configuration.md).
  */
 #include "config.h"
 

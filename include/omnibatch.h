@@ -115,6 +115,12 @@ typedef struct omnibatch_options {
                                          step (one small collective per step between exchanges,
                                          started with the gradient allreduce); 0: exchanges every
                                          \p period steps only (OMNIBATCH_REACT, 1) */
+    int chunks;                     /**< 1: the code works each step in chunks that move to a
+                                         rank that is free (omnibatch_next_chunk()); 0: off
+                                         (OMNIBATCH_CHUNKS, 0; since 0.4.0) */
+    long chunk_floor;               /**< least samples of a chunk (the last of a range may be
+                                         less), a multiple of \p granularity, or 0 = auto
+                                         (OMNIBATCH_CHUNK_FLOOR, 0; since 0.4.0) */
 } omnibatch_options;
 
 /**
@@ -223,6 +229,50 @@ OMNIBATCH_EXPORT int omnibatch_compute_begin(omnibatch_t ctx);
 /** \brief Mark the end of this step's compute (OMNIBATCH_ERR_STATE without a begin). */
 OMNIBATCH_EXPORT int omnibatch_compute_end(omnibatch_t ctx);
 
+/** \brief A chunk of the running step (omnibatch_next_chunk()). */
+typedef struct omnibatch_chunk {
+    long start;                     /**< first position of the chunk in the epoch's permutation */
+    long count;                     /**< samples in the chunk; 0: none left, every sample of the
+                                         step is claimed by some rank */
+    int owner;                      /**< the rank whose range the chunk came from (this rank's
+                                         own, or a slower rank's it was taken from) */
+    long done;                      /**< samples this rank has claimed in the step, this chunk's
+                                         included */
+    double scale;                   /**< as omnibatch_step.scale, for this rank's mean gradient
+                                         over its \p done samples: done / total (times P under
+                                         OMNIBATCH_GRAD_DIVIDE_BY_P); final once count is 0 */
+} omnibatch_chunk;
+
+/**
+ * \brief The next chunk of the running step: from this rank's own range first, then from the
+ *        tail of a slower rank's (options.chunks).
+ *
+ * With chunks on, a step's samples are not bound to the rank the plan gave them to: the code
+ * calls this until it answers count 0, computing each chunk's samples (perm[start .. start +
+ * count - 1]) and accumulating their gradient.  Its own range comes first, in chunks that
+ * shrink toward its end (the first ones small, so that a rank that slows down mid-step holds
+ * up one small chunk); once that is empty, the call takes a chunk from the tail of a rank
+ * that is behind: within a node through one shared 64-bit word per rank (its range's next and
+ * end, changed by atomic compare-and-swap, so two ranks never get the same sample and the
+ * slower rank is never asked).  It answers count 0 when every sample of the step is claimed;
+ * every sample of the step is then done by exactly one rank, and over an epoch every sample
+ * exactly once, as without chunks.
+ *
+ * The rank's weight follows the samples it actually did: after count 0, chunk->scale (and the
+ * step's weight that omnibatch_allreduce_gradient() applies) is done / total.  So the code
+ * passes its mean gradient over its \p done samples (or zeros when done is 0), and the sum is
+ * still exactly the gradient of the step's global batch.  The step is measured on the samples
+ * done.  Every rank must work each step in chunks once the option is on (the option is agreed
+ * at omnibatch_create()); a step ends, as always, with the gradient's reduction over every rank.
+ * Local, save for the shared words (no message within a node).
+ *
+ * \param[in]  ctx    the context (created with options.chunks = 1).
+ * \param[out] chunk  the chunk; count 0 when none is left.
+ * \return OMNIBATCH_SUCCESS, OMNIBATCH_ERR_ARG (\p chunk NULL), OMNIBATCH_ERR_STATE (no step
+ *         running, chunks off, or called again after count 0 in the same step).
+ */
+OMNIBATCH_EXPORT int omnibatch_next_chunk(omnibatch_t ctx, omnibatch_chunk *chunk);
+
 /**
  * \brief Weight this rank's mean gradient and sum it over the ranks in one allreduce.
  *
@@ -262,8 +312,8 @@ OMNIBATCH_EXPORT int omnibatch_compute_end(omnibatch_t ctx);
  * \param[in] count     elements, >= 0, the same on every rank.
  * \param[in] type      MPI_FLOAT or MPI_DOUBLE.
  * \return OMNIBATCH_SUCCESS, OMNIBATCH_ERR_ARG (also: one buffer on the GPU and the other on
- *         the host), OMNIBATCH_ERR_STATE (before the first step), OMNIBATCH_ERR_NOMEM,
- *         OMNIBATCH_ERR_MPI, OMNIBATCH_ERR_DEVICE (GPU buffers and an MPI that is not
+ *         the host), OMNIBATCH_ERR_STATE (before the first step; with chunks, before
+ *         omnibatch_next_chunk() answered count 0), OMNIBATCH_ERR_NOMEM, OMNIBATCH_ERR_MPI, OMNIBATCH_ERR_DEVICE (GPU buffers and an MPI that is not
  *         CUDA-aware, or the CUDA driver refused to scale them).
  */
 OMNIBATCH_EXPORT int omnibatch_allreduce_gradient(omnibatch_t ctx, const void *sendbuf,
@@ -320,6 +370,9 @@ typedef struct omnibatch_stats {
                                          in omnibatch_next_step(), all steps together
                                          (its cost against the step; started with the step
                                          before's gradient allreduce, it is mostly done by then) */
+    long chunks;                    /**< chunks handed out (options.chunks; since 0.4.0) */
+    long samples_taken;             /**< samples this rank took from other ranks' ranges */
+    long samples_given;             /**< samples of this rank's ranges other ranks took */
 } omnibatch_stats;
 
 /** \brief This rank's view of the run so far (local). */

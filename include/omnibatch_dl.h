@@ -63,6 +63,7 @@ typedef struct omnibatch_dl {
     int (*set_state)(omnibatch_t ctx, const void *buf, size_t size); /**< omnibatch_set_state() */
     int (*save)(omnibatch_t ctx, const char *path); /**< omnibatch_save() */
     int (*restore)(omnibatch_t ctx, const char *path); /**< omnibatch_restore() */
+    int (*next_chunk)(omnibatch_t ctx, omnibatch_chunk *chunk); /**< omnibatch_next_chunk() (0.4) */
     int (*ps_options_init)(omnibatch_ps_options *opt); /**< omnibatch_ps_options_init() */
     int (*ps_create)(MPI_Comm comm, void *params, long count, MPI_Datatype type, long global_batch,
                      long dataset_size, const omnibatch_ps_options *opt,
@@ -125,6 +126,7 @@ static inline int omnibatch_dl_load(omnibatch_dl *api)
     OMNIBATCH_DL_SYM(api, set_state, "omnibatch_set_state");
     OMNIBATCH_DL_SYM(api, save, "omnibatch_save");
     OMNIBATCH_DL_SYM(api, restore, "omnibatch_restore");
+    OMNIBATCH_DL_SYM(api, next_chunk, "omnibatch_next_chunk");
     OMNIBATCH_DL_SYM(api, ps_options_init, "omnibatch_ps_options_init");
     OMNIBATCH_DL_SYM(api, ps_create, "omnibatch_ps_create");
     OMNIBATCH_DL_SYM(api, ps_role_of, "omnibatch_ps_role_of");
@@ -139,13 +141,14 @@ static inline int omnibatch_dl_load(omnibatch_dl *api)
     OMNIBATCH_DL_SYM(api, ps_save, "omnibatch_ps_save");
     OMNIBATCH_DL_SYM(api, ps_restore, "omnibatch_ps_restore");
     OMNIBATCH_DL_SYM(api, ps_destroy, "omnibatch_ps_destroy");
-    if (33 != omnibatch_dl_found_) {
+    if (34 != omnibatch_dl_found_) {
         memset(api, 0, sizeof *api);
         return 0;
     }
     /* The structures of omnibatch.h must be the library's: it writes them
      * whole into the caller's (omnibatch_step grew scale in 0.2; 0.3 added
-     * omnibatch_options.react and three omnibatch_stats fields; 0.4 the
+     * omnibatch_options.react and three omnibatch_stats fields; 0.4 two
+     * omnibatch_options fields, three omnibatch_stats fields and the
      * asynchronous mode's functions and structures), so a library of
      * another interface is treated as absent. */
     v = api->get_version();

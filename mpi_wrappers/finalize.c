@@ -182,6 +182,9 @@ void ob_layer_finalize(void)
     __atomic_store_n(&ob_gate.recognise, 0, __ATOMIC_RELEASE);
     pthread_mutex_lock(&L->lock);
     ob_stepdetect_finish(L->det);
+    /* The end of what the kernel gave the rank, once the last steps are in:
+     * before the gather. */
+    ob_layer_cpu_finish(L);
     pthread_mutex_unlock(&L->lock);
 
     report = L->report_on;

@@ -23,22 +23,87 @@
 ob_layer_gate ob_gate;
 __thread int ob_in_layer;
 
-ob_layer_state ob_layer = { .lock = PTHREAD_MUTEX_INITIALIZER, .report_fd = -1 };
+ob_layer_state ob_layer = { .lock = PTHREAD_MUTEX_INITIALIZER, .report_fd = -1,
+                            .cpu_probe = { .schedstat_fd = -1, .stat_fd = -1, .quota = 0.0 } };
+
+void ob_layer_cpu_start(ob_layer_state *L)
+{
+    ob_cpu_probe_open_self(&L->cpu_probe);
+    L->cpu_begun = 0;
+    if (L->trace_on && !ob_cpu_marks_init(&L->cpu_marks)) {
+        ob_log_warn("no memory to keep the CPU of each step: the trace's CPU columns stay empty");
+    }
+}
+
+void ob_layer_cpu_finish(ob_layer_state *L)
+{
+    ob_cpu_sample now;
+    ob_cpu_use use;
+
+    if (L->cpu_begun) {
+        ob_cpu_probe_read(&L->cpu_probe, &now);
+        ob_cpu_use_between(&L->cpu_begin, &now, L->cpu_probe.quota, &use);
+        ob_rank_stats_set_cpu(&L->stats, &use);
+    }
+    ob_cpu_probe_close(&L->cpu_probe);
+    ob_cpu_marks_free(&L->cpu_marks);
+}
+
+/* The report's start: the first gradient the layer saw (the detector may
+ * learn the step's pattern, and hand over the steps it held, much later).
+ * Called with the lock held. */
+static void ob_layer_cpu_begin(ob_layer_state *L)
+{
+    if (!L->cpu_begun) {
+        ob_cpu_probe_read(&L->cpu_probe, &L->cpu_begin);
+        L->cpu_begun = 1;
+    }
+}
+
+/* OMNIBATCH_TRACE: what the kernel had given the rank when a recognised
+ * call ended at \p t (layer clock), for the trace row of the step it may
+ * end (ob_cpumarks.h; a few microseconds a call).  Called with the lock held. */
+static void ob_layer_cpu_mark(ob_layer_state *L, double t)
+{
+    ob_cpu_sample now;
+
+    if (L->trace_on) {
+        ob_cpu_probe_read(&L->cpu_probe, &now);
+        ob_cpu_marks_add(&L->cpu_marks, t, &now);
+    }
+}
+
+/* What the kernel gave the rank in the step of a trace row: between the
+ * marks at its end and at the previous step's end.  Called with the lock held. */
+static void ob_layer_cpu_row(ob_layer_state *L, const ob_step_record *rec, ob_trace_row *row)
+{
+    ob_cpu_use use;
+
+    if (ob_cpu_marks_step(&L->cpu_marks, rec->end, L->cpu_probe.quota, &use)) {
+        row->cpu_known = 1;
+        row->cpu_s = use.cpu_s;
+        row->nivcsw = use.nivcsw;
+        row->off_cpu_s = use.delay_s;
+        row->throttled_s = use.throttled_s;
+    }
+}
 
 /* \p span: the step's wall time (compute + blocked for a detected step);
  * \p reduction: the step model's reduction the API knows, < 0 unknown. */
 static void ob_layer_count_step(ob_layer_state *L, const ob_step_record *rec, double span,
                                 double reduction)
 {
+    ob_trace_row row = { .step = rec->index, .batch = rec->batch, .compute_s = rec->compute,
+                         .blocked_s = rec->blocked, .reduction_s = reduction,
+                         .time_s = L->wall_origin + rec->end, .taken = rec->taken, .given = rec->given };
 
     L->stats.steps_seen++;
     if (L->stats.steps_seen > L->cfg->warmup) {
         ob_rank_stats_add_step(&L->stats, rec->batch, rec->compute, rec->blocked, span);
+        ob_rank_stats_add_moved(&L->stats, rec->taken, rec->given);
     }
     if (L->trace_on) {
-        ob_trace_row row = { rec->index, rec->batch, rec->compute, rec->blocked, reduction,
-                             L->wall_origin + rec->end };
-
+        ob_layer_cpu_row(L, rec, &row);
         ob_ts_row(&row, ob_layer_clock());
     }
     ob_log_debug(3, "step %ld: %ld calls, batch %ld, compute %.6f s, blocked %.6f s", rec->index,
@@ -69,12 +134,16 @@ void ob_layer_on_api_step(const ob_step_note *note)
     }
     pthread_mutex_lock(&L->lock);
     if (L->started) {
+        ob_layer_cpu_begin(L);
         rec.index = L->api_steps++;
         rec.batch = note->batch;
         rec.compute = note->compute;
         rec.blocked = note->blocked;
         rec.calls = note->calls;
+        rec.taken = note->taken;
+        rec.given = note->given;
         rec.end = ob_layer_clock();
+        ob_layer_cpu_mark(L, rec.end);
         L->api_calls = note->calls;
         L->api_global_batch = note->global_batch;
         if (L->cfg->global_batch > 0 && L->cfg->global_batch != note->global_batch
@@ -135,6 +204,8 @@ void ob_layer_record_call(MPI_Comm comm, int count, int elem, double t0, double 
     sig.elem = elem;
     pthread_mutex_lock(&L->lock);
     if (L->started) {
+        ob_layer_cpu_begin(L);
+        ob_layer_cpu_mark(L, t1);
         ob_stepdetect_call(L->det, &sig, ob_layer_clip(L, t0, t1), t1, batch);
         if (L->trace_on) {
             ob_ts_tick(t1);
@@ -152,6 +223,7 @@ void ob_layer_record_wait(uint64_t comm, double t0, double t1)
     }
     pthread_mutex_lock(&L->lock);
     if (L->started) {
+        ob_layer_cpu_mark(L, t1);
         ob_stepdetect_wait(L->det, comm, ob_layer_clip(L, t0, t1), t1);
         if (L->trace_on) {
             ob_ts_tick(t1);

@@ -16,6 +16,8 @@
 #include <stdio.h>
 
 #include "ob_config.h"
+#include "ob_cpumarks.h"
+#include "ob_cpuuse.h"
 #include "ob_hook.h"
 #include "ob_report.h"
 #include "ob_stepdetect.h"
@@ -45,6 +47,10 @@ typedef struct ob_layer_state {
     long api_global_batch;       /* the API context's B */
     int report_on;               /* report or profile; the same on every rank (ob_layer_agree): */
     int trace_on;                /* the finalize collectives must match */
+    ob_cpu_probe cpu_probe;      /* what the kernel gives this rank (ob_cpuuse.h), opened at init */
+    ob_cpu_sample cpu_begin;     /* at the first gradient the layer saw (cpu_begun) */
+    int cpu_begun;
+    ob_cpu_marks cpu_marks;      /* at each recognised call's end, for the trace rows (trace_on only) */
     struct {                     /* the last verdict of ob_layer_weighs_comm(), until comm is freed */
         MPI_Comm comm;
         uint64_t context;
@@ -64,6 +70,13 @@ void ob_layer_on_api_step(const ob_step_note *note);
 
 /** \brief The library's own exchange (ob_hook.h): never compute (layer.c). */
 void ob_layer_on_own(uint64_t t0_ns, uint64_t t1_ns);
+
+/** \brief At init: open what the kernel counts for this rank (ob_cpuuse.h; layer.c). */
+void ob_layer_cpu_start(ob_layer_state *L);
+
+/** \brief At finalize, with the lock held: what the kernel gave this rank from its first
+ *         gradient on, into its sums; the counters closed (layer.c). */
+void ob_layer_cpu_finish(ob_layer_state *L);
 
 /** \brief At init: hear of freed communicators, so that a weighting verdict dies with its
  *         communicator (layer.c); without it no verdict is kept. */

@@ -473,6 +473,7 @@ void ob_layer_postinit(int thread_provided)
     L->congruent.comm = MPI_COMM_NULL;
     ob_layer_watch_start();
     ob_rank_stats_init(&L->stats, L->rank);
+    ob_layer_cpu_start(L);
     if (L->trace_on) {
         ob_ts_start(L->comm, L->rank, L->size, L->trace_out.fd >= 0 ? &L->trace_out : NULL,
                     L->timeline, L->wall_origin);

@@ -27,8 +27,12 @@ EXTRA_DIST += $(ob_python_sources) %reldir%/omnibatch/_build.py.in
 	    -e "s|@LIBRARY[@]|$(libdir)/$$dlname|" $(srcdir)/%reldir%/omnibatch/_build.py.in >$@-t && \
 	mv $@-t $@
 
-# A VPATH build copies the sources beside _build.py.
-%reldir%/.stamp: $(ob_python_sources) %reldir%/omnibatch/_build.py
+# A VPATH build copies the sources beside _build.py.  The stamp depends on
+# the sources in $(srcdir): once copied, a build-tree copy would otherwise
+# satisfy make's search, and an edited source would never be copied again.
+%reldir%/.stamp: $(srcdir)/%reldir%/omnibatch/__init__.py $(srcdir)/%reldir%/omnibatch/_context.py \
+		$(srcdir)/%reldir%/omnibatch/_library.py $(srcdir)/%reldir%/omnibatch/torch.py \
+		%reldir%/omnibatch/_build.py
 	$(AM_V_GEN)if test "$(srcdir)" != "$(builddir)"; then \
 	    for f in $(ob_python_sources); do cp $(srcdir)/$$f $$f || exit 1; done; \
 	fi; \

@@ -27,6 +27,7 @@ typedef struct ob_test_cuda {
     ob_cu_result (*mem_alloc_managed)(ob_cu_deviceptr *p, size_t bytes, unsigned flags);
     ob_cu_result (*htod)(ob_cu_deviceptr dst, const void *src, size_t bytes);
     ob_cu_result (*dtoh)(void *dst, ob_cu_deviceptr src, size_t bytes);
+    int gpus; /* the devices the driver counted (0 without a driver) */
 } ob_test_cuda;
 
 static inline int ob_test_cuda_resolve(void *lib, ob_test_cuda *d)
@@ -49,7 +50,8 @@ static inline int ob_test_cuda_resolve(void *lib, ob_test_cuda *d)
            && NULL != d->mem_alloc_managed && NULL != d->htod && NULL != d->dtoh;
 }
 
-/* GPU 0 made current (NULL), or why not (a reason to skip). */
+/* GPU 0 made current (NULL), or why not: a reason to skip while d->gpus is
+ * 0; with a GPU counted, a reason to fail. */
 static inline const char *ob_test_cuda_open(ob_test_cuda *d)
 {
     void *lib = dlopen(OB_CUDA_DRIVER_SONAME, RTLD_NOW | RTLD_LOCAL);
@@ -67,6 +69,7 @@ static inline const char *ob_test_cuda_open(ob_test_cuda *d)
     if (OB_CUDA_SUCCESS != d->init(0) || OB_CUDA_SUCCESS != d->device_get_count(&n) || n < 1) {
         return "no GPU (cuInit or cuDeviceGetCount failed, or 0 devices)";
     }
+    d->gpus = n;
     if (OB_CUDA_SUCCESS != d->device_get(&dev, 0) || OB_CUDA_SUCCESS != d->primary_ctx_retain(&ctx, dev)
         || OB_CUDA_SUCCESS != d->ctx_set_current(ctx)) {
         return "cannot make GPU 0's primary context current";

@@ -3,8 +3,9 @@
  *
  * hetsgd: synchronous data-parallel SGD on Fashion-MNIST, one MPI rank per
  * process, with the global batch split over the ranks by one of four
- * policies (static, omnibatch, oracle, omnilearn) under the same seed and
- * data order.  Each rank takes its slice of the epoch's permutation from the
+ * policies (static, omnibatch, oracle, omnilearn, and chunks: omnibatch with
+ * each step worked in chunks that move to a free rank) under the same seed
+ * and data order.  Each rank takes its slice of the epoch's permutation from the
  * omnibatch API, computes the mean gradient of its slice with OpenBLAS, and
  * the API's gradient allreduce weights and sums the slices into the gradient
  * of the whole global batch.  Heterogeneity is emulated (emulate.h) or real
@@ -38,6 +39,7 @@
 #include "omnibatch.h"
 #include "omnilearn.h"
 #include "options.h"
+#include "profile.h"
 #include "report.h"
 #include "rng.h"
 #include "schedule.h"
@@ -52,6 +54,9 @@
 #define BALANCE_HOLD 3
 /* Repetitions of each calibration measurement; the least is kept (noise only adds). */
 #define CALIBRATION_REPS 3
+/* The same for a chunk's pass, short enough to repeat more: a crowded machine's other processes
+ * evict the caches a chunk should find warm, in some passes and not others. */
+#define CHUNK_CALIBRATION_REPS 12
 /* What evict_caches() writes: more than the last-level cache of the machines this runs on. */
 #define CALIBRATION_EVICT_MB 64
 
@@ -74,6 +79,11 @@ typedef struct run {
     double contention;               /* wall / CPU time of a pass with every rank computing (max) */
     double *alpha0;                  /* P: measured seconds per step of the real compute */
     double *beta0;                   /* P: measured seconds per sample */
+    double chunk_cost;               /* CPU seconds of a chunk after a step's first, besides its samples */
+    hetsgd_profile *profiles;        /* P: every rank's speed over the step (--change-at) */
+    double *before;                  /* P, scratch: the speeds of the step before */
+    hetsgd_work_model *work;         /* P, scratch: the emulated ranks' work for the profiles */
+    float *acc;                      /* nparams + 1: --policy chunks, the chunks' gradients summed */
     long lo, hi, granularity;        /* the context's bounds */
     omnibatch_t ctx;
     hetsgd_mlp *model;
@@ -254,23 +264,54 @@ static void evict_caches(void)
 }
 
 /* The least of a few timings of one forward and backward pass of n samples,
- * each on cold caches and on samples scattered like a shuffled epoch's. */
-static double time_pass(run *r, long n)
+ * on samples scattered like a shuffled epoch's: each on cold caches, or
+ * (\p chunk) on caches warm from the pass before, as a step's later chunks
+ * find them, with the sum of the chunks' gradients that they add. */
+static double time_pass(run *r, long n, int chunk)
 {
     double best = INFINITY;
 
-    for (int k = 0; k < CALIBRATION_REPS; k++) {
-        double c0;
-
-        evict_caches();
-        c0 = compute_clock(r);
-
+    if (chunk) {
         hetsgd_gather(&r->ds.train_images, &r->ds.train_labels, r->perm, n, r->x, r->y);
         loss_grad(r, n);
+    }
+    for (int k = 0; k < (chunk ? CHUNK_CALIBRATION_REPS : CALIBRATION_REPS); k++) {
+        double c0;
+
+        if (!chunk) {
+            evict_caches();
+        }
+        c0 = compute_clock(r);
+
+        hetsgd_gather(&r->ds.train_images, &r->ds.train_labels, r->perm + (chunk ? (k % CALIBRATION_REPS + 1) * n : 0),
+                      n, r->x, r->y);
+        loss_grad(r, n);
+        if (chunk) {
+            cblas_saxpy((int) r->nparams + 1, (float) n, r->grad, 1, r->acc, 1);
+        }
         c0 = compute_clock(r) - c0;
         best = c0 < best ? c0 : best;
     }
     return best;
+}
+
+/* C of --cost A,B,C: a chunk of a step's usual size (a sixteenth of an equal
+ * share, the API's largest) on warm caches, less its samples' cost: the
+ * per-chunk cost of small batches that a step worked in chunks pays on top
+ * of its one cold start.  The mean over the ranks, as for A and B. */
+static void calibrate_chunk(run *r)
+{
+    long n = r->B / (16L * r->P);
+    double c, sum = 0.0;
+
+    n = n < r->hi ? n : r->hi;
+    n = n > 0 ? n : 1;
+    /* calibrate() drew min(B, N) samples: the passes take their samples from there. */
+    n = (CALIBRATION_REPS + 1) * n <= (r->B < r->N ? r->B : r->N) ? n : 1;
+    c = time_pass(r, n, 1) - r->beta0[0] * (double) n;
+    c = c > 0.0 ? c : 0.0;
+    MPI_Allreduce(&c, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    r->chunk_cost = sum / r->P;
 }
 
 /* How much slower than its CPU time a rank computes while every rank
@@ -318,10 +359,15 @@ static void calibrate(run *r)
             r->alpha0[i] = r->opt.cost[0];
             r->beta0[i] = r->opt.cost[1];
         }
+        if (r->opt.chunk_cost >= 0.0) {
+            r->chunk_cost = r->opt.chunk_cost;
+        } else if (!r->opt.bind) {
+            calibrate_chunk(r);
+        }
         return;
     }
-    t_small = time_pass(r, small);
-    t_large = time_pass(r, large);
+    t_small = time_pass(r, small, 0);
+    t_large = time_pass(r, large, 0);
     if (large > small) {
         b = (t_large - t_small) / (double) (large - small);
         a = t_small - b * (double) small;
@@ -347,6 +393,7 @@ static void calibrate(run *r)
             r->alpha0[i] = sa / r->P;
             r->beta0[i] = sb / r->P;
         }
+        calibrate_chunk(r);
     }
 }
 
@@ -369,6 +416,85 @@ static void models_at(run *r, long k, const double *speeds)
     }
 }
 
+/* --calibrate on rank 0: what a pass of n samples costs per sample on
+ * caches warm from the pass before, with the chunks' gradient sum, for n
+ * from 1 up to the batch: the per-chunk cost that sizes a step's chunks. */
+static void print_chunk_passes(run *r)
+{
+    long most = r->B < r->N ? r->B : r->N;
+
+    printf("hetsgd: a chunk's pass on warm caches, CPU us per sample (C + B n over n):");
+    for (long n = 1; (CALIBRATION_REPS + 1) * n <= most; n *= 4) {
+        printf(" n=%ld %.1f", n, 1e6 * time_pass(r, n, 1) / (double) n);
+    }
+    printf("\n");
+}
+
+/* The emulated ranks' work for the profiles: their models at speed 1. */
+static void work_models(run *r)
+{
+    for (int i = 0; i < r->P; i++) {
+        r->work[i].a = r->slowdown * (r->alpha0[i] > 0.0 ? r->alpha0[i] : 0.0);
+        r->work[i].b = r->slowdown * (r->beta0[i] > 1e-12 ? r->beta0[i] : 1e-12);
+        r->work[i].alpha = r->opt.alpha;
+        r->work[i].lo = r->lo_all[i];
+        r->work[i].hi = r->hi_all[i];
+    }
+}
+
+/* Whether step k's speeds change inside it (--change-at). */
+static int changes_inside(const run *r, long k)
+{
+    return !r->opt.bind && r->opt.change_at > 0.0 && k > 0 && hetsgd_schedule_changes_at(r->schedule, k);
+}
+
+/* Every rank's speed over step k: a change of the schedule at k lands
+ * change_at x the oracle's step time at the speeds before into it, the same
+ * moment on every rank and for every policy; r->speeds holds step k's. */
+static void step_profiles(run *r, long k)
+{
+    double at = 0.0;
+
+    if (changes_inside(r, k)) {
+        double T = 0.0;
+
+        hetsgd_schedule_speeds(r->schedule, k - 1, r->before);
+        models_at(r, k - 1, r->before);
+        if (OMNIBATCH_SUCCESS == ob_plan_optimum(r->models, r->P, r->B, NULL, &T)) {
+            at = r->opt.change_at * T;
+        }
+    }
+    hetsgd_schedule_speeds(r->schedule, k, r->speeds);
+    for (int i = 0; i < r->P; i++) {
+        r->profiles[i].before = at > 0.0 ? r->before[i] : r->speeds[i];
+        r->profiles[i].after = r->speeds[i];
+        r->profiles[i].at = at;
+    }
+}
+
+/* The best step time of step k (its true speeds, inside it too) and that of
+ * \p plan; 0 when no optimum is found. */
+static double step_optimum(run *r, long k, const long *plan, double *planned)
+{
+    double T = 0.0;
+
+    *planned = 0.0;
+    if (changes_inside(r, k)) {
+        step_profiles(r, k);
+        work_models(r);
+        if (OMNIBATCH_SUCCESS == hetsgd_profile_optimum(r->profiles, r->work, r->P, r->B, NULL, &T)) {
+            *planned = hetsgd_profile_step_time(r->profiles, r->work, r->P, plan);
+        }
+        return T;
+    }
+    hetsgd_schedule_speeds(r->schedule, k, r->speeds);
+    models_at(r, k, r->speeds);
+    if (OMNIBATCH_SUCCESS == ob_plan_optimum(r->models, r->P, r->B, NULL, &T)) {
+        *planned = ob_plan_step_time(r->models, r->P, plan);
+    }
+    return T;
+}
+
 static void impose(run *r, const long *plan)
 {
     if (OMNIBATCH_SUCCESS != omnibatch_set_plan(r->ctx, plan, r->P)) {
@@ -376,15 +502,33 @@ static void impose(run *r, const long *plan)
     }
 }
 
-/* The oracle: the exact water-filling split for the speeds of step k. */
+/* The oracle: the exact water-filling split for the speeds of step k; in a
+ * step whose speeds change inside it, the split that ends first knowing
+ * when (hetsgd_profile_optimum()). */
 static void plan_oracle(run *r, long k)
 {
+    int rc;
+
     models_at(r, k, NULL);
-    if (OMNIBATCH_SUCCESS != ob_plan_optimum(r->models, r->P, r->B, r->target, NULL) ||
+    if (changes_inside(r, k)) {
+        step_profiles(r, k);
+        work_models(r);
+        rc = hetsgd_profile_optimum(r->profiles, r->work, r->P, r->B, r->target, NULL);
+    } else {
+        rc = ob_plan_optimum(r->models, r->P, r->B, r->target, NULL);
+    }
+    if (OMNIBATCH_SUCCESS != rc ||
         OMNIBATCH_SUCCESS != ob_plan_round(r->models, r->P, r->B, r->granularity, r->target, r->plan)) {
         die(r, "oracle plan", ob_last_error());
     }
     impose(r, r->plan);
+}
+
+/* The oracle plans anew where the speeds change, and in the step after a
+ * change inside a step (the speeds of the step's end from its start). */
+static int oracle_replans_at(const run *r, long k)
+{
+    return hetsgd_schedule_changes_at(r->schedule, k) || changes_inside(r, k - 1);
 }
 
 static void print_plan(FILE *f, const long *plan, int P)
@@ -583,6 +727,126 @@ static void wait_asleep(const run *r)
     test_asleep(&req, 50000);
 }
 
+/* The step's batch in one piece, emulated at the rank's speed over the
+ * step: its mean loss; its CPU seconds and how late its real compute ended
+ * to the step's record. */
+static double compute_whole(run *r, const omnibatch_step *st, double w0, double *rec)
+{
+    const double c0 = compute_clock(r);
+    double loss, end, now;
+
+    hetsgd_gather(&r->ds.train_images, &r->ds.train_labels, r->perm + st->start, st->count, r->x, r->y);
+    loss = loss_grad(r, st->count);
+    rec[HETSGD_TRACE_CPU] = compute_clock(r) - c0;
+    rec[HETSGD_TRACE_BATCH] = (double) st->count;
+    now = ob_now();
+    if (r->opt.bind) {
+        hetsgd_sleep_until(now + r->opt.alpha);
+        return loss;
+    }
+    /* With --cost the step's length is its cost's, not its CPU time's. */
+    end = w0 + r->opt.alpha +
+          hetsgd_profile_finish(&r->profiles[r->rank], 0.0,
+                                hetsgd_charged_cpu(r->opt.has_cost ? r->opt.cost : NULL, (double) st->count,
+                                                   rec[HETSGD_TRACE_CPU]) * r->slowdown);
+    rec[HETSGD_TRACE_LATE] = now > end ? now - end : 0.0;
+    hetsgd_sleep_until(end);
+    return loss;
+}
+
+/* The CPU seconds a chunk of n samples is charged: the step's cost for its
+ * first chunk, caches cold (A + B n), C + B n for the later ones; without
+ * --cost its own CPU time. */
+static double chunk_charge(const run *r, long n, int first, double cpu)
+{
+    if (!r->opt.has_cost) {
+        return cpu;
+    }
+    return (first ? r->opt.cost[0] : r->chunk_cost) + r->opt.cost[1] * (double) n;
+}
+
+/* Sleep to a chunk's emulated end: \p start and *end are seconds since
+ * the step's compute began on the emulated timeline.  The seconds its real
+ * compute outlasted it by (0 when it fit). */
+static double chunk_emulate(run *r, long n, int first, double cpu, double w0, double start, double *end)
+{
+    double now;
+
+    if (r->opt.bind) {
+        *end = ob_now() - w0;
+        return 0.0;
+    }
+    *end = hetsgd_profile_finish(&r->profiles[r->rank], start, chunk_charge(r, n, first, cpu) * r->slowdown) +
+           (first ? r->opt.alpha : 0.0);
+    now = ob_now();
+    hetsgd_sleep_until(w0 + *end);
+    return now > w0 + *end ? now - (w0 + *end) : 0.0;
+}
+
+/* One chunk of the step: its samples' loss and gradient, the gradient
+ * added to r->acc weighted by its count, emulated at the rank's speed while
+ * it runs (a change of speed inside the step slows the chunks after it,
+ * and the one it falls in from then on).  It begins on the emulated
+ * timeline (*t: seconds since the step's compute began) where the chunk
+ * before ended plus the real time of the call that handed it out, and *t
+ * moves to its end: a sleep that woke late on a crowded machine does not
+ * push the chunks after it back (the step in one piece has one sleep too).
+ * Its summed loss. */
+static double compute_chunk(run *r, const omnibatch_chunk *ch, int first, double w0, double call, double *t,
+                            double *rec)
+{
+    const double start = *t + call;
+    const double c0 = compute_clock(r);
+    double loss, cpu;
+
+    hetsgd_gather(&r->ds.train_images, &r->ds.train_labels, r->perm + ch->start, ch->count, r->x, r->y);
+    loss = loss_grad(r, ch->count);
+    cblas_saxpy((int) r->nparams, (float) ch->count, r->grad, 1, r->acc, 1);
+    cpu = compute_clock(r) - c0;
+    rec[HETSGD_TRACE_CPU] += cpu;
+    rec[HETSGD_TRACE_LATE] += chunk_emulate(r, ch->count, first, cpu, w0, start, t);
+    rec[HETSGD_TRACE_TAKEN] += ch->owner != r->rank ? (double) ch->count : 0.0;
+    rec[HETSGD_TRACE_CHUNKS] += 1.0;
+    return loss * (double) ch->count;
+}
+
+/* --policy chunks: the step in chunks from omnibatch_next_chunk() until
+ * none is left: this rank's range first, then the tails of slower ranks'.
+ * r->grad ends as the mean gradient over the samples this rank did (zeros
+ * when none), as omnibatch_allreduce_gradient() weighs it; the mean loss is
+ * returned and the samples done, taken and given, the chunks and the time
+ * in the chunk calls go to the step's record. */
+static double compute_in_chunks(run *r, const omnibatch_step *st, double w0, double *rec)
+{
+    omnibatch_chunk ch;
+    double loss = 0.0, t = 0.0;
+    int first = 1;
+
+    memset(r->acc, 0, (size_t) r->nparams * sizeof *r->acc);
+    for (;;) {
+        const double t0 = ob_now();
+        double call;
+
+        if (OMNIBATCH_SUCCESS != omnibatch_next_chunk(r->ctx, &ch)) {
+            die(r, "omnibatch_next_chunk", omnibatch_last_error());
+        }
+        call = ob_now() - t0;
+        rec[HETSGD_TRACE_CHUNK_CALL] += call;
+        if (0 == ch.count) {
+            break;
+        }
+        loss += compute_chunk(r, &ch, first, w0, call, &t, rec);
+        first = 0;
+    }
+    rec[HETSGD_TRACE_BATCH] = (double) ch.done;
+    rec[HETSGD_TRACE_GIVEN] = (double) st->count - (ch.done - rec[HETSGD_TRACE_TAKEN]);
+    memset(r->grad, 0, (size_t) r->nparams * sizeof *r->grad);
+    if (ch.done > 0) {
+        cblas_saxpy((int) r->nparams, 1.0f / (float) ch.done, r->acc, 1, r->grad, 1);
+    }
+    return ch.done > 0 ? loss / (double) ch.done : 0.0;
+}
+
 static void train(run *r)
 {
     omnibatch_step st;
@@ -595,14 +859,14 @@ static void train(run *r)
     r->t0 = ob_now();
     for (long k = 0; k < r->total_steps; k++) {
         double *rec = r->record + k * HETSGD_TRACE_FIELDS;
-        double my_speed, t_step, c_step, w0, c0, cpu, w1;
+        double my_speed, t_step, c_step, w0, w1;
         double loss;
 
-        hetsgd_schedule_speeds(r->schedule, k, r->speeds);
-        my_speed = r->speeds[r->rank];
-        if (HETSGD_POLICY_ORACLE == r->opt.policy && hetsgd_schedule_changes_at(r->schedule, k)) {
+        if (HETSGD_POLICY_ORACLE == r->opt.policy && oracle_replans_at(r, k)) {
             plan_oracle(r, k);
         }
+        step_profiles(r, k);
+        my_speed = r->speeds[r->rank];
         if (HETSGD_POLICY_OMNILEARN == r->opt.policy && k > 0 && 0 == k % r->steps_per_epoch) {
             plan_omnilearn(r, k / r->steps_per_epoch);
         }
@@ -624,17 +888,10 @@ static void train(run *r)
          * the controller sees as this rank's speed. */
         omnibatch_compute_begin(r->ctx);
         w0 = ob_now();
-        c0 = compute_clock(r);
-        hetsgd_gather(&r->ds.train_images, &r->ds.train_labels, r->perm + st.start, st.count, r->x, r->y);
-        loss = loss_grad(r, st.count);
-        cpu = compute_clock(r) - c0;
-        if (r->opt.bind) {
-            hetsgd_sleep_until(ob_now() + r->opt.alpha);
+        if (HETSGD_POLICY_CHUNKS == r->opt.policy) {
+            loss = compute_in_chunks(r, &st, w0, rec);
         } else {
-            /* With --cost the step's length is its cost's, not its CPU time's. */
-            double charged = hetsgd_charged_cpu(r->opt.has_cost ? r->opt.cost : NULL, (double) st.count, cpu);
-
-            hetsgd_sleep_until(w0 + hetsgd_emulated_seconds(charged, my_speed, r->slowdown, r->opt.alpha));
+            loss = compute_whole(r, &st, w0, rec);
         }
         omnibatch_compute_end(r->ctx);
         w1 = ob_now();
@@ -651,11 +908,9 @@ static void train(run *r)
         }
         hetsgd_mlp_sgd_step(r->model, r->grad, (float) r->opt.lr, (float) r->opt.momentum);
 
-        rec[HETSGD_TRACE_BATCH] = (double) st.count;
         rec[HETSGD_TRACE_COMPUTE] = w1 - w0;
         rec[HETSGD_TRACE_STEP] = ob_now() - t_step;
         rec[HETSGD_TRACE_SPEED] = my_speed;
-        rec[HETSGD_TRACE_CPU] = cpu;
         rec[HETSGD_TRACE_STEP_CPU] = hetsgd_thread_cpu_seconds() - c_step;
         epoch_loss += (double) r->grad[r->nparams] * (double) st.total;
         epoch_samples += st.total;
@@ -745,8 +1000,14 @@ static int report(run *r, const double *all)
     hetsgd_recovery_stats rec, bal;
     double mean_step, steady_step, pred_ratio, pred_optimum, balance_steady, final_mean;
     long final_used = 0, final_from = -1;
-    long overruns = r->opt.bind ? 0 : hetsgd_overrun_steps(all, steps, r->P, r->slowdown, r->opt.alpha,
-                                                                 r->opt.has_cost ? r->opt.cost : NULL);
+    /* A step in chunks knows how late each chunk's compute ended; a step in one piece is judged
+     * on its emulated length. */
+    long overruns = r->opt.bind ? 0
+                    : HETSGD_POLICY_CHUNKS == r->opt.policy || r->opt.change_at > 0.0
+                        ? hetsgd_late_steps(all, steps, r->P)
+                    : hetsgd_overrun_steps(all, steps, r->P, r->slowdown, r->opt.alpha,
+                                           r->opt.has_cost ? r->opt.cost : NULL);
+    hetsgd_chunk_figures chunk_fig;
     double overrun_share = (double) overruns / (double) steps;
     char speeds[512];
     char devices[512];
@@ -782,11 +1043,11 @@ static int report(run *r, const double *all)
         optimum[k] = -1.0;
         balance[k] = total == r->B ? hetsgd_balance_ratio(all, steps, r->P, k, NULL) : -1.0;
         if (total == r->B) {
-            double T;
+            double planned;
+            double T = step_optimum(r, k, r->plan, &planned);
 
-            models_at(r, k, r->speeds);
-            if (OMNIBATCH_SUCCESS == ob_plan_optimum(r->models, r->P, r->B, NULL, &T) && T > 0.0) {
-                ratio[k] = ob_plan_step_time(r->models, r->P, r->plan) / T;
+            if (T > 0.0) {
+                ratio[k] = planned / T;
                 optimum[k] = T;
             }
         }
@@ -847,6 +1108,13 @@ static int report(run *r, const double *all)
                    "policy; try --slowdown %.0f\n", r->contention, hetsgd_crowded_slowdown(r->contention));
         }
     }
+    hetsgd_chunk_summary(all, steps, r->P, warmup, &chunk_fig);
+    if (HETSGD_POLICY_CHUNKS == r->opt.policy) {
+        printf("hetsgd: chunks: %.1f chunks per rank and step; %.2f%% of a step's samples done by another "
+               "rank than the plan's (in %ld of the %ld steady steps); the chunk calls took %.3f%% of the "
+               "step\n", chunk_fig.chunks_per_step, 100.0 * chunk_fig.moved_share, chunk_fig.steps_moved,
+               steps - warmup, 100.0 * chunk_fig.call_share);
+    }
     if (HETSGD_POLICY_OMNILEARN == r->opt.policy) {
         printf("hetsgd: omnilearn: %d epoch(s) published a plan summing to more than B (at most %ld over), "
                "%d broke the bounds; the API holds sum == B, so each ran with the excess trimmed "
@@ -864,7 +1132,9 @@ static int report(run *r, const double *all)
              "model_recover_changes=%d model_recover_worst=%ld model_recover_mean=%.2f "
              "model_recover_unrecovered=%d "
              "omnilearn_overfull=%d omnilearn_excess_max=%ld omnilearn_fit=trim-largest "
-             "cpu_per_sample_s=%.4g cpu_per_step_s=%.4g contention=%.3g overrun_share=%.4f emulate=%s",
+             "cpu_per_sample_s=%.4g cpu_per_step_s=%.4g contention=%.3g overrun_share=%.4f change_at=%g "
+             "chunk_cost_s=%.4g chunks_per_step=%.3f moved_share=%.5f moved_steps=%ld chunk_call_share=%.6f "
+             "emulate=%s",
              hetsgd_policy_name(r->opt.policy), r->P, speeds, devices, hetsgd_schedule_name(r->opt.schedule),
              r->opt.alpha, r->slowdown, r->opt.bind, r->B, r->opt.lr, r->opt.momentum,
              (unsigned long long) r->opt.seed, r->N, steps, r->steps_per_epoch, warmup, r->opt.target,
@@ -873,7 +1143,8 @@ static int report(run *r, const double *all)
              balance_steady, bal.initial, bal.changes, bal.worst, bal.mean, bal.unrecovered,
              pred_ratio, pred_optimum, rec.initial, rec.changes, rec.worst, rec.mean, rec.unrecovered,
              r->ol_overfull, r->ol_excess_max, r->beta0[0], r->alpha0[0], r->contention,
-             overrun_share, r->opt.bind ? "none" : r->opt.has_cost ? "cost" : "cpu");
+             overrun_share, r->opt.change_at, r->chunk_cost, chunk_fig.chunks_per_step, chunk_fig.moved_share,
+             chunk_fig.steps_moved, chunk_fig.call_share, r->opt.bind ? "none" : r->opt.has_cost ? "cost" : "cpu");
     printf("hetsgd: summary %s\n", line);
     if (NULL != r->opt.summary) {
         FILE *f = fopen(r->opt.summary, "a");
@@ -1113,7 +1384,8 @@ static int setup(run *r)
     if (OMNIBATCH_SUCCESS == rc) {
         oo.seed = r->opt.seed;
         oo.convention = OMNIBATCH_GRAD_MEAN;
-        oo.adaptive = HETSGD_POLICY_OMNIBATCH == r->opt.policy;
+        oo.adaptive = HETSGD_POLICY_OMNIBATCH == r->opt.policy || HETSGD_POLICY_CHUNKS == r->opt.policy;
+        oo.chunks = HETSGD_POLICY_CHUNKS == r->opt.policy;
         r->lo = oo.min_batch;
         r->hi = oo.max_batch > 0 && oo.max_batch < r->B ? oo.max_batch : r->B;
         r->granularity = oo.granularity;
@@ -1148,6 +1420,13 @@ static int setup(run *r)
         r->alpha0 = alloc_or_null((size_t) r->P, sizeof(double));
         r->beta0 = alloc_or_null((size_t) r->P, sizeof(double));
         r->speeds = alloc_or_null((size_t) r->P, sizeof(double));
+        r->before = alloc_or_null((size_t) r->P, sizeof(double));
+        r->profiles = alloc_or_null((size_t) r->P, sizeof(hetsgd_profile));
+        r->work = alloc_or_null((size_t) r->P, sizeof(hetsgd_work_model));
+        r->acc = alloc_or_null((size_t) r->nparams + 1, sizeof(float));
+        if (NULL == r->before || NULL == r->profiles || NULL == r->work || NULL == r->acc) {
+            rc = ob_fail(OMNIBATCH_ERR_NOMEM, "cannot allocate the step profiles of %d ranks", r->P);
+        }
         r->ones = alloc_or_null((size_t) r->P, sizeof(double));
         r->target = alloc_or_null((size_t) r->P, sizeof(double));
         r->plan = alloc_or_null((size_t) r->P, sizeof(long));
@@ -1233,6 +1512,15 @@ static void print_setup(const run *r)
         printf("hetsgd: omnilearn: the published rule once per epoch (dead-band 20%%, equal share "
                "with ceil); a plan over B runs with the excess trimmed from the largest batch\n");
     }
+    if (HETSGD_POLICY_CHUNKS == r->opt.policy) {
+        printf("hetsgd: chunks: each step worked in chunks (omnibatch_next_chunk), each emulated at the "
+               "rank's speed while it runs; a chunk after a step's first costs %.4g s + its samples' "
+               "(%s)\n", r->chunk_cost, r->opt.chunk_cost >= 0.0 ? "--cost" : "measured on warm caches");
+    }
+    if (r->opt.change_at > 0.0) {
+        printf("hetsgd: speed changes land %g of the way into their step (x the oracle's step time at "
+               "the speeds before)\n", r->opt.change_at);
+    }
     fflush(stdout);
 }
 
@@ -1258,6 +1546,10 @@ static void release(run *r)
     free(r->alpha0);
     free(r->beta0);
     free(r->speeds);
+    free(r->before);
+    free(r->profiles);
+    free(r->work);
+    free(r->acc);
     free(r->ones);
     free(r->target);
     free(r->plan);
@@ -1296,7 +1588,10 @@ int main(int argc, char **argv)
     if (OMNIBATCH_SUCCESS == rc && r.opt.calibrate) {
         /* The ranks' mean, as the oracle's models take it (calibrate()). */
         if (0 == r.rank) {
-            printf("hetsgd: cost %.6g,%.6g\n", r.alpha0[0], r.beta0[0]);
+            printf("hetsgd: cost %.6g,%.6g,%.6g\n", r.alpha0[0], r.beta0[0], r.chunk_cost);
+            if (!r.opt.bind) {
+                print_chunk_passes(&r);
+            }
         }
     } else if (OMNIBATCH_SUCCESS == rc) {
         if (0 == r.rank) {

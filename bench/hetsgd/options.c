@@ -26,19 +26,27 @@ static const char usage_text[] =
     "                   (default adaptive)\n"
     "  --max-staleness N  async: drop gradients staler than N updates, or auto: 4 x workers\n"
     "                   (default auto)\n"
-    "  --policy P       static | omnibatch | oracle | omnilearn (default omnibatch)\n"
+    "  --policy P       static | omnibatch | oracle | omnilearn | chunks (default omnibatch);\n"
+    "                   chunks: omnibatch's controller, each step worked in chunks that move to\n"
+    "                   a rank that is free (omnibatch_next_chunk), each chunk emulated at the\n"
+    "                   rank's speed while it runs\n"
     "  --speeds LIST    relative speed per rank, e.g. 1,1,0.5,0.25 (default all 1); with --bind,\n"
     "                   cores per rank\n"
-    "  --schedule S     none | ramp | transient | vanish (default none)\n"
+    "  --schedule S     none | ramp | transient | vanish | jitter (default none)\n"
+    "  --change-at F    a schedule's speed changes land F of the way into the step (F x the\n"
+    "                   oracle's step at the speeds before), F in [0, 1); 0: at the step's\n"
+    "                   start (default 0)\n"
     "  --alpha S        fixed per-step cost in seconds, slept by every rank (default 0)\n"
     "  --slowdown X     slow every emulated rank X times, X >= 1, or auto: 1.25 x the speeds of\n"
     "                   the ranks sharing a node / its processors (default auto); give every\n"
     "                   policy of a comparison the same value\n"
-    "  --cost A,B       emulate from this cost, the same for every step and rank: a step of n\n"
+    "  --cost A,B[,C]   emulate from this cost, the same for every step and rank: a step of n\n"
     "                   samples lasts (A + B n) x slowdown / speed + alpha seconds (the real\n"
-    "                   compute still runs inside it); default: the step's own CPU time instead\n"
-    "  --calibrate      print the cost measured at start-up as 'hetsgd: cost A,B' and stop (give\n"
-    "                   it to --cost of every policy of a comparison)\n"
+    "                   compute still runs inside it); with chunks, each chunk after a step's\n"
+    "                   first lasts (C + B n) x slowdown / speed (C: measured at start-up when\n"
+    "                   left out); default: the step's own CPU time instead\n"
+    "  --calibrate      print the cost measured at start-up as 'hetsgd: cost A,B,C' and stop\n"
+    "                   (give it to --cost of every policy of a comparison)\n"
     "  --bind           bind rank i to speeds_i cores (hwloc) with as many OpenBLAS threads;\n"
     "                   no emulation\n"
     "  --no-own-wait    wait for the other ranks only inside omnibatch_allreduce_gradient\n"
@@ -92,6 +100,8 @@ const char *hetsgd_policy_name(hetsgd_policy p)
         return "oracle";
     case HETSGD_POLICY_OMNILEARN:
         return "omnilearn";
+    case HETSGD_POLICY_CHUNKS:
+        return "chunks";
     case HETSGD_POLICY_OMNIBATCH:
     default:
         return "omnibatch";
@@ -115,6 +125,7 @@ void hetsgd_options_defaults(hetsgd_options *o)
     o->mode = HETSGD_MODE_SYNC;
     o->staleness = 2;               /* OMNIBATCH_PS_STALE_ADAPTIVE */
     o->max_staleness = -1;
+    o->chunk_cost = -1.0;
 }
 
 static int parse_long(const char *name, const char *text, long lo, long hi, long *out)
@@ -207,28 +218,41 @@ static int parse_devices(const char *text, hetsgd_options *o)
     }
 }
 
-/* "A,B": seconds per step and per sample of CPU, A >= 0, B > 0. */
-static int parse_cost(const char *text, hetsgd_options *o)
+/* One number of --cost, ended by \p stop (',' or '\0'), in [lo, hi] (lo itself excluded when
+ * \p lo_open); *text moves past it. */
+static int cost_number(const char **text, char stop, double lo, int lo_open, double hi, double *out)
 {
     char *end;
-    double a, b;
 
     errno = 0;
-    a = strtod(text, &end);
-    if (end != text && ',' == *end) {
-        const char *second = end + 1;
-
-        b = strtod(second, &end);
-        if (end != second && '\0' == *end && 0 == errno && isfinite(a) && isfinite(b) && a >= 0.0 &&
-            a <= 60.0 && b > 0.0 && b <= 60.0) {
-            o->cost[0] = a;
-            o->cost[1] = b;
-            o->has_cost = 1;
-            return OMNIBATCH_SUCCESS;
-        }
+    *out = strtod(*text, &end);
+    if (end == *text || stop != *end || 0 != errno || !isfinite(*out) || *out < lo || (lo_open && *out == lo) ||
+        *out > hi) {
+        return 0;
     }
-    return ob_fail(OMNIBATCH_ERR_ARG, "--cost '%s': expected A,B: seconds per step in [0, 60] and per "
-                   "sample in (0, 60], e.g. 0.0005,2e-5 (what --calibrate prints)", text);
+    *text = '\0' == *end ? end : end + 1;
+    return 1;
+}
+
+/* "A,B[,C]": seconds per step and per sample of CPU, A >= 0, B > 0; C >= 0 per later chunk. */
+static int parse_cost(const char *text, hetsgd_options *o)
+{
+    const char *p = text;
+    const char *comma = strchr(text, ',');
+    const int three = NULL != comma && NULL != strchr(comma + 1, ',');
+    double a, b, c = -1.0;
+
+    if (cost_number(&p, ',', 0.0, 0, 60.0, &a) && cost_number(&p, three ? ',' : '\0', 0.0, 1, 60.0, &b) &&
+        (!three || cost_number(&p, '\0', 0.0, 0, 60.0, &c))) {
+        o->cost[0] = a;
+        o->cost[1] = b;
+        o->chunk_cost = c;
+        o->has_cost = 1;
+        return OMNIBATCH_SUCCESS;
+    }
+    return ob_fail(OMNIBATCH_ERR_ARG, "--cost '%s': expected A,B or A,B,C: seconds per step in [0, 60], per "
+                   "sample in (0, 60] and per later chunk in [0, 60], e.g. 0.0005,2e-5,0.0001 (what "
+                   "--calibrate prints)", text);
 }
 
 /* The number of gpu entries of --devices. */
@@ -258,7 +282,7 @@ static int parse_per_rank(const char *name, const char *value, hetsgd_options *o
 
 static int parse_choice(const char *name, const char *text, const char *const *names, int n, int *out)
 {
-    char allowed[160] = "";
+    char allowed[256];
     size_t used = 0;
 
     for (int i = 0; i < n; i++) {
@@ -267,11 +291,13 @@ static int parse_choice(const char *name, const char *text, const char *const *n
             return OMNIBATCH_SUCCESS;
         }
     }
+    /* "a, b, c or d" */
+    allowed[0] = '\0';
     for (int i = 0; i < n && used < sizeof allowed; i++) {
-        int k = snprintf(allowed + used, sizeof allowed - used, "%s%s", 0 == i ? "" : i + 1 == n ? " or " : ", ",
+        int w = snprintf(allowed + used, sizeof allowed - used, "%s%s", 0 == i ? "" : i + 1 == n ? " or " : ", ",
                          names[i]);
 
-        used += k > 0 ? (size_t) k : 0;
+        used += w > 0 ? (size_t) w : 0;
     }
     return ob_fail(OMNIBATCH_ERR_ARG, "%s '%s': expected %s", name, text, allowed);
 }
@@ -283,8 +309,8 @@ static int check_async(const hetsgd_options *o)
         return OMNIBATCH_SUCCESS;
     }
     if (HETSGD_POLICY_ORACLE == o->policy) {
-        return ob_fail(OMNIBATCH_ERR_ARG, "--policy oracle with --mode async: expected static, omnibatch "
-                       "or omnilearn");
+        return ob_fail(OMNIBATCH_ERR_ARG, "--policy %s with --mode async: expected static, omnibatch "
+                       "or omnilearn", hetsgd_policy_name(o->policy));
     }
     if (o->bind || o->ndevices > 0) {
         return ob_fail(OMNIBATCH_ERR_ARG, "--mode async with --%s: the asynchronous mode runs emulated CPU "
@@ -316,6 +342,10 @@ static int check_combinations(const hetsgd_options *o)
     if (o->bind && (o->has_cost || o->calibrate)) {
         return ob_fail(OMNIBATCH_ERR_ARG, "--bind with --%s: bound ranks are not emulated",
                        o->has_cost ? "cost" : "calibrate");
+    }
+    if (o->change_at > 0.0 && HETSGD_SCHEDULE_NONE == o->schedule) {
+        return ob_fail(OMNIBATCH_ERR_ARG, "--change-at %g with --schedule none: no speed changes to place",
+                       o->change_at);
     }
     if (count_gpus(o) > 0 && !o->bind) {
         return ob_fail(OMNIBATCH_ERR_ARG, "--devices with gpu ranks: expected --bind too (a GPU rank "
@@ -357,8 +387,8 @@ static int *flag_of(hetsgd_options *o, const char *name)
 
 int hetsgd_options_parse(int argc, const char *const *argv, hetsgd_options *o)
 {
-    static const char *const policies[] = { "static", "omnibatch", "oracle", "omnilearn" };
-    static const char *const schedules[] = { "none", "ramp", "transient", "vanish" };
+    static const char *const policies[] = { "static", "omnibatch", "oracle", "omnilearn", "chunks" };
+    static const char *const schedules[] = { "none", "ramp", "transient", "vanish", "jitter" };
     static const char *const modes[] = { "sync", "async" };
     static const char *const stalenesses[] = HETSGD_STALENESS_NAMES;
 
@@ -424,6 +454,8 @@ int hetsgd_options_parse(int argc, const char *const *argv, hetsgd_options *o)
             }
         } else if (0 == strcmp(name, "--cost")) {
             rc = parse_cost(value, o);
+        } else if (0 == strcmp(name, "--change-at")) {
+            rc = parse_double(name, value, 0.0, 0, 1.0, 1, &o->change_at);
         } else if (0 == strcmp(name, "--warmup")) {
             if (0 == strcmp(value, "auto")) {
                 o->warmup = -1;
@@ -431,10 +463,10 @@ int hetsgd_options_parse(int argc, const char *const *argv, hetsgd_options *o)
                 rc = ob_fail(OMNIBATCH_ERR_ARG, "--warmup '%s': expected auto or an integer >= 0", value);
             }
         } else if (0 == strcmp(name, "--schedule")) {
-            rc = parse_choice(name, value, schedules, 4, &choice);
+            rc = parse_choice(name, value, schedules, 5, &choice);
             o->schedule = (hetsgd_schedule_kind) choice;
         } else if (0 == strcmp(name, "--policy")) {
-            rc = parse_choice(name, value, policies, 4, &choice);
+            rc = parse_choice(name, value, policies, 5, &choice);
             o->policy = (hetsgd_policy) choice;
         } else if (0 == strcmp(name, "--mode")) {
             rc = parse_choice(name, value, modes, 2, &choice);

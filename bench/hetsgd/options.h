@@ -17,7 +17,9 @@ typedef enum hetsgd_policy {
     HETSGD_POLICY_STATIC = 0,      /**< equal shares, never moved */
     HETSGD_POLICY_OMNIBATCH = 1,   /**< the omnibatch controller */
     HETSGD_POLICY_ORACLE = 2,      /**< water-filling on the true emulated speeds, re-planned at each change */
-    HETSGD_POLICY_OMNILEARN = 3    /**< OmniLearn's published rule, once per epoch */
+    HETSGD_POLICY_OMNILEARN = 3,   /**< OmniLearn's published rule, once per epoch */
+    HETSGD_POLICY_CHUNKS = 4       /**< the omnibatch controller, each step worked in chunks that move
+                                        to a rank that is free (omnibatch_next_chunk) */
 } hetsgd_policy;
 
 /** How the ranks train (--mode). */
@@ -61,10 +63,14 @@ typedef struct hetsgd_options {
     double slowdown;               /* --slowdown X >= 1, 0 = auto */
     int has_cost;                  /* --cost was given */
     double cost[2];                /* --cost A,B: a step of n samples costs A + B n CPU seconds */
+    double chunk_cost;             /* --cost A,B,C: each chunk of a step after its first costs C + B n
+                                      (caches warm); -1 = measured at start-up */
+    double change_at;              /* --change-at F: a schedule's change lands F of the way into the
+                                      step, in [0, 1); 0 = at the step's start */
     int calibrate;                 /* --calibrate: print the measured cost (for --cost) and stop */
     long warmup;                   /* --warmup N: steps left out of the steady step time, -1 = auto */
-    hetsgd_schedule_kind schedule; /* --schedule none|ramp|transient|vanish */
-    hetsgd_policy policy;          /* --policy static|omnibatch|oracle|omnilearn */
+    hetsgd_schedule_kind schedule; /* --schedule none|ramp|transient|vanish|jitter */
+    hetsgd_policy policy;          /* --policy static|omnibatch|oracle|omnilearn|chunks */
     double target;                 /* --target A: test accuracy in (0, 1] */
     int bind;                      /* --bind: --speeds are cores per rank, bound with hwloc */
     int no_own_wait;               /* --no-own-wait: no Ibarrier of hetsgd's own before the reduction */
@@ -99,7 +105,7 @@ const char *hetsgd_options_usage(void);
 /** \brief "sync" or "async". */
 const char *hetsgd_mode_name(hetsgd_mode m);
 
-/** \brief "static", "omnibatch", "oracle" or "omnilearn". */
+/** \brief "static", "omnibatch", "oracle", "omnilearn" or "chunks". */
 const char *hetsgd_policy_name(hetsgd_policy p);
 
 #endif /* HETSGD_OPTIONS_H */

@@ -22,14 +22,17 @@ int hetsgd_write_trace(const char *path, const char *policy, long steps, int P, 
     if (NULL == f) {
         return ob_fail(OMNIBATCH_ERR_ARG, "--trace %s: cannot create: %s", path, strerror(errno));
     }
-    fprintf(f, "step,rank,policy,batch,compute_s,step_s,speed,cpu_s,step_cpu_s\n");
+    fprintf(f, "step,rank,policy,batch,compute_s,step_s,speed,cpu_s,step_cpu_s,taken,given,chunks,chunk_call_s,"
+            "late_s\n");
     for (long k = 0; k < steps; k++) {
         for (int r = 0; r < P; r++) {
             const double *x = record + ((long) r * steps + k) * HETSGD_TRACE_FIELDS;
 
-            fprintf(f, "%ld,%d,%s,%ld,%.9f,%.9f,%.6g,%.9f,%.9f\n", k, r, policy, (long) x[HETSGD_TRACE_BATCH],
-                    x[HETSGD_TRACE_COMPUTE], x[HETSGD_TRACE_STEP], x[HETSGD_TRACE_SPEED], x[HETSGD_TRACE_CPU],
-                    x[HETSGD_TRACE_STEP_CPU]);
+            fprintf(f, "%ld,%d,%s,%ld,%.9f,%.9f,%.6g,%.9f,%.9f,%ld,%ld,%ld,%.9f,%.9f\n", k, r, policy,
+                    (long) x[HETSGD_TRACE_BATCH], x[HETSGD_TRACE_COMPUTE], x[HETSGD_TRACE_STEP], x[HETSGD_TRACE_SPEED],
+                    x[HETSGD_TRACE_CPU], x[HETSGD_TRACE_STEP_CPU], (long) x[HETSGD_TRACE_TAKEN],
+                    (long) x[HETSGD_TRACE_GIVEN], (long) x[HETSGD_TRACE_CHUNKS], x[HETSGD_TRACE_CHUNK_CALL],
+                    x[HETSGD_TRACE_LATE]);
         }
     }
     ok = !ferror(f);
@@ -63,15 +66,17 @@ typedef struct trace_rows {
 
 static int trace_parse_row(const char *path, long lineno, const char *line, trace_row *out)
 {
-    long k, r, batch;
-    double t, st, sp, cpu, step_cpu = 0.0;
+    long k, r, batch, taken = 0, given = 0, chunks = 0;
+    double t, st, sp, cpu, step_cpu = 0.0, call = 0.0, late = 0.0;
     int n;
 
     /* Both indices as long, bounded before they become anything smaller
      * (glibc's scanf saturates a number past the type's range).  The step's
-     * CPU came later: a trace without it reads as 0, not known. */
-    n = sscanf(line, "%ld,%ld,%*[^,],%ld,%lf,%lf,%lf,%lf,%lf", &k, &r, &batch, &t, &st, &sp, &cpu, &step_cpu);
-    if (7 != n && 8 != n) {
+     * CPU came later, the chunks' columns later still: a trace without them
+     * reads them as 0. */
+    n = sscanf(line, "%ld,%ld,%*[^,],%ld,%lf,%lf,%lf,%lf,%lf,%ld,%ld,%ld,%lf,%lf", &k, &r, &batch, &t, &st, &sp,
+               &cpu, &step_cpu, &taken, &given, &chunks, &call, &late);
+    if (7 != n && 8 != n && 13 != n) {
         return ob_fail(OMNIBATCH_ERR_ARG, "%s:%ld: not a trace row", path, lineno);
     }
     if (k < 0 || k >= HETSGD_TRACE_MAX_STEPS) {
@@ -90,6 +95,11 @@ static int trace_parse_row(const char *path, long lineno, const char *line, trac
     out->field[HETSGD_TRACE_SPEED] = sp;
     out->field[HETSGD_TRACE_CPU] = cpu;
     out->field[HETSGD_TRACE_STEP_CPU] = step_cpu;
+    out->field[HETSGD_TRACE_TAKEN] = (double) taken;
+    out->field[HETSGD_TRACE_GIVEN] = (double) given;
+    out->field[HETSGD_TRACE_CHUNKS] = (double) chunks;
+    out->field[HETSGD_TRACE_CHUNK_CALL] = call;
+    out->field[HETSGD_TRACE_LATE] = late;
     return OMNIBATCH_SUCCESS;
 }
 
@@ -363,6 +373,35 @@ double hetsgd_final_accuracy(const long *done, const double *acc, long n, long s
     return sum / (double) count;
 }
 
+/* The speeds of run \p a changed at step k (step 0 counts as the start). */
+static unsigned char speeds_change(const double *a, long steps, int P, long k)
+{
+    unsigned char change = 0 == k;
+
+    for (int i = 0; i < P && k > 0; i++) {
+        const double *now = a + ((long) i * steps + k) * HETSGD_TRACE_FIELDS;
+
+        change |= now[HETSGD_TRACE_SPEED] != now[HETSGD_TRACE_SPEED - HETSGD_TRACE_FIELDS];
+    }
+    return change;
+}
+
+/* Step k's time: the mean over the ranks of their step_s (-1 when one is not positive). */
+static double step_seconds(const double *record, long steps, int P, long k)
+{
+    double sum = 0.0;
+
+    for (int i = 0; i < P; i++) {
+        const double t = record[((long) i * steps + k) * HETSGD_TRACE_FIELDS + HETSGD_TRACE_STEP];
+
+        if (!(t > 0.0)) {
+            return -1.0;
+        }
+        sum += t;
+    }
+    return sum / P;
+}
+
 int hetsgd_side_by_side(const double *a, const double *b, long steps, int P, double *ratio,
                         unsigned char *change)
 {
@@ -372,12 +411,7 @@ int hetsgd_side_by_side(const double *a, const double *b, long steps, int P, dou
         return ob_fail(OMNIBATCH_ERR_NOMEM, "cannot allocate the balance of %ld steps", steps);
     }
     for (long k = 0; k < steps; k++) {
-        change[k] = 0 == k;
-        for (int i = 0; i < P && k > 0; i++) {
-            const double *now = a + ((long) i * steps + k) * HETSGD_TRACE_FIELDS;
-
-            change[k] |= now[HETSGD_TRACE_SPEED] != now[HETSGD_TRACE_SPEED - HETSGD_TRACE_FIELDS];
-        }
+        change[k] = speeds_change(a, steps, P, k);
         x[k] = hetsgd_balance_ratio(a, steps, P, k, NULL);
         x[steps + k] = hetsgd_balance_ratio(b, steps, P, k, NULL);
     }
@@ -390,6 +424,18 @@ int hetsgd_side_by_side(const double *a, const double *b, long steps, int P, dou
     }
     free(x);
     return OMNIBATCH_SUCCESS;
+}
+
+void hetsgd_side_by_side_steps(const double *a, const double *b, long steps, int P, double *raw, double *ratio,
+                               unsigned char *change)
+{
+    for (long k = 0; k < steps; k++) {
+        const double x = step_seconds(a, steps, P, k), y = step_seconds(b, steps, P, k);
+
+        change[k] = speeds_change(a, steps, P, k);
+        raw[k] = x > 0.0 && y > 0.0 ? x / y : -1.0;
+    }
+    hetsgd_smooth_median3(raw, change, steps, ratio);
 }
 
 long hetsgd_overrun_steps(const double *record, long steps, int P, double slowdown, double alpha,
@@ -413,6 +459,50 @@ long hetsgd_overrun_steps(const double *record, long steps, int P, double slowdo
         overruns += longest > 1.1 * emulated + 1e-3;
     }
     return overruns;
+}
+
+long hetsgd_late_steps(const double *record, long steps, int P)
+{
+    long late = 0;
+
+    for (long k = 0; k < steps; k++) {
+        int over = 0;
+
+        for (int r = 0; r < P; r++) {
+            const double *x = record + ((long) r * steps + k) * HETSGD_TRACE_FIELDS;
+
+            over |= x[HETSGD_TRACE_LATE] > 0.1 * x[HETSGD_TRACE_COMPUTE] + 1e-3;
+        }
+        late += over;
+    }
+    return late;
+}
+
+void hetsgd_chunk_summary(const double *record, long steps, int P, long first, hetsgd_chunk_figures *out)
+{
+    double chunks = 0.0, moved = 0.0, samples = 0.0, call = 0.0, step_s = 0.0;
+
+    memset(out, 0, sizeof *out);
+    for (long k = first < 0 ? 0 : first; k < steps; k++) {
+        double taken = 0.0;
+
+        for (int r = 0; r < P; r++) {
+            const double *x = record + ((long) r * steps + k) * HETSGD_TRACE_FIELDS;
+
+            chunks += x[HETSGD_TRACE_CHUNKS];
+            taken += x[HETSGD_TRACE_TAKEN];
+            samples += x[HETSGD_TRACE_BATCH];
+            call += x[HETSGD_TRACE_CHUNK_CALL];
+            step_s += x[HETSGD_TRACE_STEP];
+        }
+        moved += taken;
+        out->steps_moved += taken > 0.0;
+    }
+    if (steps > first && P > 0) {
+        out->chunks_per_step = chunks / ((double) (steps - (first < 0 ? 0 : first)) * P);
+    }
+    out->moved_share = samples > 0.0 ? moved / samples : 0.0;
+    out->call_share = step_s > 0.0 ? call / step_s : 0.0;
 }
 
 double hetsgd_mean_judged(const double *x, long first, long last)

@@ -16,7 +16,13 @@ enum {
     HETSGD_TRACE_SPEED = 3,      /* relative speed the schedule gave the rank */
     HETSGD_TRACE_CPU = 4,        /* CPU seconds of the real compute (wall seconds with --bind) */
     HETSGD_TRACE_STEP_CPU = 5,   /* CPU seconds of the thread over the whole step (0: not known) */
-    HETSGD_TRACE_FIELDS = 6
+    /* A step worked in chunks (--policy chunks; 0 otherwise, and in a trace of before them). */
+    HETSGD_TRACE_TAKEN = 6,      /* samples done of other ranks' ranges */
+    HETSGD_TRACE_GIVEN = 7,      /* samples of this rank's range done by other ranks */
+    HETSGD_TRACE_CHUNKS = 8,     /* chunks done */
+    HETSGD_TRACE_CHUNK_CALL = 9, /* seconds in omnibatch_next_chunk() */
+    HETSGD_TRACE_LATE = 10,      /* seconds the chunks' real compute outlasted their emulated lengths */
+    HETSGD_TRACE_FIELDS = 11
 };
 
 /* What hetsgd_read_trace() accepts: far beyond any run, low enough that
@@ -28,7 +34,7 @@ enum {
 
 /**
  * \brief Write the trace as CSV: a header
- *        "step,rank,policy,batch,compute_s,step_s,speed,cpu_s,step_cpu_s"
+ *        "step,rank,policy,batch,compute_s,step_s,speed,cpu_s,step_cpu_s,taken,given,chunks,chunk_call_s,late_s"
  *        and one row per step and rank, steps in order.
  */
 int hetsgd_write_trace(const char *path, const char *policy, long steps, int P, const double *record);
@@ -112,6 +118,18 @@ int hetsgd_side_by_side(const double *a, const double *b, long steps, int P, dou
                         unsigned char *change);
 
 /**
+ * \brief Two runs of one schedule side by side on their step times: per step, run a's step time
+ *        (the mean over the ranks of their step_s) over run b's at the same step, as measured in
+ *        \p raw and smoothed by hetsgd_smooth_median3() within the phases of a's speeds in
+ *        \p ratio.  Work that moves inside a step balances every step it runs (its measured
+ *        balance is 1 by construction), so the step time is what judges it against the oracle.
+ * \param[out] raw, ratio, change  \p steps entries each (< 0: not judged); change as
+ *        hetsgd_side_by_side()'s.
+ */
+void hetsgd_side_by_side_steps(const double *a, const double *b, long steps, int P, double *raw, double *ratio,
+                               unsigned char *change);
+
+/**
  * \brief Steps the emulation did not control: those whose longest compute (the one the step
  *        waited for) outlasted the longest emulated length, c * slowdown / speed + alpha, by
  *        more than 10% and 1 ms.  A crowded machine, not the policy, set their length.
@@ -119,6 +137,24 @@ int hetsgd_side_by_side(const double *a, const double *b, long steps, int P, dou
  */
 long hetsgd_overrun_steps(const double *record, long steps, int P, double slowdown, double alpha,
                           const double *cost);
+
+/**
+ * \brief Steps in chunks the emulation did not control: those in which some rank's chunks'
+ *        real compute outlasted their emulated lengths (HETSGD_TRACE_LATE) by more than 10% of
+ *        its compute and 1 ms.
+ */
+long hetsgd_late_steps(const double *record, long steps, int P);
+
+/** What the chunks of a run did, over the steps from \p first on (hetsgd_chunk_summary()). */
+typedef struct hetsgd_chunk_figures {
+    double chunks_per_step;      /* chunks per rank and step */
+    double moved_share;          /* samples done by another rank than the plan's, over the step's */
+    long steps_moved;            /* steps in which any sample moved */
+    double call_share;           /* seconds in the chunk calls over the step's seconds, mean of the ranks */
+} hetsgd_chunk_figures;
+
+/** \brief The chunk figures of steps first..steps-1 (all 0 for a run without chunks). */
+void hetsgd_chunk_summary(const double *record, long steps, int P, long first, hetsgd_chunk_figures *out);
 
 /** \brief Mean of x[first..last) skipping negative entries (0 if none). */
 double hetsgd_mean_judged(const double *x, long first, long last);

@@ -9,7 +9,9 @@
 # (every rank at speed 1, --slowdown 1: the emulation sleeps only when a
 # rank computed faster than its CPU time, which a throttled rank never
 # does), so the controller faces real throttling and real noise.  Runs
-# static and omnibatch side by side and prints their steady step times,
+# static, omnibatch and chunks (omnibatch with each step worked in chunks
+# that move to a free rank: a rank the kernel stopped inside the step gives
+# its tail away) side by side and prints their steady step times,
 # and beside them the limit: the least step T at which the quotas let the
 # ranks compute the global batch B, each rank i at most
 #   min((q_i T - F_i) / k_i, (T - R) / k_i)
@@ -27,7 +29,7 @@
 # figure, B / sum_i (b_i / c_i) + reduction + other, printed beside it: it
 # is not a bound here (static's throttled ranks measure a compute and a
 # reduction stretched by their stalls; omnibatch beat it in all 12 runs of
-# bench/RESULTS.md, by up to 1.76x).
+# docs/journal.md, by up to 1.76x).
 # Both runs reduce with OMNIBATCH_WAIT=sleep by default
 # (--wait): Open MPI's polling in a blocking allreduce would spend the
 # quota of every rank that waits (bench/hetsgd/README.md).
@@ -40,9 +42,9 @@
 #   --out DIR         keep the runs' outputs there (default: a temporary directory)
 #   --data DIR        Fashion-MNIST IDX files (default /usr/share/datasets/fashion-mnist)
 #   --steps N         steps per run (default 80)
-#   --policies LIST   of static,omnibatch (default both)
-#   --repeat N        N pairs of runs, static then omnibatch, one after the
-#                     other (default 1), each in DIR/pairK: each pair's
+#   --policies LIST   of static,omnibatch,chunks (default all three)
+#   --repeat N        N sets of runs, static, omnibatch then chunks, one after
+#                     the other (default 1), each in DIR/pairK: each set's
 #                     lines, then the median and the spread of their ratios
 #                     (the machine's speed drifts from run to run, and the
 #                     same code's omnibatch/limit spreads over 1.07-1.17)
@@ -75,7 +77,7 @@ quota=
 out=
 data=/usr/share/datasets/fashion-mnist
 steps=80
-policies="static,omnibatch"
+policies="static,omnibatch,chunks"
 repeat=1
 mca=
 waitmode="sleep"
@@ -135,7 +137,10 @@ case $batch in
 esac
 [ "$batch" -ge 16 ] && [ "$batch" -le 8192 ] || die "--batch '$batch': expected an integer from 16 to 8192"
 for p in $(echo "$policies" | tr ',' ' '); do
-    case $p in static|omnibatch) ;; *) die "--policies: unknown policy '$p' (expected static,omnibatch)" ;; esac
+    case $p in
+    static|omnibatch|chunks) ;;
+    *) die "--policies: unknown policy '$p' (expected some of static,omnibatch,chunks)" ;;
+    esac
 done
 builddir=$(cd "$builddir" 2>/dev/null && pwd) || die "--builddir: not a directory"
 hetsgd=$builddir/bench/hetsgd/hetsgd
@@ -334,10 +339,11 @@ run_pair() {
 }
 echo "quota: $np ranks, CPU quota $quota of a core (cgroup $kind, period ${period} us), global batch $batch," \
     "OMNIBATCH_WAIT=$waitmode, Open MPI:$mcaflags, evaluated after the last step only"
-# summarise DIR: the lines of one pair; DIR/ratios gets its omnibatch/static
-# and omnibatch/limit (NA where not measured).
+# summarise DIR: the lines of one pair; DIR/ratios gets its omnibatch/static,
+# omnibatch/limit, chunks/static and chunks/limit (NA where not measured).
 summarise() {
     echo "NA NA" > "$1/ratios"
+    echo "NA NA" > "$1/ratios.chunks"
     cat "$1"/quota-*.cpu 2>/dev/null || true
     if [ -f "$1/quota-static.summary" ]; then
         st=$(steady "$1/quota-static.summary")
@@ -349,10 +355,10 @@ summarise() {
             "$verdict, predicted now $(awk -v x="$now" 'BEGIN { printf "%.2f", 1e3 * x }') ms," \
             "reduction $(awk -v x="$red" 'BEGIN { printf "%.2f", 1e3 * x }') ms"
         # The limit (the header): each rank's CPU seconds per sample k_i over a
-        # run's steady steps, the less of the two runs' (the machine's speed
+        # run's steady steps, the least of the runs' (the machine's speed
         # drifts between runs, and a bound must take the faster); its CPU per
         # step outside the compute F_i and the reduction R, each the least over
-        # the steady steps of both runs.
+        # the steady steps of all runs.
         kappa=$(awk -F, -v w="$warm" 'FNR > 1 && $1 >= w { c[FILENAME, $2] += $8; b[FILENAME, $2] += $4; f[FILENAME] = 1; n[$2] = 1 }
             END {
                 for (r = 0; r in n; r++) {
@@ -391,7 +397,7 @@ summarise() {
                 }
                 return s
             }')
-            echo "quota: CPU per sample (the less of the two runs') $(echo "$kappa" | awk -F, '{ for (i = 1; i <= NF; i++) printf "%s%.3g", (i > 1 ? "," : ""), $i * 1e3 }') ms," \
+            echo "quota: CPU per sample (the least of the runs') $(echo "$kappa" | awk -F, '{ for (i = 1; i <= NF; i++) printf "%s%.3g", (i > 1 ? "," : ""), $i * 1e3 }') ms," \
                 "CPU per step outside the compute (least) $(echo "${floors% *}" | awk -F, '{ for (i = 1; i <= NF; i++) printf "%s%.2f", (i > 1 ? "," : ""), $i * 1e3 }') ms," \
                 "reduction (least) $(awk -v x="${floors#* }" 'BEGIN { printf "%.2f", 1e3 * x }') ms"
         fi
@@ -422,7 +428,31 @@ summarise() {
                         1e3 * m, at, ob / m
                 }' "$1/quota-omnibatch.csv"
         fi
+        if [ -f "$1/quota-chunks.summary" ]; then
+            chunks "$1" "$st" "$qlimit"
+        fi
     fi
+    paste -d ' ' "$1/ratios" "$1/ratios.chunks" > "$1/ratios.all" && mv "$1/ratios.all" "$1/ratios"
+    rm -f "$1/ratios.chunks"
+}
+# chunks DIR STATIC LIMIT: the chunks run's line beside static's steady step and the limit, with
+# the samples that moved (its summary); DIR/ratios.chunks gets chunks/static and chunks/limit.
+chunks() {
+    ch=$(steady "$1/quota-chunks.summary")
+    ob=NA
+    [ ! -f "$1/quota-omnibatch.summary" ] || ob=$(steady "$1/quota-omnibatch.summary")
+    moved=$(sed -n 's/.* moved_share=\([0-9.e+-]*\).*/\1/p' "$1/quota-chunks.summary" | tail -1)
+    awk -v st="$2" -v ch="$ch" -v ob="$ob" -v ql="$3" -v moved="$moved" 'BEGIN {
+        line = sprintf("quota: chunks steady step %.2f ms; chunks/static %.3f; chunks/omnibatch %s; ", 1e3 * ch, ch / st,
+            ob == "NA" ? "NA" : sprintf("%.3f", ch / ob))
+        if (ql == "NA")
+            line = line "no limit (a trace without the step CPU)"
+        else
+            line = line sprintf("chunks/limit %.3f (target <= 1.10: %s)", ch / ql, ch / ql <= 1.10 ? "met" : "MISSED")
+        printf "%s; %.1f%% of the samples moved\n", line, 100 * moved
+    }'
+    awk -v st="$2" -v ch="$ch" -v ql="$3" 'BEGIN {
+        printf "%.9g %s\n", ch / st, ql == "NA" ? "NA" : sprintf("%.9g", ch / ql) }' > "$1/ratios.chunks"
 }
 if [ 1 -eq "$repeat" ]; then
     run_pair "$keep" "$@"
@@ -436,24 +466,27 @@ else
         summarise "$keep/pair$k"
         k=$((k + 1))
     done
-    # The median and the spread of each ratio over the pairs.
-    for k in $(seq 1 "$repeat"); do cat "$keep/pair$k/ratios"; done | awk -v n="$repeat" '
-        function med(a, m,   i, j, t) {
-            for (i = 2; i <= m; i++) for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
-            return m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2
-        }
-        $1 != "NA" { s[++ns] = $1 } $2 != "NA" { l[++nl] = $2 }
-        END {
-            if (ns == 0) exit
-            ms = med(s, ns)
-            line = sprintf("quota: over %d pairs: omnibatch/static median %.3f (%d pairs, %.3f-%.3f)", n, ms, ns, s[1], s[ns])
-            if (nl > 0) {
-                ml = med(l, nl)
-                line = line sprintf("; omnibatch/limit median %.3f (%d pairs, %.3f-%.3f; target <= 1.10 on the median: %s)",
-                    ml, nl, l[1], l[nl], ml <= 1.10 ? "met" : "MISSED")
+    # The median and the spread of each ratio over the pairs, for omnibatch (columns 1 and 2 of
+    # the ratios) and chunks (3 and 4).
+    for who in omnibatch:1 chunks:3; do
+        for k in $(seq 1 "$repeat"); do cat "$keep/pair$k/ratios"; done | awk -v n="$repeat" -v who="${who%:*}" -v c="${who#*:}" '
+            function med(a, m,   i, j, t) {
+                for (i = 2; i <= m; i++) for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
+                return m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2
             }
-            print line
-        }'
+            $c != "NA" && $c != "" { s[++ns] = $c } $(c + 1) != "NA" && $(c + 1) != "" { l[++nl] = $(c + 1) }
+            END {
+                if (ns == 0) exit
+                ms = med(s, ns)
+                line = sprintf("quota: over %d pairs: %s/static median %.3f (%d pairs, %.3f-%.3f)", n, who, ms, ns, s[1], s[ns])
+                if (nl > 0) {
+                    ml = med(l, nl)
+                    line = line sprintf("; %s/limit median %.3f (%d pairs, %.3f-%.3f; target <= 1.10 on the median: %s)",
+                        who, ml, nl, l[1], l[nl], ml <= 1.10 ? "met" : "MISSED")
+                }
+                print line
+            }'
+    done
 fi
 [ -n "$out" ] && echo "quota: outputs in $out"
 exit 0

@@ -5,6 +5,7 @@
  */
 #include "config.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,6 +23,7 @@ struct hetsgd_schedule {
     int vanish_rank;
     hetsgd_slowdown_event *events;
     int nevents;
+    double *jitter;                  /* jitter: total_steps x P factors >= 1, step-major */
 };
 
 /* Roles of ranks in OmniLearn's levels and their cores per level. */
@@ -63,6 +65,8 @@ const char *hetsgd_schedule_name(hetsgd_schedule_kind kind)
         return "transient";
     case HETSGD_SCHEDULE_VANISH:
         return "vanish";
+    case HETSGD_SCHEDULE_JITTER:
+        return "jitter";
     case HETSGD_SCHEDULE_NONE:
     default:
         return "none";
@@ -102,6 +106,78 @@ static int draw_events(hetsgd_schedule *s, uint64_t seed)
     return OMNIBATCH_SUCCESS;
 }
 
+/* A factor in [HETSGD_JITTER_MIN_FACTOR, HETSGD_JITTER_MAX_FACTOR]. */
+static double jitter_factor(uint64_t *state)
+{
+    return HETSGD_JITTER_MIN_FACTOR +
+        (HETSGD_JITTER_MAX_FACTOR - HETSGD_JITTER_MIN_FACTOR) * hetsgd_rng_uniform(state);
+}
+
+/* Slow worker: one random rank per step. */
+static void jitter_slow_worker(hetsgd_schedule *s, uint64_t *state)
+{
+    for (long k = 0; k < s->total_steps; k++) {
+        int rank = (int) hetsgd_rng_range(state, 0, s->P - 1);
+
+        s->jitter[k * s->P + rank] *= jitter_factor(state);
+    }
+}
+
+/* Disrupted machine: every rank of a random machine, for a while, now and then. */
+static void jitter_disrupted_machine(hetsgd_schedule *s, uint64_t *state)
+{
+    const int machines = (s->P + HETSGD_JITTER_MACHINE - 1) / HETSGD_JITTER_MACHINE;
+    long k = hetsgd_rng_range(state, HETSGD_JITTER_MIN_GAP, HETSGD_JITTER_MAX_GAP);
+
+    while (k < s->total_steps) {
+        const int first = HETSGD_JITTER_MACHINE * (int) hetsgd_rng_range(state, 0, machines - 1);
+        const long steps = hetsgd_rng_range(state, HETSGD_JITTER_MIN_DISRUPTION, HETSGD_JITTER_MAX_DISRUPTION);
+        const double factor = jitter_factor(state);
+
+        for (long j = k; j < k + steps && j < s->total_steps; j++) {
+            for (int i = first; i < first + HETSGD_JITTER_MACHINE && i < s->P; i++) {
+                s->jitter[j * s->P + i] *= factor;
+            }
+        }
+        k += steps + hetsgd_rng_range(state, HETSGD_JITTER_MIN_GAP, HETSGD_JITTER_MAX_GAP);
+    }
+}
+
+/* Power-law delays: a Pareto factor per rank and step, by inversion (1 - u is in (0, 1]). */
+static void jitter_power_law(hetsgd_schedule *s, uint64_t *state)
+{
+    for (long j = 0; j < s->total_steps * s->P; j++) {
+        double x = pow(1.0 - hetsgd_rng_uniform(state), -1.0 / HETSGD_JITTER_PARETO_SHAPE);
+
+        s->jitter[j] *= x < HETSGD_JITTER_PARETO_CAP ? x : HETSGD_JITTER_PARETO_CAP;
+    }
+}
+
+/* The jitter's factors, each pattern from a stream of its own so that one
+ * pattern's draws do not shift another's. */
+static int draw_jitter(hetsgd_schedule *s, uint64_t seed)
+{
+    uint64_t slow = seed ^ UINT64_C(0x736c6f77776f726b);
+    uint64_t machine = seed ^ UINT64_C(0x6469737275707465);
+    uint64_t power = seed ^ UINT64_C(0x706f7765726c6177);
+
+    if (s->total_steps > HETSGD_JITTER_MAX_FACTORS / s->P) {
+        return ob_fail(OMNIBATCH_ERR_ARG, "--schedule jitter: %ld steps of %d ranks: expected at most %ld "
+                       "steps x ranks", s->total_steps, s->P, (long) HETSGD_JITTER_MAX_FACTORS);
+    }
+    s->jitter = malloc((size_t) (s->total_steps * s->P) * sizeof *s->jitter);
+    if (NULL == s->jitter) {
+        return ob_fail(OMNIBATCH_ERR_NOMEM, "cannot allocate the jitter of %ld steps", s->total_steps);
+    }
+    for (long j = 0; j < s->total_steps * s->P; j++) {
+        s->jitter[j] = 1.0;
+    }
+    jitter_slow_worker(s, &slow);
+    jitter_disrupted_machine(s, &machine);
+    jitter_power_law(s, &power);
+    return OMNIBATCH_SUCCESS;
+}
+
 int hetsgd_schedule_create(hetsgd_schedule_kind kind, int P, const double *base, long total_steps,
                            uint64_t seed, hetsgd_schedule **out)
 {
@@ -113,8 +189,8 @@ int hetsgd_schedule_create(hetsgd_schedule_kind kind, int P, const double *base,
     if (P < 1 || total_steps < 1) {
         return ob_fail(OMNIBATCH_ERR_ARG, "P=%d, total_steps=%ld: expected both >= 1", P, total_steps);
     }
-    if (kind < HETSGD_SCHEDULE_NONE || kind > HETSGD_SCHEDULE_VANISH) {
-        return ob_fail(OMNIBATCH_ERR_ARG, "schedule kind %d: expected none, ramp, transient or vanish",
+    if (kind < HETSGD_SCHEDULE_NONE || kind > HETSGD_SCHEDULE_JITTER) {
+        return ob_fail(OMNIBATCH_ERR_ARG, "schedule kind %d: expected none, ramp, transient, vanish or jitter",
                        (int) kind);
     }
     for (int i = 0; i < P; i++) {
@@ -139,6 +215,8 @@ int hetsgd_schedule_create(hetsgd_schedule_kind kind, int P, const double *base,
     }
     if (HETSGD_SCHEDULE_TRANSIENT == kind) {
         rc = draw_events(s, seed);
+    } else if (HETSGD_SCHEDULE_JITTER == kind) {
+        rc = draw_jitter(s, seed);
     }
     if (OMNIBATCH_SUCCESS != rc) {
         hetsgd_schedule_destroy(s);
@@ -155,6 +233,7 @@ void hetsgd_schedule_destroy(hetsgd_schedule *s)
     }
     free(s->base);
     free(s->events);
+    free(s->jitter);
     free(s);
 }
 
@@ -185,6 +264,11 @@ void hetsgd_schedule_speeds(const hetsgd_schedule *s, long step, double *speeds)
             if (step < s->events[e].first + s->events[e].steps) {
                 speeds[s->events[e].rank] /= s->events[e].factor;
             }
+        }
+    }
+    if (HETSGD_SCHEDULE_JITTER == s->kind) {
+        for (int i = 0; i < s->P; i++) {
+            speeds[i] /= s->jitter[step * s->P + i];
         }
     }
 }

@@ -23,6 +23,16 @@
  *   vanish     Proteus-style: the fastest base rank (lowest index on ties)
  *              runs 20 times slower during the middle third of the run,
  *              then returns.
+ *   jitter     FlexRR's injected straggler patterns (Harlap et al., SoCC
+ *              2016), all three at once on top of the base speeds, so every
+ *              step has speeds of its own: a random rank slowed 2-5x in each
+ *              step (slow worker); now and then every rank of one machine
+ *              (HETSGD_JITTER_MACHINE ranks in a row) slowed 2-5x for 5-20
+ *              steps, 10-40 steps apart (disrupted machine); and every rank
+ *              slowed in every step by a Pareto factor of shape 5, at least
+ *              1 and at most 10 (power-law delays: median 1.15x, one step in
+ *              32 at 2x or more, one in 3125 at 5x or more).  A rank's factors
+ *              multiply.
  */
 #ifndef HETSGD_SCHEDULE_H
 #define HETSGD_SCHEDULE_H
@@ -33,7 +43,8 @@ typedef enum hetsgd_schedule_kind {
     HETSGD_SCHEDULE_NONE = 0,
     HETSGD_SCHEDULE_RAMP = 1,
     HETSGD_SCHEDULE_TRANSIENT = 2,
-    HETSGD_SCHEDULE_VANISH = 3
+    HETSGD_SCHEDULE_VANISH = 3,
+    HETSGD_SCHEDULE_JITTER = 4
 } hetsgd_schedule_kind;
 
 /* Bounds of the transient events. */
@@ -43,6 +54,18 @@ typedef enum hetsgd_schedule_kind {
 #define HETSGD_TRANSIENT_MAX_STEPS 60
 /* How much slower a vanishing rank runs. */
 #define HETSGD_VANISH_FACTOR 20.0
+/* The jitter's patterns (FlexRR's slow worker, disrupted machine, power-law delays). */
+#define HETSGD_JITTER_MIN_FACTOR 2.0
+#define HETSGD_JITTER_MAX_FACTOR 5.0
+#define HETSGD_JITTER_MACHINE 2          /* ranks of one emulated machine */
+#define HETSGD_JITTER_MIN_DISRUPTION 5   /* steps a disruption lasts */
+#define HETSGD_JITTER_MAX_DISRUPTION 20
+#define HETSGD_JITTER_MIN_GAP 10         /* steps between disruptions */
+#define HETSGD_JITTER_MAX_GAP 40
+#define HETSGD_JITTER_PARETO_SHAPE 5.0
+#define HETSGD_JITTER_PARETO_CAP 10.0
+/* Most steps x ranks of jitter factors drawn at create (8 bytes each). */
+#define HETSGD_JITTER_MAX_FACTORS (1L << 27)
 
 /** One transient slowdown: rank runs factor times slower during [first, first + steps). */
 typedef struct hetsgd_slowdown_event {
@@ -58,7 +81,7 @@ typedef struct hetsgd_schedule hetsgd_schedule;
  * \brief Build the schedule of a run of \p total_steps steps over \p P ranks.
  * \param[in] base  P relative speeds > 0 (ignored by ramp); divided by their maximum, so the
  *                  fastest base rank runs at speed 1.
- * \param[in] seed  drives the transient events.
+ * \param[in] seed  drives the transient events and the jitter.
  */
 int hetsgd_schedule_create(hetsgd_schedule_kind kind, int P, const double *base, long total_steps,
                            uint64_t seed, hetsgd_schedule **out);
@@ -82,7 +105,7 @@ double hetsgd_schedule_peak_demand(const hetsgd_schedule *s, const int *ranks, i
 /** \brief The transient events (NULL and 0 for other kinds). */
 const hetsgd_slowdown_event *hetsgd_schedule_events(const hetsgd_schedule *s, int *count);
 
-/** \brief "none", "ramp", "transient" or "vanish". */
+/** \brief "none", "ramp", "transient", "vanish" or "jitter". */
 const char *hetsgd_schedule_name(hetsgd_schedule_kind kind);
 
 /** \brief The HL level (1, 2, 4 or 8) of ramp phase \p phase (0..6). */

@@ -116,146 +116,44 @@ cannot() {
     echo "bench-hosts: cannot make network namespaces here ($*): nothing measured"
     exit "$skip_rc"
 }
-[ 0 = "$(id -u)" ] || cannot "not root"
-for tool in ip unshare tc "$mpirun" timeout; do
-    command -v "$tool" >/dev/null 2>&1 || cannot "no $tool"
-done
+# shellcheck source=bench/hosts/lib.sh
+. "$srcdir/bench/hosts/lib.sh"
+hosts_can_make "$mpirun"
 
 # ------------------------------------------------------------- what we make
-tag=obh$$
 work=$(mktemp -d "${TMPDIR:-/tmp}/bench-hosts.XXXXXX")
-made_ns=""
-made_br=""
-# kill_tree PID: the processes this script started under PID, deepest first
-# (a run cut short: the shell's own subshells, timeout, mpirun and its ranks).
-kill_tree() {
-    for child in $(cat /proc/"$1"/task/*/children 2>/dev/null); do
-        kill_tree "$child"
-        kill -KILL "$child" 2>/dev/null || true
-    done
-}
 cleanup() {
     rc=$?
     trap - EXIT INT TERM HUP
-    kill_tree $$
-    for ns in $made_ns; do
-        # Processes of ours still in our namespaces (a run cut short).
-        for pid in $(ip netns pids "$ns" 2>/dev/null); do
-            kill -KILL "$pid" 2>/dev/null || true
-        done
-        ip netns del "$ns" 2>/dev/null || true
-    done
-    [ -n "$made_br" ] && ip link del "$made_br" 2>/dev/null || true
+    hosts_kill_tree $$
+    hosts_remove
     rm -rf "$work"
     exit "$rc"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM HUP
 
-# A private /24 nobody on this machine uses: 10.213.K.0/24.
-subnet=
-for k in 47 93 141 187 233; do
-    if ! ip -4 -o addr show 2>/dev/null | grep -q " 10\.213\.$k\." \
-        && ! ip -4 route show 2>/dev/null | grep -q "10\.213\.$k\."; then
-        subnet=10.213.$k
-        break
-    fi
-done
-[ -n "$subnet" ] || cannot "no free private /24 among 10.213.{47,93,141,187,233}.0/24"
-
-made_br=${tag}br
-ip link add "$made_br" type bridge 2>/dev/null || { made_br=""; cannot "ip link add type bridge failed"; }
-ip link set "$made_br" up
-printf '127.0.0.1 localhost\n' > "$work/hosts"
-i=0
-while [ "$i" -lt "$hosts" ]; do
-    ns=${tag}-$i
-    ip netns add "$ns" 2>/dev/null || cannot "ip netns add failed"
-    made_ns="$made_ns $ns"
-    ip link add "${tag}v$i" type veth peer name "${tag}p$i" || cannot "ip link add type veth failed"
-    ip link set "${tag}p$i" netns "$ns"
-    ip link set "${tag}v$i" master "$made_br"
-    ip link set "${tag}v$i" up
-    ip -n "$ns" link set lo up
-    ip -n "$ns" link set "${tag}p$i" name eth0
-    ip -n "$ns" addr add "$subnet.$((i + 1))/24" dev eth0
-    ip -n "$ns" link set eth0 up
-    printf '%s obhost%d\n' "$subnet.$((i + 1))" "$i" >> "$work/hosts"
-    i=$((i + 1))
-done
-ip netns exec "${tag}-0" unshare --uts --mount true 2>/dev/null || cannot "unshare --uts --mount failed"
-# The bridge may pass frames through the host's firewall (br_netfilter):
-# check that the last host is reached over TCP before anything is measured.
+hosts_make "$hosts" "$work" "obh$$"
 last=$((hosts - 1))
-probe=/usr/bin/python3
-if [ -x "$probe" ]; then
-    ip netns exec "${tag}-$last" "$probe" -c '
-import socket, sys
-s = socket.socket(); s.settimeout(8); s.bind((sys.argv[1], 47999)); s.listen(1)
-c, _ = s.accept(); c.sendall(b"ok"); c.close()' "$subnet.$hosts" >/dev/null 2>&1 &
-    listener=$!
-    sleep 1
-    if ! ip netns exec "${tag}-0" "$probe" -c '
-import socket, sys
-s = socket.create_connection((sys.argv[1], 47999), timeout=5); assert s.recv(2) == b"ok"' \
-        "$subnet.$hosts" >/dev/null 2>&1; then
-        kill "$listener" 2>/dev/null || true
-        cannot "the namespaces do not reach each other over the bridge (a firewall on bridged traffic?)"
-    fi
-    wait "$listener" 2>/dev/null || true
-fi
+subnet=$hosts_subnet
 
-# Run a command as host I: its namespace, its host name, its /etc/hosts.
-cat > "$work/enter" <<EOF
-#!/bin/sh
-# enter I CMD...: run CMD on host obhostI (its netns, UTS and mount namespace).
-i=\$1; shift
-exec ip netns exec "${tag}-\$i" unshare --uts --mount sh -c \
-    'mount --bind "$work/hosts" /etc/hosts && hostname "obhost\$0" && exec "\$@"' "\$i" "\$@"
-EOF
-# Open MPI's rsh agent: "rsh HOST COMMAND", the command one shell string.
-cat > "$work/rsh" <<EOF
-#!/bin/sh
-host=\$1; shift
-case \$host in
-obhost[0-9]) ;;
-*) echo "bench-hosts rsh: unknown host '\$host'" >&2; exit 1 ;;
-esac
-exec "$work/enter" "\${host#obhost}" sh -c "\$*"
-EOF
-chmod +x "$work/enter" "$work/rsh"
-
-hostlist=
-i=0
-while [ "$i" -lt "$hosts" ]; do
-    hostlist="$hostlist${hostlist:+,}obhost$i:1"
-    i=$((i + 1))
-done
-# A run as host 0: mpirun over TCP on our /24 only, one rank per host.  In
-# the background and waited for, so that a signal to this script is acted
-# on at once (the shell runs a trap only after a foreground command ends).
+# A run as host 0: mpirun over TCP on our /24 only, one rank per host.
 mpi_run() {
     limit=$1; shift
-    timeout --signal=TERM --kill-after=10 "$limit" "$work/enter" 0 \
-        "$mpirun" -np "$hosts" --host "$hostlist" --allow-run-as-root --bind-to none \
-        --mca plm_rsh_agent "$work/rsh" --mca plm_rsh_no_tree_spawn 1 \
-        --mca pml ob1 --mca btl tcp,self \
-        --mca btl_tcp_if_include "$subnet.0/24" --mca oob_tcp_if_include "$subnet.0/24" \
-        -x OMNIBATCH_REPORT=json "$@" &
-    wait $!
+    hosts_mpirun "$limit" "$hosts" "$mpirun" -x OMNIBATCH_REPORT=json "$@"
 }
 
 slow_link() {
     # Both directions of the last host's link: out of its eth0, and out of
     # the bridge's port toward it.
-    for spec in "ip netns exec ${tag}-$last tc qdisc replace dev eth0" "tc qdisc replace dev ${tag}v$last"; do
+    for spec in "ip netns exec $(hosts_ns "$last") tc qdisc replace dev eth0" "tc qdisc replace dev $(hosts_port "$last")"; do
         # shellcheck disable=SC2086
         $spec root tbf rate "$rate" burst 64kb latency 100ms || die "tc tbf failed on the last host's link"
     done
 }
 fast_link() {
-    ip netns exec "${tag}-$last" tc qdisc del dev eth0 root 2>/dev/null || true
-    tc qdisc del dev "${tag}v$last" root 2>/dev/null || true
+    ip netns exec "$(hosts_ns "$last")" tc qdisc del dev eth0 root 2>/dev/null || true
+    tc qdisc del dev "$(hosts_port "$last")" root 2>/dev/null || true
 }
 
 # ------------------------------------------------------------- the runs
@@ -275,9 +173,11 @@ verdict() {
     v=$(sed -n 's/^  "verdict": "\([^"]*\)".*/\1/p' "$1" | head -1)
     h=$(sed -n 's/^  "slow_link_host": "\([^"]*\)".*/\1/p' "$1" | head -1)
     s=$(sed -n 's/^  "slowest_host": "\([^"]*\)".*/\1/p' "$1" | head -1)
+    c=$(sed -n 's/^  "starved_hosts": \[\(.*\)\],*$/\1/p' "$1" | head -1 | tr -d '"')
     case $v in
     communication-bound) echo "$v${h:+ (slow link: $h)}" ;;
-    compute-imbalanced) echo "$v${s:+ (slowest: $s)}" ;;
+    compute-imbalanced) echo "$v${s:+ (slowest: $s)}${c:+ (starved: $c)}" ;;
+    cpu-starved) echo "$v${c:+ (starved: $c)}" ;;
     '') echo "none" ;;
     *) echo "$v" ;;
     esac

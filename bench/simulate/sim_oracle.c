@@ -56,15 +56,17 @@ static long ob_sim_fit_sum(const ob_rank_model *m, int P, double T, long B)
     return sum;
 }
 
-int ob_sim_integer_optimum(const ob_rank_model *m, int P, long B, long *plan, double *T)
+/* The least and the most a plan can take: every rank at its lower bound
+ * (t_floor: all of them fit) and every rank at its upper bound or at B
+ * (t_ceil); OMNIBATCH_ERR_ARG for a bad model, OMNIBATCH_ERR_INFEASIBLE
+ * when B lies outside the bounds' sums. */
+static int ob_sim_time_range(const ob_rank_model *m, int P, long B, double *t_floor, double *t_ceil)
 {
-    if (P < 1 || B < 1 || NULL == T) {
-        return ob_fail(OMNIBATCH_ERR_ARG, "integer optimum: P=%d B=%ld: expected both >= 1", P, B);
-    }
     long sum_lo = 0;
     long sum_hi = 0;
-    double t_floor = 0.0;        /* every rank's lower bound fits */
-    double t_ceil = 0.0;         /* every rank at its upper bound (or at B) fits */
+
+    *t_floor = 0.0;
+    *t_ceil = 0.0;
     for (int i = 0; i < P; i++) {
         if (!(m[i].alpha >= 0.0) || !(m[i].beta > 0.0) || !isfinite(m[i].alpha) || !isfinite(m[i].beta) ||
             m[i].lo < 0 || m[i].hi < m[i].lo) {
@@ -77,57 +79,49 @@ int ob_sim_integer_optimum(const ob_rank_model *m, int P, long B, long *plan, do
         sum_hi += hi > m[i].lo ? hi : m[i].lo;
         const double tl = m[i].alpha + m[i].beta * (double) m[i].lo;
         const double th = m[i].alpha + m[i].beta * (double) (hi > m[i].lo ? hi : m[i].lo);
-        t_floor = tl > t_floor ? tl : t_floor;
-        t_ceil = th > t_ceil ? th : t_ceil;
+        *t_floor = tl > *t_floor ? tl : *t_floor;
+        *t_ceil = th > *t_ceil ? th : *t_ceil;
     }
     if (sum_lo > B || sum_hi < B) {
         return ob_fail(OMNIBATCH_ERR_INFEASIBLE, "integer optimum: B=%ld outside [sum lo=%ld, sum hi=%ld]", B,
                        sum_lo, sum_hi);
     }
+    return OMNIBATCH_SUCCESS;
+}
 
-    double T_hi = t_floor;
-    if (ob_sim_fit_sum(m, P, t_floor, B) < B) {
-        /* One ulp of headroom so that rounding in (T - alpha) / beta cannot
-         * leave the upper end short. */
-        double T_lo = t_floor;
-        T_hi = nextafter(t_ceil, INFINITY);
-        for (int it = 0; it < 2000; it++) {
-            const double mid = T_lo + 0.5 * (T_hi - T_lo);
-            if (!(mid > T_lo && mid < T_hi)) {
-                break;
-            }
-            if (ob_sim_fit_sum(m, P, mid, B) >= B) {
-                T_hi = mid;
-            } else {
-                T_lo = mid;
-            }
+/* The least T in [t_floor, t_ceil] at which the ranks fit B samples. */
+static double ob_sim_least_time(const ob_rank_model *m, int P, long B, double t_floor, double t_ceil)
+{
+    if (ob_sim_fit_sum(m, P, t_floor, B) >= B) {
+        return t_floor;
+    }
+    /* One ulp of headroom so that rounding in (T - alpha) / beta cannot
+     * leave the upper end short. */
+    double T_lo = t_floor;
+    double T_hi = nextafter(t_ceil, INFINITY);
+    for (int it = 0; it < 2000; it++) {
+        const double mid = T_lo + 0.5 * (T_hi - T_lo);
+        if (!(mid > T_lo && mid < T_hi)) {
+            break;
+        }
+        if (ob_sim_fit_sum(m, P, mid, B) >= B) {
+            T_hi = mid;
+        } else {
+            T_lo = mid;
         }
     }
+    return T_hi;
+}
 
-    long *n = plan;
-    long *own = NULL;
-    if (NULL == n) {
-        own = malloc((size_t) P * sizeof *own);
-        if (NULL == own) {
-            return ob_fail(OMNIBATCH_ERR_NOMEM, "integer optimum: %d ranks", P);
-        }
-        n = own;
-    }
-    ob_sim_slot *slot = malloc((size_t) P * sizeof *slot);
-    if (NULL == slot) {
-        free(own);
-        return ob_fail(OMNIBATCH_ERR_NOMEM, "integer optimum: %d ranks", P);
-    }
-    long excess = -B;
+/* Take \p excess samples back from the plan \p n: one sample each from the
+ * ranks that finish last first (which lowers the maximum), then whatever
+ * is left from any rank above its lower bound (which cannot raise it). */
+static void ob_sim_take_back(const ob_rank_model *m, int P, long *n, long excess, ob_sim_slot *slot)
+{
     for (int i = 0; i < P; i++) {
-        n[i] = ob_sim_fit(&m[i], T_hi);
-        excess += n[i];
         slot[i].t = m[i].alpha + m[i].beta * (double) n[i];
         slot[i].rank = i;
     }
-    /* Take the excess back from the ranks that finish last: one sample
-     * each first (which lowers the maximum), then whatever is left from any
-     * rank above its lower bound (which cannot raise it). */
     qsort(slot, (size_t) P, sizeof *slot, ob_sim_slot_later_first);
     for (int k = 0; k < P && excess > 0; k++) {
         const int i = slot[k].rank;
@@ -141,6 +135,35 @@ int ob_sim_integer_optimum(const ob_rank_model *m, int P, long B, long *plan, do
         n[i] -= take;
         excess -= take;
     }
+}
+
+int ob_sim_integer_optimum(const ob_rank_model *m, int P, long B, long *plan, double *T)
+{
+    double t_floor;
+    double t_ceil;
+
+    if (P < 1 || B < 1 || NULL == T) {
+        return ob_fail(OMNIBATCH_ERR_ARG, "integer optimum: P=%d B=%ld: expected both >= 1", P, B);
+    }
+    const int rc = ob_sim_time_range(m, P, B, &t_floor, &t_ceil);
+    if (OMNIBATCH_SUCCESS != rc) {
+        return rc;
+    }
+    const double T_hi = ob_sim_least_time(m, P, B, t_floor, t_ceil);
+    long *own = NULL == plan ? malloc((size_t) P * sizeof *own) : NULL;
+    long *n = NULL == plan ? own : plan;
+    ob_sim_slot *slot = malloc((size_t) P * sizeof *slot);
+    if (NULL == n || NULL == slot) {
+        free(own);
+        free(slot);
+        return ob_fail(OMNIBATCH_ERR_NOMEM, "integer optimum: %d ranks", P);
+    }
+    long excess = -B;
+    for (int i = 0; i < P; i++) {
+        n[i] = ob_sim_fit(&m[i], T_hi);
+        excess += n[i];
+    }
+    ob_sim_take_back(m, P, n, excess, slot);
     double t = 0.0;
     for (int i = 0; i < P; i++) {
         const double ti = m[i].alpha + m[i].beta * (double) n[i];

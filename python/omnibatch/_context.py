@@ -27,7 +27,8 @@ PRIORS = {"equal": 0, "cores": 1, "gpus": 2}
 LONG_MAX = 2 ** (8 * ctypes.sizeof(ctypes.c_long) - 1) - 1
 
 # Keyword options: name -> (what is allowed, converter to the C field's value).
-_INT_OPTIONS = ("min_batch", "max_batch", "granularity", "period", "warmup")
+_INT_OPTIONS = ("min_batch", "max_batch", "granularity", "period", "warmup", "chunk_floor")
+_BOOL_OPTIONS = ("adaptive", "verify", "chunks")
 _REAL_OPTIONS = ("gain", "deadband", "forget")
 
 
@@ -89,6 +90,47 @@ class Step:
 
 
 @dataclasses.dataclass(frozen=True)
+class Chunk:
+    """A chunk of the running step (``Context.next_chunk()``), with chunks on.
+
+    Use samples ``permutation(epoch)[start:start + count]``
+    (``Context.indices(chunk)``).  ``count`` 0: none left, every sample of
+    the step is claimed by some rank.  ``owner``: the rank whose range it
+    came from (this rank's own, or a slower rank's it was taken from).
+    ``done``: the samples this rank has claimed in the step, this chunk's
+    included; ``scale``: the factor of the context's convention for this
+    rank's mean gradient over its ``done`` samples, final once count is 0.
+    ``share`` (count/total) is this chunk's part of the global batch: the
+    chunks' mean gradients weighted by their shares add up to the rank's
+    gradient weighted by done/total, whatever the number of chunks.
+    """
+    epoch: int
+    global_step: int
+    start: int
+    count: int
+    owner: int
+    done: int
+    total: int
+    nranks: int
+    scale: float
+
+    @property
+    def share(self):
+        """count / total: this chunk's weight in a reduction that sums."""
+        return self.count / self.total
+
+    @property
+    def mean_scale(self):
+        """done / total: the rank's weight in a reduction that sums (MPI_SUM)."""
+        return self.done / self.total
+
+    @property
+    def average_scale(self):
+        """P * done / total: the rank's weight in a reduction that averages."""
+        return self.nranks * self.done / self.total
+
+
+@dataclasses.dataclass(frozen=True)
 class Stats:
     """What the context has measured and decided so far (omnibatch_stats)."""
     steps: int
@@ -106,6 +148,9 @@ class Stats:
     parked_steps: int = 0
     early_exchanges: int = 0
     react_total_s: float = 0.0
+    chunks: int = 0
+    samples_taken: int = 0
+    samples_given: int = 0
 
 
 def _as_int(name, value, least):
@@ -135,7 +180,7 @@ def _option_value(name, value):
         except OverflowError:
             raise Error(ERR_ARG, "%s=%r: expected a number a C double holds"
                         % (name, value)) from None
-    if name in ("adaptive", "verify"):
+    if name in _BOOL_OPTIONS:
         if not isinstance(value, (bool, np.bool_, int, np.integer)) or value not in (0, 1):
             raise Error(ERR_ARG, "%s=%r: expected True or False" % (name, value))
         return int(value)
@@ -148,7 +193,7 @@ def _option_value(name, value):
                 or not 0 <= value < 2 ** 64:
             raise Error(ERR_ARG, "seed=%r: expected an integer in [0, 2^64)" % (value,))
         return int(value)
-    allowed = _INT_OPTIONS + _REAL_OPTIONS + ("adaptive", "verify", "convention", "prior", "seed")
+    allowed = _INT_OPTIONS + _REAL_OPTIONS + _BOOL_OPTIONS + ("convention", "prior", "seed")
     raise Error(ERR_ARG, "option %s=%r: unknown; expected one of %s"
                 % (name, value, ", ".join(allowed)))
 
@@ -185,11 +230,13 @@ class _CBackend:
         for name, value in options.items():
             setattr(opt, name, value)
         self.convention = opt.convention
+        self.chunked = bool(opt.chunks)      # the option or OMNIBATCH_CHUNKS, agreed at create
         self.ctx = ctypes.c_void_p()
         _check(lib.omnibatch_create(_handle(comm), global_batch, dataset_size,
                                     ctypes.byref(opt), ctypes.byref(self.ctx)))
         self.lib = lib
         self.cstep = _library.CStep()
+        self.cchunk = _library.CChunk()
 
     @staticmethod
     def fail(comm):
@@ -209,6 +256,12 @@ class _CBackend:
         if math.isnan(scale):
             scale = (nranks if self.convention else 1) * s.count / s.total
         return Step(s.epoch, s.step, s.global_step, s.start, s.count, s.total, nranks, scale)
+
+    def next_chunk(self, step):
+        c = self.cchunk
+        _check(self.lib.omnibatch_next_chunk(self.ctx, ctypes.byref(c)))
+        return Chunk(step.epoch, step.global_step, c.start, c.count, c.owner, c.done, step.total,
+                     step.nranks, c.scale)
 
     def compute_begin(self):
         _check(self.lib.omnibatch_compute_begin(self.ctx))
@@ -293,7 +346,9 @@ def _split(total, plan):
 
 class _EqualBackend:
     """Without the library: equal shares (or a plan set_plan() imposed),
-    and a permutation of its own drawn from the seed."""
+    and a permutation of its own drawn from the seed.  With chunks on, each
+    step is one chunk, the rank's whole slice: nothing moves between ranks,
+    and a code written for chunks runs unchanged."""
 
     def __init__(self, comm, global_batch, dataset_size, options):
         self.comm = comm
@@ -301,6 +356,8 @@ class _EqualBackend:
         self.B, self.N = global_batch, dataset_size
         self.convention = options.get("convention", 0)
         self.seed = options.get("seed", DEFAULT_SEED)
+        self.chunked = bool(options.get("chunks", 0))
+        self.chunks_given = 0           # in the step: 0, 1 (the slice), 2 (count 0 answered)
         P = comm.Get_size()
         self.current = [global_batch // P + (i < global_batch % P) for i in range(P)]
         self.pending = None
@@ -319,7 +376,24 @@ class _EqualBackend:
         self.total = total
         start = step * self.B + sum(shares[:self.rank])
         scale = (nranks if self.convention else 1) * self.count / total
+        self.chunks_given = 0
         return Step(epoch, step, self.k, start, self.count, total, nranks, scale)
+
+    def next_chunk(self, step):
+        """The step's slice as its one chunk, then count 0 (omnibatch_next_chunk's errors)."""
+        fn = "omnibatch_next_chunk"
+        if not self.chunked:
+            raise Error(ERR_STATE, "%s: chunks are off: create the context with chunks=True "
+                        "(OMNIBATCH_CHUNKS=on)" % fn)
+        if self.k < 0:
+            raise Error(ERR_STATE, "%s: no step is running: call next_step() first" % fn)
+        if 2 == self.chunks_given:
+            raise Error(ERR_STATE, "%s: step %d: none was left already: the step ends with the "
+                        "gradient's reduction, then next_step()" % (fn, step.global_step))
+        self.chunks_given = 1 if 0 == self.chunks_given and step.count > 0 else 2
+        count = step.count if 1 == self.chunks_given else 0
+        return Chunk(step.epoch, step.global_step, step.start, count, self.rank, step.count,
+                     step.total, step.nranks, step.scale)
 
     def compute_begin(self):
         pass
@@ -360,6 +434,9 @@ class _EqualBackend:
         from mpi4py import MPI
         if self.k < 0:
             raise Error(ERR_STATE, "allreduce_gradient: no step yet: call next_step() first")
+        if self.chunked and 2 != self.chunks_given:
+            raise Error(ERR_STATE, "allreduce_gradient: step %d is worked in chunks and some are "
+                        "left: call next_chunk() until it answers count 0 first" % self.k)
         if send is not None:
             recv[...] = send
         factor = (self.comm.Get_size() if self.convention else 1) * self.count / self.total
@@ -380,7 +457,9 @@ class Context:
     options are the fields of omnibatch_options (min_batch, max_batch,
     granularity, gain, deadband, forget, period, warmup, convention
     ("mean" or "divide-by-p"), prior ("equal", "cores", "gpus"), adaptive,
-    verify, seed); unset ones come from the OMNIBATCH_* environment.
+    verify, seed, chunks, chunk_floor); unset ones come from the
+    OMNIBATCH_* environment.  With ``chunks=True`` each step is worked in
+    chunks that move to a rank that is free (next_chunk(), chunks()).
     Creating, next_step(), set_plan(), allreduce_gradient() and close() are
     collective: every rank calls them in the same order.  A context manager:
     ``with Context(...) as ob:`` closes it (collectively) on the way out.
@@ -411,12 +490,20 @@ class Context:
         self._backend = backend(comm, global_batch, dataset_size, values)
         self._perm_epoch, self._perm = None, None
         self.step = None
+        self.chunk = None               # the last chunk next_chunk() answered in the step
         self._in_compute = False
 
     @property
     def uses_library(self):
         """True when the C library plans the batches, False for the equal split."""
         return isinstance(self._backend, _CBackend)
+
+    @property
+    def chunked(self):
+        """True when each step is worked in chunks (the option chunks, or
+        OMNIBATCH_CHUNKS with the library): call next_chunk() until it
+        answers count 0 before the gradient's reduction."""
+        return self._live().chunked
 
     def __enter__(self):
         return self
@@ -437,12 +524,50 @@ class Context:
         return self._backend
 
     def next_step(self):
-        """Begin the next step (collective): this rank's Step."""
+        """Begin the next step (collective): this rank's Step.
+
+        With chunks on, the step before must have been worked to its end
+        (next_chunk() answered count 0): samples it left would be lost, and
+        a rank that begins a step while another still claims chunks of the
+        one before breaks what makes every sample go to one rank."""
         backend = self._live()
+        if backend.chunked and self.step is not None and not self.chunks_over:
+            raise Error(ERR_STATE, "next_step: step %d is worked in chunks and some are left: "
+                        "call next_chunk() until it answers count 0, and reduce the gradient, "
+                        "first" % self.step.global_step)
         if self._in_compute:
             self.compute_end()
         self.step = backend.next_step(self.nranks)
+        self.chunk = None
         return self.step
+
+    def next_chunk(self):
+        """The next chunk of the running step (a Chunk; count 0: none left).
+
+        With chunks on (``chunks=True``): this rank's own range first, in
+        chunks that shrink toward its end, then the tail of a slower rank's
+        range (omnibatch_next_chunk()).  Every sample of the step is done by
+        exactly one rank once every rank has been answered count 0; the
+        rank's weight follows the samples it did (the final chunk's done
+        and scale).  Without the library the step is one chunk, the rank's
+        whole slice.  Local."""
+        backend = self._live()
+        step = self.step
+        if step is None and backend.chunked:
+            raise Error(ERR_STATE, "next_chunk: no step is running: call next_step() first")
+        self.chunk = backend.next_chunk(step)
+        return self.chunk
+
+    def chunks(self):
+        """Iterate next_chunk() until it answers count 0 (the chunks with
+        samples; the last answer stays in ``chunk``)."""
+        while self.next_chunk().count > 0:
+            yield self.chunk
+
+    @property
+    def chunks_over(self):
+        """True once next_chunk() answered count 0 in the running step."""
+        return self.chunk is not None and 0 == self.chunk.count
 
     def steps(self, epochs=None, count=None):
         """Iterate next_step() epochs * steps_per_epoch times, or count times (None: forever).
@@ -467,12 +592,17 @@ class Context:
         return self._perm
 
     def indices(self, step=None):
-        """This rank's sample indices of step (default: the current one)."""
+        """This rank's sample indices of step (default: the current one), or of a Chunk."""
         step = self.step if step is None else step
         if step is None:
             raise Error(ERR_STATE, "indices: no step yet: call next_step() first")
-        if not isinstance(step, Step):
-            raise Error(ERR_ARG, "indices: step=%r: expected a Step of next_step()" % (step,))
+        if not isinstance(step, (Step, Chunk)):
+            raise Error(ERR_ARG, "indices: step=%r: expected a Step of next_step() or a Chunk "
+                        "of next_chunk()" % (step,))
+        if isinstance(step, Step) and self.chunked:
+            raise Error(ERR_STATE, "indices: step %d is worked in chunks: its samples move between "
+                        "ranks: take those of each chunk, indices(next_chunk())"
+                        % step.global_step)
         return self.permutation(step.epoch)[step.start:step.start + step.count]
 
     def compute_begin(self):

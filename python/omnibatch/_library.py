@@ -42,7 +42,8 @@ class Options(ctypes.Structure):
                 ("period", ctypes.c_long), ("warmup", ctypes.c_long),
                 ("convention", ctypes.c_int), ("prior", ctypes.c_int),
                 ("adaptive", ctypes.c_int), ("verify", ctypes.c_int),
-                ("seed", ctypes.c_uint64), ("react", ctypes.c_int)]
+                ("seed", ctypes.c_uint64), ("react", ctypes.c_int),
+                ("chunks", ctypes.c_int), ("chunk_floor", ctypes.c_long)]
 
 
 class CStep(ctypes.Structure):
@@ -64,7 +65,14 @@ class CStats(ctypes.Structure):
                 ("compute_s", "blocked_s", "compute_total_s", "blocked_total_s", "alpha", "beta",
                  "predicted_step_s", "optimum_step_s")] + \
                [("parked_steps", ctypes.c_long), ("early_exchanges", ctypes.c_long),
-                ("react_total_s", ctypes.c_double)]
+                ("react_total_s", ctypes.c_double)] + \
+               [(name, ctypes.c_long) for name in ("chunks", "samples_taken", "samples_given")]
+
+
+class CChunk(ctypes.Structure):
+    """omnibatch_chunk (omnibatch.h), field for field."""
+    _fields_ = [("start", ctypes.c_long), ("count", ctypes.c_long), ("owner", ctypes.c_int),
+                ("done", ctypes.c_long), ("scale", ctypes.c_double)]
 
 
 class PSOptions(ctypes.Structure):
@@ -149,6 +157,7 @@ def _declare(lib):
         "omnibatch_options_init": [ctypes.POINTER(Options)],
         "omnibatch_destroy": [c_void_pp],
         "omnibatch_next_step": [ctx, ctypes.POINTER(CStep)],
+        "omnibatch_next_chunk": [ctx, ctypes.POINTER(CChunk)],
         "omnibatch_compute_begin": [ctx],
         "omnibatch_compute_end": [ctx],
         "omnibatch_get_plan": [ctx, c_long_p, ctypes.c_int],

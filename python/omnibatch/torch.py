@@ -20,21 +20,39 @@ Three pieces, each usable alone:
   an optimizer whose ``step()`` pushes the gradient and brings back the model
   and the next slice (no rank waits for another).
 
+Steps worked in chunks (``Context(..., chunks=True)``): samples move to a
+rank that is free while the step runs, so a rank does a number of chunks
+known only when ``next_chunk()`` answers count 0.
+:meth:`PlanBatchSampler.chunked_steps` yields each step with its chunks
+(the sampler hands the loader one list of indices per chunk, claimed as the
+loader asks for it).  Each chunk's gradient is weighted by its share of the
+global batch, ``chunk.count/total``, as its backward runs (the hooks of
+:func:`register_ddp` or :func:`register_chunks`): the chunks' shares add up
+to ``done/total``, the rank's final weight, whatever their number, so
+nothing waits for the last chunk to be known.  Under DDP every chunk's
+forward and backward run under ``no_sync()`` (the gradients accumulate
+locally) and the step ends in one reduction per rank, the package's own
+``torch.distributed.all_reduce`` (SUM) of the accumulated gradients on the
+model's process group; with mpi4py, :func:`allreduce_gradients`.
+
 Neither path hands device memory to the C library: the scaling is done by
 torch on the tensors' device, and the mpi4py path reduces a host copy of a
 GPU gradient.
 """
+import collections
+import contextlib
 import os
 import socket
+import weakref
 
 import numpy as np
 import torch
 
-from ._context import ERR_ARG, ERR_STATE, Error
+from ._context import ERR_ARG, ERR_STATE, Chunk, Error
 from ._ps import ParameterServer, join_failed
 
-__all__ = ["PlanBatchSampler", "register_ddp", "allreduce_gradients", "init_process_group",
-           "AsyncSGD"]
+__all__ = ["PlanBatchSampler", "StepChunks", "register_ddp", "register_chunks",
+           "allreduce_gradients", "init_process_group", "AsyncSGD"]
 
 
 def init_process_group(comm, backend="gloo", **kwargs):
@@ -142,6 +160,23 @@ class PlanBatchSampler:
     A rank whose count is 0 (a short last step) gets a batch with no
     samples and the shapes of the data set's samples: a model that accepts
     an empty batch runs it, so DDP still sees this rank's backward.
+
+    A context that works its steps in chunks (``chunks=True``) is driven by
+    chunked_steps() instead (steps() refuses it)::
+
+        for step, chunks in sampler.chunked_steps(loader, epochs=3):
+            opt.zero_grad()
+            for x, y in chunks:                  # each chunk's batch
+                F.cross_entropy(model(x), y).backward()
+            ...                                  # DDP: reduced; mpi4py: allreduce_gradients
+            opt.step()
+
+    The sampler then hands the loader one list of indices per chunk,
+    claiming each chunk (``Context.next_chunk()``) only when the loader asks
+    for it: without workers, just before its batch is computed; with
+    workers, as far ahead as the loader prefetches (a chunk claimed is no
+    longer there for a free rank to take).  ``chunks``, the parts per
+    worker of steps(), plays no part there: each chunk is one batch.
     """
 
     def __init__(self, ob, chunks=None):
@@ -162,7 +197,8 @@ class PlanBatchSampler:
         armed = self._armed
         if armed is None:
             raise Error(ERR_STATE, "PlanBatchSampler: iterated outside sampler.steps(loader): "
-                        "loop over sampler.steps(loader) so each batch belongs to its step")
+                        "loop over sampler.steps(loader) (or sampler.chunked_steps(loader)) so "
+                        "each batch belongs to its step")
         return iter(armed)
 
     def _check_loader(self, loader):
@@ -202,17 +238,167 @@ class PlanBatchSampler:
         the latest, when the next step begins.
         """
         self._check_loader(loader)
+        if self.ob.chunked:
+            raise Error(ERR_STATE, "PlanBatchSampler.steps: the context works each step in chunks "
+                        "(chunks=True or OMNIBATCH_CHUNKS=on): loop over "
+                        "sampler.chunked_steps(loader) and the chunks of each step")
         for step in self.ob.steps(epochs=epochs, count=count):
             self.ob.compute_begin()
             yield step, self._load(loader, step)
 
+    def chunked_steps(self, loader, epochs=None, count=None):
+        """(Step, StepChunks) of each training step, as steps() counts them.
+
+        Begins the step (collective) and its compute; iterating the
+        StepChunks, to its end, gives each chunk's batch.  With chunks off
+        (the option, or no library and no option) a step is one chunk, the
+        rank's batch as steps() gives it, reduced as without chunks: a code
+        written for chunks runs either way.
+        """
+        self._check_loader(loader)
+        for step in self.ob.steps(epochs=epochs, count=count):
+            self.ob.compute_begin()
+            chunks = StepChunks(self, loader, step)
+            yield step, chunks
+            if not chunks.over:
+                raise Error(ERR_STATE, "PlanBatchSampler.chunked_steps: step %d: its chunks were "
+                            "not iterated to the end: every chunk claimed must be computed, and "
+                            "the step ends after the last" % step.global_step)
+
+    def _chunk_batches(self, loader):
+        """(Chunk, collated batch) of each chunk of the running step, claimed
+        as the loader asks for its indices."""
+        ob = self.ob
+        if _direct(loader):
+            for chunk in ob.chunks():
+                rows = torch.from_numpy(ob.indices(chunk))
+                yield chunk, [t[rows] for t in loader.dataset.tensors]
+            return
+        claimed = collections.deque()
+
+        def indices():
+            for chunk in ob.chunks():
+                claimed.append(chunk)
+                yield ob.indices(chunk).tolist()
+
+        self._armed = indices()
+        try:
+            for batch in iter(loader):
+                # The loader keeps the sampler's order (in_order): the oldest
+                # chunk claimed is this batch's.
+                yield claimed.popleft(), batch
+        finally:
+            self._armed = None
+
+
+class StepChunks:
+    """The chunks of one step (PlanBatchSampler.chunked_steps): iterate it,
+    once and to the end, for each chunk's batch.
+
+    ``chunk``: the Chunk of the batch in hand; once the iteration has ended,
+    the last answer of next_chunk() (count 0, the final ``done`` and
+    ``scale``).  ``over``: True once it has ended.  Each batch's forward and
+    backward run under ``no_sync()`` of the models register_ddp registered
+    with the context, and once the last chunk is done the step's compute
+    ends and each such model's accumulated gradients are reduced, once
+    (allreduce_gradients(model, ob)).
+    """
+
+    def __init__(self, sampler, loader, step):
+        self._sampler = sampler
+        self._loader = loader
+        self.step = step
+        self.chunk = None
+        self.over = False
+        self._started = False
+
+    def __iter__(self):
+        if self._started:
+            raise Error(ERR_STATE, "StepChunks: step %d: iterated already: the chunks of a step "
+                        "are claimed once" % self.step.global_step)
+        self._started = True
+        if self._sampler.ob.chunked:
+            return self._chunked()
+        return self._whole()
+
+    def _whole(self):
+        """Chunks off: the step's batch as one chunk, reduced as without chunks."""
+        ob, step = self._sampler.ob, self.step
+        self.chunk = Chunk(step.epoch, step.global_step, step.start, step.count, ob.rank,
+                           step.count, step.total, step.nranks, step.scale)
+        yield self._sampler._load(self._loader, step)
+        self.over = True
+
+    def _chunked(self):
+        ob = self._sampler.ob
+        cursor = _cursor(ob)
+        try:
+            for chunk, batch in self._sampler._chunk_batches(self._loader):
+                self.chunk = cursor.computing = chunk
+                with contextlib.ExitStack() as local:
+                    for model in cursor.models:
+                        local.enter_context(model.no_sync())
+                    yield batch
+        finally:
+            cursor.computing = None
+        self.chunk = ob.chunk
+        self.over = True
+        if ob.in_compute:
+            ob.compute_end()
+        for model in cursor.models:
+            allreduce_gradients(model, ob)
+
+
+class _Cursor:
+    """What the package's torch side keeps per context: the chunk whose
+    samples are computed now (chunked_steps sets it: with workers the loader
+    claims chunks ahead of the one computed), and the DDP models whose
+    gradients the step's end reduces."""
+
+    def __init__(self):
+        self.computing = None
+        self.models = []
+
+
+_CURSORS = weakref.WeakKeyDictionary()
+
+
+def _cursor(ob):
+    cursor = _CURSORS.get(ob)
+    if cursor is None:
+        cursor = _CURSORS[ob] = _Cursor()
+    return cursor
+
+
+def _chunk_share(ob, cursor):
+    """count/total of the chunk whose backward runs: chunked_steps' chunk in
+    hand, or, in a loop of the code's own, the last chunk next_chunk() gave."""
+    chunk = cursor.computing if cursor.computing is not None else ob.chunk
+    if chunk is None or 0 == chunk.count or chunk.global_step != ob.step.global_step:
+        raise Error(ERR_STATE, "a backward outside a chunk of step %d: with chunks on, each "
+                    "backward is one chunk's, after next_chunk() gave it and before the next "
+                    "(PlanBatchSampler.chunked_steps, or for chunk in ob.chunks())"
+                    % ob.step.global_step)
+    return chunk.share
+
+
+def _running_step(ob, who):
+    """The context's current step for a gradient hook; Error when closed or before one."""
+    ob._live()                          # closed: raises, rather than scale by a stale step
+    if ob.step is None:
+        raise Error(ERR_STATE, "%s: backward before the first step: begin each step with the "
+                    "context (PlanBatchSampler.steps or chunked_steps, or next_step)" % who)
+    return ob.step
+
 
 class _DdpScaling:
-    """register_ddp's hooks: one on each parameter's gradient, and one at
-    the end of each backward."""
+    """register_ddp's hooks: one on each parameter's gradient, one before
+    each forward and one at the end of each backward."""
 
     def __init__(self, ob):
         self.ob = ob
+        self.chunked = ob.chunked       # agreed at create, never changes
+        self.cursor = _cursor(ob)
         self.queued = False
         self.syncs = True               # the last forward's: this backward reduces
 
@@ -224,12 +410,21 @@ class _DdpScaling:
     def gradient(self, grad):
         """This rank's gradient of one parameter, before DDP's bucket takes
         it: scaled by P*count/total, zeros when count is 0 (whatever an
-        empty batch left there, NaN included)."""
-        self.ob._live()                 # closed: raises, rather than scale by a stale step
-        step = self.ob.step
-        if step is None:
-            raise Error(ERR_STATE, "register_ddp: backward before the first step: begin each "
-                        "step with the context (PlanBatchSampler.steps or next_step)")
+        empty batch left there, NaN included).  In chunks: scaled by the
+        chunk's count/total, for the package's sum at the step's end; a
+        backward that DDP would reduce is stopped here, before any of the
+        parameters' gradients reaches DDP (every one passes this hook
+        first): ranks do different numbers of chunks, so reductions of DDP's
+        own would not match."""
+        step = _running_step(self.ob, "register_ddp")
+        if self.chunked:
+            if self.syncs:
+                raise Error(ERR_STATE, "register_ddp: the backward of a forward outside no_sync() "
+                            "with chunks on: DDP would reduce that chunk alone, and ranks do "
+                            "different numbers of chunks: run each chunk under model.no_sync() "
+                            "(PlanBatchSampler.chunked_steps does), then "
+                            "allreduce_gradients(model, ob)")
+            return grad * _chunk_share(self.ob, self.cursor)
         if self.syncs and not self.queued and self.ob.in_compute and _queue_callback is not None:
             # Runs once the local backward is done, before DDP's own end of
             # backward, which waits for the reduction: what follows is waiting.
@@ -245,11 +440,40 @@ class _DdpScaling:
             self.ob.compute_end()
 
 
+class _ChunkWeights:
+    """register_chunks' hook on each parameter's gradient."""
+
+    def __init__(self, ob):
+        self.ob = ob
+        self.chunked = ob.chunked
+        self.cursor = _cursor(ob)
+
+    def gradient(self, grad):
+        """In chunks: scaled by the chunk's count/total; otherwise left as it
+        is (allreduce_gradients scales the step's gradient by count/total)."""
+        if not self.chunked:
+            return grad
+        _running_step(self.ob, "register_chunks")
+        return grad * _chunk_share(self.ob, self.cursor)
+
+
 # The autograd engine's callbacks at the end of a backward, run in the order
 # queued (DDP's reducer queues its own there once the last bucket is ready);
 # in a torch without it, the step's compute ends at the next step instead.
 _queue_callback = getattr(getattr(torch.autograd.Variable, "_execution_engine", None),
                           "queue_callback", None)
+
+
+def _weigh(params, ob, gradient, who):
+    """Hook gradient on each parameter that requires a gradient, marked as
+    weighted for ob; Error when one is registered already."""
+    params = [p for p in params if p.requires_grad]
+    if any(getattr(p, "_omnibatch_weighted", None) is not None for p in params):
+        raise Error(ERR_ARG, "%s: model: registered already (register_ddp or register_chunks): "
+                    "its gradients would be scaled twice" % who)
+    for p in params:
+        p.register_hook(gradient)
+        p._omnibatch_weighted = ob
 
 
 def register_ddp(model, ob):
@@ -260,11 +484,26 @@ def register_ddp(model, ob):
     before DDP's bucket takes it, and DDP's own average (or a communication
     hook that averages, such as torch's fp16 compression) then gives the
     global batch's gradient.  The step's compute ends when the local
-    backward of a forward that reduces does (not under ``no_sync()``).  No Python runs in the process group's threads (a Python
-    communication hook's callback there can abort the process at exit with
-    torch 1.13).  Use the plain mean loss of the local batch; do not scale
-    it yourself.  The model's process group must hold the context's ranks;
-    register once.  Returns model.
+    backward of a forward that reduces does (not under ``no_sync()``).  No
+    Python runs in the process group's threads (a Python communication
+    hook's callback there can abort the process at exit with torch 1.13).
+    Use the plain mean loss of the local batch; do not scale it yourself.
+    The model's process group must hold the context's ranks; register once.
+    Returns model.
+
+    With chunks on (``Context(..., chunks=True)``) each chunk's gradient is
+    scaled by the chunk's count/total instead, every forward whose backward
+    runs must be under ``no_sync()`` (PlanBatchSampler.chunked_steps enters
+    it for each chunk; the backward of a forward outside it raises Error
+    before DDP reduces anything), and the step ends in
+    one ``torch.distributed.all_reduce`` (SUM) per gradient dtype of the
+    accumulated gradients, on the model's process group:
+    PlanBatchSampler.chunked_steps runs it after the last chunk, a loop of
+    the code's own calls allreduce_gradients(model, ob).  DDP's own
+    reduction, and a communication hook of the code's, do not run then.
+    The model's buffers are not broadcast at a forward then either: a model
+    with buffers needs ``broadcast_buffers=False`` (ranks do different
+    numbers of forwards in chunks, so the broadcasts would not match).
     """
     import torch.distributed as dist
     if not isinstance(model, torch.nn.parallel.DistributedDataParallel):
@@ -277,12 +516,43 @@ def register_ddp(model, ob):
     if getattr(model, "_omnibatch_scaling", None) is not None:
         raise Error(ERR_ARG, "register_ddp: model: registered already: its gradients would be "
                     "scaled twice")
+    buffers = sum(1 for _ in model.module.buffers())
+    if ob.chunked and model.broadcast_buffers and buffers > 0:
+        raise Error(ERR_ARG, "register_ddp: model: broadcast_buffers=True and %d buffers with "
+                    "chunks on: DDP broadcasts them at a forward, and ranks do different numbers "
+                    "of forwards in chunks: build the DistributedDataParallel with "
+                    "broadcast_buffers=False" % buffers)
     scaling = _DdpScaling(ob)
-    for p in model.module.parameters():
-        if p.requires_grad:
-            p.register_hook(scaling.gradient)
+    _weigh(model.module.parameters(), ob, scaling.gradient, "register_ddp")
     model.register_forward_pre_hook(scaling.forward)
     model._omnibatch_scaling = scaling
+    if ob.chunked:
+        _cursor(ob).models.append(model)
+    return model
+
+
+def register_chunks(model, ob):
+    """Weight each chunk's gradient as its backward runs, for allreduce_gradients.
+
+    ``model``: a module (not a DistributedDataParallel: register_ddp does
+    this for it).  With chunks on, each parameter's gradient of a chunk's
+    backward is scaled on its device by the chunk's count/total, so the
+    gradients accumulated over the step's chunks are the rank's mean
+    gradient over the samples it did times done/total, whatever the number
+    of chunks; allreduce_gradients then sums them.  With chunks off the
+    hooks leave the gradients alone (allreduce_gradients scales them by the
+    step's count/total), so a code may register either way.  Use the plain
+    mean loss of each chunk's batch.  Register once, before training.
+    Returns model.
+    """
+    if isinstance(model, torch.nn.parallel.DistributedDataParallel):
+        raise Error(ERR_ARG, "register_chunks: model: a DistributedDataParallel: register_ddp "
+                    "weighs its chunks")
+    if not isinstance(model, torch.nn.Module):
+        raise Error(ERR_ARG, "register_chunks: model: %s: expected a torch.nn.Module"
+                    % type(model).__name__)
+    weights = _ChunkWeights(ob)
+    _weigh(model.parameters(), ob, weights.gradient, "register_chunks")
     return model
 
 
@@ -308,53 +578,113 @@ def _gradients(params):
     return grads
 
 
-def allreduce_gradients(params, ob, step=None):
-    """Replace each gradient by the global batch's with one mpi4py Allreduce per dtype.
-
-    ``params``: a module or an iterable of parameters holding this rank's
-    mean gradient (of its step.count samples).  Each is scaled by
-    count/total on its device (zeroed when count is 0), flattened into one
-    buffer per dtype, summed over the context's communicator, and written
-    back.  A GPU buffer is reduced through a host copy.  A parameter that
-    no rank's backward reached keeps no gradient (None), as in one process
-    training on the global batch and under DDP, so the optimizer skips it.
-    Collective.
-    """
+def _mpi_sum(comm):
+    """Sum a flat tensor over comm with one mpi4py Allreduce (through a host copy)."""
     from mpi4py import MPI
-    step = step or ob.step
-    if step is None:
-        raise Error(ERR_STATE, "allreduce_gradients: no step yet: call next_step() first")
-    if isinstance(params, torch.nn.Module):
-        params = params.parameters()
-    if ob.in_compute:
-        ob.compute_end()
-    grads = _gradients(params)
+
+    def reduce(flat):
+        host = flat if flat.device.type == "cpu" else flat.cpu()
+        comm.Allreduce(MPI.IN_PLACE, host.numpy(), op=MPI.SUM)
+        if host is not flat:
+            flat.copy_(host)
+    return reduce
+
+
+def _group_sum(group):
+    """Sum a flat tensor over a torch.distributed process group, on its device."""
+    import torch.distributed as dist
+
+    def reduce(flat):
+        dist.all_reduce(flat, group=group)
+    return reduce
+
+
+def _chunked_weight(ob, params, model):
+    """The factor of gradients weighted chunk by chunk: 1, or 0 when the rank
+    did no sample; Error unless the step's chunks are over, the gradients
+    were weighted as their backward ran, and (DDP) the step is not reduced yet."""
+    fn = "allreduce_gradients"
+    if not ob.chunks_over:
+        raise Error(ERR_STATE, "%s: step %d is worked in chunks and some are left: iterate them "
+                    "to the end (next_chunk() answers count 0) first" % (fn, ob.step.global_step))
+    if any(p.requires_grad and getattr(p, "_omnibatch_weighted", None) is not ob for p in params):
+        raise Error(ERR_STATE, "%s: chunks on and the gradients not weighted chunk by chunk: "
+                    "call register_chunks(model, ob) (or register_ddp) once before training" % fn)
+    if model is not None and getattr(model, "_omnibatch_reduced", None) == ob.step.global_step:
+        raise Error(ERR_STATE, "%s: step %d: reduced already: chunked_steps reduces a model "
+                    "register_ddp registered at the end of its chunks" % (fn, ob.step.global_step))
+    return 1.0 if ob.chunk.done > 0 else 0.0
+
+
+def _sum_gradients(grads, scale, reduce):
+    """Each dtype's gradients times scale (zeroed when 0) in one flat buffer,
+    summed by reduce, written back; None where no rank's backward gave one."""
     for dtype in (torch.float32, torch.float64):
         group = [(p, g, had) for p, g, had in grads if g.dtype == dtype]
         if not group:
             continue
         with torch.no_grad():
             # After the gradients, one count per parameter, summed in the same
-            # Allreduce: how many ranks' backward gave it a gradient.
+            # reduction: how many ranks' backward gave it a gradient.
             device = group[0][1].device
             had = torch.tensor([float(h) for _, _, h in group], dtype=dtype, device=device)
             flat = torch.cat([g.reshape(-1) for _, g, _ in group] + [had])
             grad = flat[:flat.numel() - len(group)]
-            if 0 == step.count:
+            if 0 == scale:
                 grad.zero_()
-            else:
-                grad.mul_(step.mean_scale)
-            host = flat if flat.device.type == "cpu" else flat.cpu()
-            ob.comm.Allreduce(MPI.IN_PLACE, host.numpy(), op=MPI.SUM)
-            if host is not flat:
-                flat.copy_(host)
+            elif 1 != scale:
+                grad.mul_(scale)
+            reduce(flat)
             offset = 0
-            for (p, g, _), ranks in zip(group, host[grad.numel():].tolist()):
+            for (p, g, _), ranks in zip(group, flat[grad.numel():].tolist()):
                 if 0 == ranks:
                     p.grad = None       # no rank's backward reached it
                 else:
                     g.copy_(grad[offset:offset + g.numel()].view_as(g))
                 offset += g.numel()
+
+
+def allreduce_gradients(params, ob, step=None):
+    """Replace each gradient by the global batch's with one reduction per dtype.
+
+    ``params``: a module or an iterable of parameters holding this rank's
+    mean gradient (of its step.count samples).  Each is scaled by
+    count/total on its device (zeroed when count is 0), flattened into one
+    buffer per dtype, summed over the context's communicator with one
+    mpi4py Allreduce, and written back.  A GPU buffer is reduced through a
+    host copy.  A parameter that no rank's backward reached keeps no
+    gradient (None), as in one process training on the global batch and
+    under DDP, so the optimizer skips it.  Collective.
+
+    With chunks on, the step's chunks must be over (next_chunk() answered
+    count 0) and the gradients weighted chunk by chunk as their backward ran
+    (register_chunks, or register_ddp): they are summed as they are (zeroed
+    where the rank did no sample).  A DistributedDataParallel model
+    (register_ddp) is then summed on its process group with one
+    ``torch.distributed.all_reduce`` per dtype, on the gradients' device:
+    the step's one reduction (PlanBatchSampler.chunked_steps calls this at
+    the end of each step's chunks).  Without chunks DDP reduces in its own
+    backward, and a DistributedDataParallel is refused here.
+    """
+    step = step or ob.step
+    if step is None:
+        raise Error(ERR_STATE, "allreduce_gradients: no step yet: call next_step() first")
+    model = params if isinstance(params, torch.nn.parallel.DistributedDataParallel) else None
+    if model is not None and not ob.chunked:
+        raise Error(ERR_ARG, "allreduce_gradients: model: a DistributedDataParallel reduces its "
+                    "gradients in its own backward (register_ddp): nothing is left to reduce")
+    params = list(params.parameters() if isinstance(params, torch.nn.Module) else params)
+    if ob.chunked:
+        scale = _chunked_weight(ob, params, model)
+    else:
+        scale = step.mean_scale if step.count > 0 else 0
+    if ob.in_compute:
+        ob.compute_end()
+    grads = _gradients(params)
+    _sum_gradients(grads, scale, _group_sum(model.process_group) if model is not None
+                   else _mpi_sum(ob.comm))
+    if model is not None:
+        model._omnibatch_reduced = ob.step.global_step
 
 
 def _flat_params(params):

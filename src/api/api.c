@@ -2,7 +2,7 @@
  * Copyright (c) 2026 The omnibatch authors.
  *
  * The explicit API, part one: options, the lifecycle of a context, and the
- * plan queries (omnibatch.h).  Steps and timing are in api_step.c, the
+ * plan queries (omnibatch.h).  Steps are in api_step.c (timing in api_measure.c), the
  * weighted allreduce in api_gradient.c.
  *
  * Every collective here decides its outcome together: a rank whose
@@ -65,6 +65,8 @@ OMNIBATCH_EXPORT int omnibatch_options_init(omnibatch_options *opt)
     opt->verify = cfg->verify ? 1 : 0;
     opt->seed = OMNIBATCH_DEFAULT_SEED;
     opt->react = cfg->react ? 1 : 0;
+    opt->chunks = cfg->chunks ? 1 : 0;
+    opt->chunk_floor = cfg->chunk_floor;
     return rc;
 }
 
@@ -100,6 +102,10 @@ static int ob_options_check(long B, long N, const omnibatch_options *o)
     if (o->granularity < 1 || o->granularity > B) {
         return ob_fail(OMNIBATCH_ERR_ARG, "%s: granularity=%ld: expected 1..global_batch (%ld)",
                        fn, o->granularity, B);
+    }
+    if (o->chunk_floor < 0 || o->chunk_floor > B || 0 != o->chunk_floor % o->granularity) {
+        return ob_fail(OMNIBATCH_ERR_ARG, "%s: chunk_floor=%ld: expected 0 (auto) or a multiple of "
+                       "granularity=%ld up to global_batch=%ld", fn, o->chunk_floor, o->granularity, B);
     }
     return ob_options_check_tuning(fn, o);
 }
@@ -146,6 +152,9 @@ static int ob_options_check_tuning(const char *fn, const omnibatch_options *o)
     if (0 != o->react && 1 != o->react) {
         return ob_fail(OMNIBATCH_ERR_ARG, "%s: react=%d: expected 0 or 1", fn, o->react);
     }
+    if (0 != o->chunks && 1 != o->chunks) {
+        return ob_fail(OMNIBATCH_ERR_ARG, "%s: chunks=%d: expected 0 or 1", fn, o->chunks);
+    }
     return OMNIBATCH_SUCCESS;
 }
 
@@ -162,6 +171,8 @@ typedef struct ob_create_record {
     int32_t adaptive;
     int32_t verify;
     int32_t react;
+    int32_t chunks;
+    int64_t chunk_floor;
     int32_t wait_sleep;          /* this rank's OMNIBATCH_WAIT would sleep; any rank's wins */
     uint64_t seed;
     int64_t lo;
@@ -202,6 +213,8 @@ static int ob_create_local(long B, long N, const omnibatch_options *opt, struct 
     mine->verify = c->opt.verify;
     mine->wait_sleep = c->wait_sleep;
     mine->react = c->opt.react;
+    mine->chunks = c->opt.chunks;
+    mine->chunk_floor = c->opt.chunk_floor;
     mine->seed = c->opt.seed;
     mine->lo = c->opt.min_batch;
     mine->hi = (0 == c->opt.max_batch || c->opt.max_batch > B) ? B : c->opt.max_batch;
@@ -238,6 +251,7 @@ static const ob_agree_field ob_agree_fields[] = {
     OB_AGREE_ROW(convention, OB_AGREE_I32),   OB_AGREE_ROW(prior, OB_AGREE_I32),
     OB_AGREE_ROW(adaptive, OB_AGREE_I32),     OB_AGREE_ROW(verify, OB_AGREE_I32),
     OB_AGREE_ROW(react, OB_AGREE_I32),        OB_AGREE_ROW(seed, OB_AGREE_U64),
+    OB_AGREE_ROW(chunks, OB_AGREE_I32),       OB_AGREE_ROW(chunk_floor, OB_AGREE_I64),
 };
 #undef OB_AGREE_ROW
 
@@ -250,8 +264,8 @@ static void ob_create_quota(struct omnibatch_context *c)
     ob_wait_kind how = OB_WAIT_AUTO;
     int plan_quota = 1;
 
-    c->cpu_quota = ob_cpu_quota("/proc/self/cgroup", "/sys/fs/cgroup");
-    c->quota_read_ns = ob_now_ns();
+    c->cpu.quota = ob_cpu_quota("/proc/self/cgroup", "/sys/fs/cgroup");
+    c->cpu.read_ns = ob_now_ns();
     /* On a bad setting cfg holds the defaults. */
     if (OMNIBATCH_SUCCESS == ob_config_global(&cfg) && NULL != cfg) {
         how = cfg->wait;
@@ -260,10 +274,10 @@ static void ob_create_quota(struct omnibatch_context *c)
     /* Polling takes one core while the rank's own threads wait: only a quota
      * under one core runs out in it. */
     c->wait_sleep = OB_WAIT_SLEEP == how ||
-                    (OB_WAIT_AUTO == how && c->cpu_quota > 0.0 && c->cpu_quota < 1.0);
+                    (OB_WAIT_AUTO == how && c->cpu.quota > 0.0 && c->cpu.quota < 1.0);
     ob_nap_init(&c->nap);
     /* OMNIBATCH_CPU_QUOTA=off: the quota still chooses the wait, not the plan. */
-    c->cpu_plan = plan_quota && c->cpu_quota > 0.0;
+    c->cpu.plan = plan_quota && c->cpu.quota > 0.0;
 }
 
 static int ob_create_agree(struct omnibatch_context *c, const ob_create_record *all, int P)
@@ -336,6 +350,7 @@ static int ob_create_plan(struct omnibatch_context *c, const ob_create_record *a
 
 static void ob_context_free(struct omnibatch_context *c)
 {
+    ob_cpu_watch_stop(&c->cpu_watch);
     free(c->records);
     free(c->lo);
     free(c->hi);
@@ -360,6 +375,25 @@ static int ob_create_node(struct omnibatch_context *c)
     want = OMNIBATCH_SUCCESS == ob_config_global(&cfg) && NULL != cfg && cfg->node_sum;
     mpi_rc = ob_node_open(c, want, &call);
     return MPI_SUCCESS == mpi_rc ? OMNIBATCH_SUCCESS : ob_api_mpi_fail(mpi_rc, "omnibatch_create", call);
+}
+
+/* What the ranks of a node share: the node's sum (asleep) and the words of
+ * the ranges of a step worked in chunks; all or nothing. */
+static int ob_create_shared(struct omnibatch_context *c)
+{
+    const char *call = "MPI_Comm_split_type";
+    int rc = ob_create_node(c);
+    int mpi_rc;
+
+    if (OMNIBATCH_SUCCESS != rc) {
+        return rc;
+    }
+    mpi_rc = ob_chunk_open(c, &call);
+    if (MPI_SUCCESS != mpi_rc) {
+        ob_node_close(c);
+        return ob_api_mpi_fail(mpi_rc, "omnibatch_create", call);
+    }
+    return OMNIBATCH_SUCCESS;
 }
 
 OMNIBATCH_EXPORT int omnibatch_create(MPI_Comm comm, long global_batch, long dataset_size,
@@ -415,6 +449,7 @@ OMNIBATCH_EXPORT int omnibatch_create(MPI_Comm comm, long global_batch, long dat
     c->dataset_size = dataset_size;
     c->reduction = -1.0;         /* unknown until the first exchange */
     ob_create_quota(c);
+    ob_cpu_watch_start(&c->cpu_watch);
     PMPI_Comm_rank(comm, &c->rank);
     PMPI_Comm_size(comm, &c->nranks);
     local_rc = ob_create_local(global_batch, dataset_size, opt, c, &mine, &all);
@@ -459,7 +494,7 @@ OMNIBATCH_EXPORT int omnibatch_create(MPI_Comm comm, long global_batch, long dat
     if (OMNIBATCH_SUCCESS != rc) {
         goto fail;
     }
-    rc = ob_create_node(c);
+    rc = ob_create_shared(c);
     if (OMNIBATCH_SUCCESS != rc) {
         goto fail;
     }
@@ -500,7 +535,7 @@ OMNIBATCH_EXPORT int omnibatch_destroy(omnibatch_t *ctx)
                        "omnibatch_create", fn, (void *) c);
     }
     /* The last step ends here: its measurement counts like any other. */
-    ob_api_step_close(c);
+    ob_measure_close(c);
     ob_active_clear();
     PMPI_Finalized(&finalized);
     if (finalized) {
@@ -508,13 +543,15 @@ OMNIBATCH_EXPORT int omnibatch_destroy(omnibatch_t *ctx)
          * forget now. */
         c->next.kind = OB_API_NEXT_NONE;
         ob_node_forget(c);
+        ob_chunk_forget(c);
         /* Too late for the communicator; the memory is still given back. */
         rc = ob_api_finalized(fn);
     } else {
         int mpi_rc;
 
-        ob_api_next_drop(c);
+        ob_exchange_drop(c);
         ob_node_close(c);
+        ob_chunk_close(c);
         mpi_rc = PMPI_Comm_free(&c->comm);
 
         if (MPI_SUCCESS != mpi_rc) {
@@ -608,7 +645,7 @@ OMNIBATCH_EXPORT int omnibatch_set_plan(omnibatch_t ctx, const long *plan, int n
      * maxima are this rank's own values only if every rank passed the same. */
     /* A plan set between a step's gradient allreduce and the next step may
      * change what that step opens with: it opens as if nothing was started. */
-    ob_api_next_drop(ctx);
+    ob_exchange_drop(ctx);
     mine = ctx->agree;
     most = ctx->agree + 1 + 2 * ctx->nranks;
     mine[0] = OMNIBATCH_SUCCESS == rc ? 0 : (int64_t) rc << 32 | (int64_t) (uint32_t) ctx->rank;

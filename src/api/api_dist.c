@@ -308,7 +308,7 @@ int ob_api_dist_exchange(struct omnibatch_context *c, const ob_rank_record *mine
      * probes, on the plan every rank now holds whole: without them a rank
      * parked by the distributed decision never worked again. */
     ob_controller_note_decision(&c->ctl, d.changed);
-    ob_api_count_steps(c);
+    ob_exchange_count_steps(c);
     ob_controller_probe_parked(&c->ctl);
     if (d.t_optimum > 0.0) {
         c->stats.predicted_step_s = d.t_next;

@@ -20,7 +20,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "ob_api.h"
 #include "ob_config.h"
@@ -90,6 +89,10 @@ static int ob_gradient_args(const char *fn, const struct omnibatch_context *c, c
     if (!c->have_step) {
         return ob_fail(OMNIBATCH_ERR_STATE, "%s: no step is running: call omnibatch_next_step "
                        "first", fn);
+    }
+    if (!ob_chunk_ready(c)) {
+        return ob_fail(OMNIBATCH_ERR_STATE, "%s: step %ld is worked in chunks and some are left: call "
+                       "omnibatch_next_chunk until it answers count 0 first", fn, c->step.global_step);
     }
     if (count < 0) {
         return ob_fail(OMNIBATCH_ERR_ARG, "%s: count=%d: expected >= 0", fn, count);
@@ -215,39 +218,6 @@ static int ob_on_device(const void *sendbuf, const void *recvbuf, int count)
            || (MPI_IN_PLACE != sendbuf && OB_MEMTYPE_DEVICE == ob_memtype_of(sendbuf));
 }
 
-/* OMNIBATCH_WAIT=sleep (ob_api.h). */
-int ob_api_wait_asleep(MPI_Request *req, double expected, double short_s)
-{
-    const uint64_t begin = ob_now_ns();
-    int done = 0;
-    int mpi_rc = MPI_SUCCESS;
-
-    while (MPI_SUCCESS == mpi_rc) {
-        double elapsed, nap;
-        struct timespec ts;
-
-        mpi_rc = PMPI_Test(req, &done, MPI_STATUS_IGNORE);
-        if (MPI_SUCCESS != mpi_rc || done) {
-            break;
-        }
-        elapsed = (double) (ob_now_ns() - begin) * 1e-9;
-        nap = expected < 0.0 ? ob_nap_transfer(elapsed, short_s) : ob_nap_waiting(elapsed, expected);
-        ts.tv_sec = (time_t) nap;
-        ts.tv_nsec = (long) ((nap - (double) ts.tv_sec) * 1e9);
-        nanosleep(&ts, NULL);
-    }
-    return mpi_rc;
-}
-
-int ob_api_allreduce_asleep(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
-                            MPI_Comm comm, double expected, double short_s)
-{
-    MPI_Request req = MPI_REQUEST_NULL;
-    int mpi_rc = PMPI_Iallreduce(sendbuf, recvbuf, count, type, op, comm, &req);
-
-    return MPI_SUCCESS == mpi_rc ? ob_api_wait_asleep(&req, expected, short_s) : mpi_rc;
-}
-
 /* Asleep, the wait for the last rank: every rank says whether its buffers
  * are on a GPU and when it arrived, from the end of the last reduction
  * (which every rank left at about the same time, whatever it did between;
@@ -256,10 +226,10 @@ int ob_api_allreduce_asleep(const void *sendbuf, void *recvbuf, int count, MPI_D
 static int ob_arrive_asleep(struct omnibatch_context *c, int on_device, uint64_t now, int next, int count,
                             size_t elem, int *any_dev, int32_t out[OB_NODE_OUT])
 {
-    const double mine = (double) (now - c->reduced_ns) * 1e-9;
+    const double mine = (double) (now - c->clock.reduced_ns) * 1e-9;
     const uint64_t plan = ob_controller_plan_hash(&c->ctl);
     /* The step's first call learns and aims (its later calls wait little). */
-    const int first = 0 == c->reductions && 0 != c->reduced_ns;
+    const int first = 0 == c->clock.reductions && 0 != c->clock.reduced_ns;
     int32_t in[OB_NODE_IN];
     int mpi_rc;
 
@@ -267,7 +237,7 @@ static int ob_arrive_asleep(struct omnibatch_context *c, int on_device, uint64_t
     in[OB_ARRIVE_ON_DEVICE] = on_device;
     /* Microseconds; 0 where nothing is learnt. */
     in[OB_ARRIVE_US] = first ? (int32_t) (mine < 2e3 ? mine * 1e6 : 2e9) : 0;
-    /* REACT's flag for the next step rides here (ob_api_next_begin()). */
+    /* REACT's flag for the next step rides here (ob_exchange_begin()). */
     in[OB_ARRIVE_REACT] = OB_API_NEXT_REACT == next ? c->next.flag : 0;
     in[OB_ARRIVE_ELEM] = (int32_t) elem;
     in[OB_ARRIVE_COUNT] = count;
@@ -284,14 +254,6 @@ static int ob_arrive_asleep(struct omnibatch_context *c, int on_device, uint64_t
         ob_nap_learn(&c->nap, plan, (double) out[OB_ARRIVE_US] * 1e-6);
     }
     *any_dev = out[OB_ARRIVE_ON_DEVICE];
-    if (OB_API_NEXT_REACT == next) {
-        c->next.any = out[OB_ARRIVE_REACT];
-        /* A flag is set: the exchange it brings forward is gathered from
-         * here, every rank knowing it now (ob_api_next_post()). */
-        if (MPI_SUCCESS == mpi_rc && 0 != out[OB_ARRIVE_REACT] && !ob_api_dist_on(c)) {
-            c->next.kind = OB_API_NEXT_EXCHANGE;
-        }
-    }
     return mpi_rc;
 }
 
@@ -346,10 +308,11 @@ static int ob_reduce_asleep(struct omnibatch_context *c, const void *sendbuf, vo
 
     *other = count;
     *other_elem = elem;
-    *waited = c->cpu_plan ? ob_cpu_ns() : 0;
+    *waited = c->cpu.plan ? ob_cpu_ns() : 0;
     if (MPI_SUCCESS == mpi_rc && OB_API_NEXT_NONE != next) {
-        /* Nothing for REACT's flag; the records where it brings an exchange forward. */
-        mpi_rc = ob_api_next_post(c, 1);
+        /* Nothing for REACT's flag, which rode the arrival; the records
+         * where it brings an exchange forward. */
+        mpi_rc = ob_exchange_post(c, 1, out[OB_ARRIVE_REACT]);
         *call = MPI_SUCCESS == mpi_rc ? *call : "MPI_Iallgather";
     }
     if (MPI_SUCCESS != mpi_rc) {
@@ -395,7 +358,7 @@ static int ob_reduce_polling(struct omnibatch_context *c, const void *sendbuf, v
     int mpi_rc = MPI_SUCCESS;
 
     if (OB_API_NEXT_NONE != next) {
-        mpi_rc = ob_api_next_post(c, 0);
+        mpi_rc = ob_exchange_post(c, 0, 0);
         if (MPI_SUCCESS != mpi_rc) {
             *call = OB_API_NEXT_REACT == next ? "MPI_Iallreduce" : "MPI_Iallgather";
             return mpi_rc;
@@ -431,8 +394,8 @@ OMNIBATCH_EXPORT int omnibatch_allreduce_gradient(omnibatch_t ctx, const void *s
         return rc;
     }
     other_elem = elem;
-    if (!c->markers) {
-        c->unmarked_ns += begin - c->segment_ns;
+    if (!c->clock.markers) {
+        c->clock.unmarked_ns += begin - c->clock.segment_ns;
     }
 
     w = c->step.scale;
@@ -449,23 +412,29 @@ OMNIBATCH_EXPORT int omnibatch_allreduce_gradient(omnibatch_t ctx, const void *s
 
     /* The step's first call starts the collective the next step opens
      * with, where every rank is anyway (ob_api.h). */
-    next = 0 == c->reductions ? ob_api_next_begin(c, ob_now_ns()) : OB_API_NEXT_NONE;
-    cpu = c->cpu_plan ? ob_cpu_ns() : 0;
+    next = OB_API_NEXT_NONE;
+    if (0 == c->clock.reductions) {
+        if (c->cpu.plan) {
+            c->cpu.entry_ns = ob_cpu_ns();
+        }
+        next = ob_exchange_begin(c, ob_now_ns());
+    }
+    cpu = c->cpu.plan ? ob_cpu_ns() : 0;
     waited = cpu;
     begin = ob_now_ns();
     mpi_rc = c->wait_sleep ? ob_reduce_asleep(c, sendbuf, recvbuf, count, type, elem, on_device, next, in_slot,
                                               &waited, &other, &other_elem, &call)
                            : ob_reduce_polling(c, sendbuf, recvbuf, count, type, next, &call);
     end = ob_now_ns();
-    if (c->cpu_plan) {
-        c->cpu_reduced_ns = ob_cpu_ns();
-        c->cpu_blocked_ns += (c->wait_sleep ? waited : c->cpu_reduced_ns) - cpu;
+    if (c->cpu.plan) {
+        c->cpu.reduced_ns = ob_cpu_ns();
+        c->cpu.blocked_ns += (c->wait_sleep ? waited : c->cpu.reduced_ns) - cpu;
     }
-    c->reductions++;
-    c->reduced_ns = end;
-    c->blocked_ns += end - begin;
+    c->clock.reductions++;
+    c->clock.reduced_ns = end;
+    c->clock.blocked_ns += end - begin;
     c->stats.blocked_total_s += (double) (end - begin) * 1e-9;
-    c->segment_ns = end;
+    c->clock.segment_ns = end;
     if (MPI_SUCCESS != mpi_rc) {
         return ob_api_mpi_fail(mpi_rc, fn, call);
     }

@@ -126,9 +126,7 @@ static int ob_node_populate(void *base, size_t bytes)
     return 1;
 }
 
-/* A window of \p bytes on node rank 0, none on the others, and rank 0's
- * base on every rank; every rank learns whether all succeeded. */
-static int ob_node_window(struct ob_node *n, MPI_Comm all, size_t bytes, MPI_Win *win, void **base)
+int ob_node_window(MPI_Comm node, int node_rank, MPI_Comm all, size_t bytes, MPI_Win *win, void **base)
 {
     MPI_Aint size = 0;
     int disp = 1;
@@ -138,7 +136,7 @@ static int ob_node_window(struct ob_node *n, MPI_Comm all, size_t bytes, MPI_Win
 
     *win = MPI_WIN_NULL;
     *base = NULL;
-    mpi_rc = PMPI_Win_allocate_shared(0 == n->rank ? (MPI_Aint) bytes : 0, 1, MPI_INFO_NULL, n->comm,
+    mpi_rc = PMPI_Win_allocate_shared(0 == node_rank ? (MPI_Aint) bytes : 0, 1, MPI_INFO_NULL, node,
                                       &mine, win);
     ok = MPI_SUCCESS == mpi_rc;
     if (ok) {
@@ -146,7 +144,7 @@ static int ob_node_window(struct ob_node *n, MPI_Comm all, size_t bytes, MPI_Win
         ok = MPI_SUCCESS == PMPI_Win_shared_query(*win, 0, &size, &disp, base)
              && NULL != *base && (size_t) size >= bytes;
     }
-    if (ok && 0 == n->rank) {
+    if (ok && 0 == node_rank) {
         ok = ob_node_populate(*base, bytes);
     }
     mpi_rc = PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, all);
@@ -167,7 +165,7 @@ static int ob_node_window(struct ob_node *n, MPI_Comm all, size_t bytes, MPI_Win
     return MPI_SUCCESS;
 }
 
-static void ob_node_window_free(MPI_Win *win)
+void ob_node_window_free(MPI_Win *win)
 {
     if (MPI_WIN_NULL != *win) {
         PMPI_Win_unlock_all(*win);
@@ -224,7 +222,7 @@ int ob_node_open(struct omnibatch_context *c, int want, const char **call)
     n->data_win = MPI_WIN_NULL;
     n->nranks = c->nranks;
     PMPI_Comm_rank(node, &n->rank);
-    mpi_rc = ob_node_window(n, c->comm, ctl_bytes, &n->ctl_win, &base);
+    mpi_rc = ob_node_window(n->comm, n->rank, c->comm, ctl_bytes, &n->ctl_win, &base);
     if (MPI_SUCCESS != mpi_rc) {
         ob_node_free(n);
         ob_log_debug(1, "rank %d: the gradient is reduced by MPI (no shared window)", c->rank);
@@ -327,7 +325,7 @@ int ob_node_reserve(struct omnibatch_context *c, size_t bytes)
     if (cap > OB_NODE_MAX_WINDOW / ((size_t) n->nranks + 1)) {
         return MPI_ERR_NO_MEM;
     }
-    mpi_rc = ob_node_window(n, c->comm, cap * ((size_t) n->nranks + 1), &n->data_win, &base);
+    mpi_rc = ob_node_window(n->comm, n->rank, c->comm, cap * ((size_t) n->nranks + 1), &n->data_win, &base);
     if (MPI_SUCCESS == mpi_rc) {
         n->data = base;
         n->cap = cap;

@@ -106,9 +106,9 @@ OMNIBATCH_EXPORT int omnibatch_get_state(omnibatch_t ctx, void *buf, size_t size
         return rc;
     }
     /* The running step counts as done: its time is learnt now. */
-    ob_api_step_close(c);
+    ob_measure_close(c);
     /* What the next step would have opened with: it opens as after a restart. */
-    ob_api_next_drop(c);
+    ob_exchange_drop(c);
     memset(&mine, 0, sizeof mine);
     ob_state_whoami(mine.host, &cores);
     mine.cores = cores;

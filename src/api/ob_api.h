@@ -2,12 +2,20 @@
  * Copyright (c) 2026 The omnibatch authors.
  *
  * The inside of an omnibatch context (omnibatch.h), shared by the files of
- * the explicit API: api.c (lifecycle, plan queries), api_step.c (steps,
- * timing, plan exchange), api_gradient.c (the weighted allreduce) and
- * api_errors.c (the failures they report alike), api_agree.c (the settings
- * every rank must pass alike) and api_registry.c (which handles are alive);
- * the last three serve the asynchronous mode (src/async) too.  api.c calls
- * into api_step.c, never the other way.  Not installed.
+ * the explicit API, each calling only those below it:
+ *   api.c, api_state.c      lifecycle and plan queries; save and restore
+ *   api_step.c              omnibatch_next_step: close, exchange, hand out
+ *   api_gradient.c          the weighted gradient allreduce
+ *   api_exchange.c          the plan exchange and the collective a step opens with
+ *   api_measure.c           the step's measurement (and the compute markers)
+ *   api_chunk*.c            work that moves inside a step (ob_api_chunk.h)
+ *   api_dist.c              the distributed decision's collectives
+ *   api_node.c              the gradient summed in one node's shared memory
+ *   api_wait.c              waits asleep (OMNIBATCH_WAIT=sleep)
+ *   api_errors.c, api_registry.c  failures reported alike; the live handles
+ *   api_agree.c             the settings every rank must pass alike
+ * The last three serve the asynchronous mode (src/async) too.
+ * Not installed.
  */
 #ifndef OB_API_H
 #define OB_API_H
@@ -21,6 +29,7 @@
 #include "ob_estimator.h"
 #include "ob_nap.h"
 #include "ob_planner_dist.h"
+#include "ob_starve.h"
 
 /** Under a CPU quota: the steps whose CPU after the gradient allreduce gives its median,
  *  and whose least compute at one batch is the compute the plan takes at least. */
@@ -34,7 +43,7 @@
 #define OB_API_MAX_EARLY 4
 
 /** The collective that opens the next step, started with this step's first gradient allreduce
- *  (ob_api_next_begin()): none, REACT's flag, the exchange's records, or (REACT, ranks polling)
+ *  (ob_exchange_begin()): none, REACT's flag, the exchange's records, or (REACT, ranks polling)
  *  the records with each rank's flag in them, which are the exchange's where any flag is set. */
 #define OB_API_NEXT_NONE 0
 #define OB_API_NEXT_REACT 1
@@ -56,7 +65,59 @@ enum {
     OB_NODE_OUT
 };
 
+/** Timing of the running step.  Compute without markers is the time outside
+ *  omnibatch_allreduce_gradient() up to the start of the step's last call of it: segment_ns is
+ *  where the current stretch of compute began (next_step's return, or the end of the previous
+ *  allreduce). */
+struct ob_step_clock {
+    uint64_t step_begin_ns;      /* omnibatch_next_step() was entered (the step's wall time) */
+    uint64_t segment_ns;
+    uint64_t unmarked_ns;
+    int reductions;
+    int last_reductions;         /* the last closed step's (the same on every rank: each is a collective) */
+    int markers;                 /* compute_begin() was called in this step */
+    int in_mark;
+    uint64_t mark_begin_ns;
+    uint64_t marked_ns;
+    uint64_t blocked_ns;
+    uint64_t reduced_ns;         /* the end of the last gradient reduction (0 before the first) */
+};
+
+/** The CPU quota this rank runs under, in cores (0: none; ob_cpuquota.h), and the process's CPU
+ *  time since the step's exchange and in its waits for the other ranks in its gradient
+ *  allreduces (asleep, the wait before the transfer; polling, the whole call): a rank near its
+ *  quota needs cpu / quota of the step whatever its compute measured (ob_measure_close()). */
+struct ob_cpu_meter {
+    double quota;
+    int plan;                    /* OMNIBATCH_CPU_QUOTA: plan on it (a quota and the setting on) */
+    uint64_t read_ns;            /* when quota was read (again every OB_API_QUOTA_REREAD_NS) */
+    uint64_t begin_ns;
+    uint64_t blocked_ns;
+    uint64_t reduced_ns;         /* at the end of the step's last gradient allreduce */
+    /* The CPU after it (an optimiser's update; now and then an evaluation or a checkpoint, which
+     * are not the step's): the median of the last steps'. */
+    double after[OB_API_CPU_AFTER];
+    int after_n;
+    /* The CPU of the step's omnibatch_next_step (the exchange, the last step's closing) and of
+     * its waits: this rank's whatever it waits for, a fixed cost of every step (the median of
+     * the last steps'). */
+    uint64_t next_step_ns;
+    double own[OB_API_CPU_AFTER];
+    int own_n;
+    /* The CPU from the step's first gradient allreduce's start to its last's end outside the
+     * waits (the transfer): the median of the last steps' is what a look at the step from that
+     * start adds (ob_exchange_begin()). */
+    uint64_t entry_ns;           /* at that start; 0 when the step had none */
+    double post[OB_API_CPU_AFTER];
+    int post_n;
+    /* The compute measured in the last steps at batch wall_batch. */
+    double wall_recent[OB_API_CPU_AFTER];
+    int wall_n;
+    long wall_batch;
+};
+
 struct ob_node;
+struct ob_chunks;
 
 /** A node of the list of live handles (api_registry.c), held in the handle itself. */
 typedef struct ob_api_live {
@@ -83,20 +144,8 @@ struct omnibatch_context {
     int have_step;
     omnibatch_step step;
 
-    /* Timing of the running step.  Compute without markers is the time
-     * outside omnibatch_allreduce_gradient() up to the start of the step's
-     * last call of it: segment_ns is where the current stretch of compute
-     * began (next_step's return, or the end of the previous allreduce). */
-    uint64_t step_begin_ns;      /* omnibatch_next_step() was entered (the step's wall time) */
-    uint64_t segment_ns;
-    uint64_t unmarked_ns;
-    int reductions;
-    int last_reductions;         /* the last closed step's (the same on every rank: each is a collective) */
-    int markers;                 /* compute_begin() was called in this step */
-    int in_mark;
-    uint64_t mark_begin_ns;
-    uint64_t marked_ns;
-    uint64_t blocked_ns;
+    /* Timing of the running step (api_measure.c closes it). */
+    struct ob_step_clock clock;
 
     /* OMNIBATCH_REACT: this rank's model confirmed a lasting change of speed
      * (or took its first sample) since the last exchange; exchanges brought
@@ -121,7 +170,7 @@ struct omnibatch_context {
         int flag;                /* REACT: this rank's flag, sent */
         int any;                 /* REACT: the most of the ranks' flags; EXCHANGE: 1 where they
                                   * brought it forward (asleep, known at the arrival) */
-        int peeked;              /* the step's sample, peeked at then, is news (api_step.c's OB_NEWS_*) */
+        int peeked;              /* the step's sample, peeked at then, is news (OB_MEASURE_NEWS_*) */
         ob_rank_record mine;     /* EXCHANGE, RECORDS: this rank's record, sent */
     } next;
 
@@ -143,44 +192,17 @@ struct omnibatch_context {
 
     /* OMNIBATCH_WAIT=sleep: the gradient allreduce waits with naps (api_gradient.c),
      * timed by when the last rank arrived in the last steps (ob_nap.h), from the
-     * end of the reduction before (reduced_ns; 0 before the first). */
+     * end of the reduction before (clock.reduced_ns; 0 before the first). */
     int wait_sleep;
     ob_nap nap;
-    uint64_t reduced_ns;
     /* Asleep with every rank on one node: the sum in shared memory (api_node.c); NULL: MPI's. */
     struct ob_node *node;
+    /* options.chunks: the node's shared words of the ranks' ranges (api_chunk.c); NULL: off. */
+    struct ob_chunks *chunks;
 
-    /* The CPU quota this rank runs under, in cores (0: none; ob_cpuquota.h), and
-     * the process's CPU time since the step's exchange and in its waits for the
-     * other ranks in its gradient allreduces (asleep, the wait before the
-     * transfer; polling, the whole call): a rank near its quota needs cpu / quota
-     * of the step whatever its compute measured (ob_api_step_close()). */
-    double cpu_quota;
-    int cpu_plan;                /* OMNIBATCH_CPU_QUOTA: plan on it (a quota and the setting on) */
-    uint64_t quota_read_ns;      /* when cpu_quota was read (again every OB_API_QUOTA_REREAD_NS) */
-    uint64_t cpu_begin_ns;
-    uint64_t cpu_blocked_ns;
-    uint64_t cpu_reduced_ns;     /* at the end of the step's last gradient allreduce */
-    /* The CPU after it (an optimiser's update; now and then an evaluation or a
-     * checkpoint, which are not the step's): the median of the last steps'. */
-    double cpu_after[OB_API_CPU_AFTER];
-    int cpu_after_n;
-    /* The CPU of the step's omnibatch_next_step (the exchange, the last
-     * step's closing) and of its waits: this rank's whatever it waits for, a
-     * fixed cost of every step (the median of the last steps'). */
-    uint64_t cpu_next_step_ns;
-    double cpu_own[OB_API_CPU_AFTER];
-    int cpu_own_n;
-    /* The CPU from the step's first gradient allreduce's start to its last's
-     * end outside the waits (the transfer): the median of the last steps' is
-     * what a look at the step from that start adds (ob_api_next_begin()). */
-    uint64_t cpu_entry_ns;       /* at that start; 0 when the step had none */
-    double cpu_post[OB_API_CPU_AFTER];
-    int cpu_post_n;
-    /* The compute measured in the last steps at batch wall_batch. */
-    double wall_recent[OB_API_CPU_AFTER];
-    int wall_n;
-    long wall_batch;
+    /* Under a CPU quota, the CPU the step needs of it (api_measure.c). */
+    struct ob_cpu_meter cpu;
+    ob_cpu_watch cpu_watch;      /* the CPU the rank got since its last record (ob_starve.h) */
 
     /* Reused for scaling a separate send buffer: the user's is never written. */
     void *scratch;
@@ -189,18 +211,28 @@ struct omnibatch_context {
     ob_api_live live;            /* in the live handles (api_registry.c) */
 };
 
-/* api_gradient.c: OMNIBATCH_WAIT=sleep, an allreduce whose waiting rank
- * sleeps: a nonblocking one tested between naps (a rank under a CPU quota
- * would spend in polling what its compute needs).  \p expected: the seconds
- * this rank expects to wait for the others (ob_nap_waiting()), or a
- * negative number where every rank is in and the call is the transfer
- * itself (ob_nap_transfer(), naps of 50 us lasting \p short_s). */
-int ob_api_allreduce_asleep(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
-                            MPI_Comm comm, double expected, double short_s);
+/* api_chunk.c: work that moves inside a step (options.chunks). */
 
-/* api_gradient.c: wait for the nonblocking request \p req as
- * ob_api_allreduce_asleep() does. */
-int ob_api_wait_asleep(MPI_Request *req, double expected, double short_s);
+/** \brief Collective on c->comm: c->chunks set up where options.chunks (the node's shared
+ *  words); an MPI code where any rank could not (then none has them), and in \p call the MPI
+ *  call that failed. */
+int ob_chunk_open(struct omnibatch_context *c, const char **call);
+
+/** \brief Collective on the node: give back what ob_chunk_open() took. */
+void ob_chunk_close(struct omnibatch_context *c);
+
+/** \brief After MPI_Finalize: forget it (MPI has taken the window back). */
+void ob_chunk_forget(struct omnibatch_context *c);
+
+/** \brief The step handed out (c->step) begins in chunks: this rank's word holds its range. */
+int ob_chunk_begin(struct omnibatch_context *c);
+
+/** \brief The step's samples taken from other ranks' ranges and given of this rank's, once
+ *  none is left; -1 and -1 when the step was not worked in chunks. */
+void ob_chunk_moved(const struct omnibatch_context *c, long *taken, long *given);
+
+/** \brief 1 when the step may end (chunks off, or none left was answered), else 0. */
+int ob_chunk_ready(const struct omnibatch_context *c);
 
 /* api_node.c: the gradient summed in shared memory (OMNIBATCH_NODE_SUM). */
 
@@ -208,6 +240,14 @@ int ob_api_wait_asleep(MPI_Request *req, double expected, double short_s);
  *  node, and the shared block allocated on all; else NULL on all.  An MPI failure's code, and
  *  in \p call the MPI call that failed. */
 int ob_node_open(struct omnibatch_context *c, int want, const char **call);
+
+/** \brief Collective on \p all: a shared window of \p bytes on node rank 0 of \p node (none on
+ *  the others), its base in \p base on every rank, in one passive epoch for its life; every
+ *  rank of \p all learns whether all succeeded (MPI_ERR_NO_MEM where one did not). */
+int ob_node_window(MPI_Comm node, int node_rank, MPI_Comm all, size_t bytes, MPI_Win *win, void **base);
+
+/** \brief Collective on the window's node: end its epoch and free it (nothing for MPI_WIN_NULL). */
+void ob_node_window_free(MPI_Win *win);
 
 /** \brief Collective on c->comm: give back what ob_node_open() and the sums took. */
 void ob_node_close(struct omnibatch_context *c);
@@ -228,6 +268,19 @@ int ob_node_reserve(struct omnibatch_context *c, size_t bytes);
 /** \brief With every rank's weighted gradient in its slot (after an arrival): the sum into
  *  \p recvbuf, on every rank. */
 void ob_node_sum(struct omnibatch_context *c, void *recvbuf, int count, MPI_Datatype type, size_t elem);
+
+/* api_wait.c: OMNIBATCH_WAIT=sleep, an allreduce whose waiting rank
+ * sleeps: a nonblocking one tested between naps (a rank under a CPU quota
+ * would spend in polling what its compute needs).  \p expected: the seconds
+ * this rank expects to wait for the others (ob_nap_waiting()), or a
+ * negative number where every rank is in and the call is the transfer
+ * itself (ob_nap_transfer(), naps of 50 us lasting \p short_s). */
+int ob_api_allreduce_asleep(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                            MPI_Comm comm, double expected, double short_s);
+
+/* api_wait.c: wait for the nonblocking request \p req as
+ * ob_api_allreduce_asleep() does. */
+int ob_api_wait_asleep(MPI_Request *req, double expected, double short_s);
 
 /* api_errors.c */
 
@@ -288,33 +341,68 @@ int ob_api_registry_remove(struct omnibatch_context *c);
  */
 int ob_api_check_context(const char *fn, const struct omnibatch_context *ctx);
 
-/* api_step.c */
+/* api_measure.c: the step's measurement. */
 
-/** \brief Close the running step: feed its compute time to the estimator (after warmup). */
-void ob_api_step_close(struct omnibatch_context *c);
+/** ob_measure_look()'s news of the running step's sample, which the other ranks should hear
+ *  of at once (OMNIBATCH_REACT): a confirmed change of speed, or the model's first sample, so
+ *  that the first exchange comes at the first measured step, not at step period. */
+#define OB_MEASURE_NEWS_CHANGE 1
+#define OB_MEASURE_NEWS_FIRST 2
+
+/** \brief Close the running step: feed its compute time to the estimator (after warmup), note
+ *         it to the layer (ob_hook.h). */
+void ob_measure_close(struct omnibatch_context *c);
+
+/**
+ * \brief A look at the running step from its first gradient allreduce (\p now): its compute
+ *        as ob_measure_close() will take it in \p compute, folded into \p est (a copy of the
+ *        model, written whole); \p adds: whether closing adds a sample.
+ * \return The sample's news (OB_MEASURE_NEWS_*), 0 for none.
+ */
+int ob_measure_look(const struct omnibatch_context *c, uint64_t now, ob_estimator *est, double *compute,
+                    int *adds);
+
+/** \brief The record's blocked time: the mean over the measured steps closed since the last
+ *         exchange (before any, the last step's). */
+double ob_measure_blocked_mean(const struct omnibatch_context *c);
+
+/* api_exchange.c: the plan exchange. */
+
+/**
+ * \brief At the start of a step (c->next_global_step): finish the collective the last step's
+ *        gradient allreduce started for it, or run the exchange where one is due (every
+ *        period steps, or brought forward: OMNIBATCH_REACT), and decide.
+ * \return OMNIBATCH_SUCCESS, or the failure every rank returns alike.
+ */
+int ob_exchange_step(struct omnibatch_context *c);
 
 /**
  * \brief At the step's first gradient allreduce (\p now: its start, after the weighting): which
  *        collective the next omnibatch_next_step() opens with (OB_API_NEXT_*), with what this
  *        rank sends in it: REACT's flag from a look at the step's measurement as closing it
- *        will take it, or its record for the exchange.  Posts nothing (ob_api_next_post()).
+ *        will take it, or its record for the exchange.  Posts nothing (ob_exchange_post()).
  */
-int ob_api_next_begin(struct omnibatch_context *c, uint64_t now);
+int ob_exchange_begin(struct omnibatch_context *c, uint64_t now);
 
 /**
- * \brief Start the collective ob_api_next_begin() chose; \p carried: REACT's flag rode the
- *        arrival's allreduce already (c->next.any holds the answer).
+ * \brief Start the collective ob_exchange_begin() chose; \p carried: REACT's flag rode the
+ *        arrival's allreduce already, and \p any is the most of the ranks' flags (an exchange
+ *        they bring forward is gathered from here).
  * \return MPI_SUCCESS or MPI's error code.
  */
-int ob_api_next_post(struct omnibatch_context *c, int carried);
+int ob_exchange_post(struct omnibatch_context *c, int carried, int any);
 
 /** \brief Complete and forget a started collective the next step will not use (a checkpoint,
  *         the end): every rank started the same one. */
-void ob_api_next_drop(struct omnibatch_context *c);
+void ob_exchange_drop(struct omnibatch_context *c);
 
 /** \brief At a decision, central or distributed: the steps since the last one, counted toward
  *         the parked ranks' probe gaps (ob_controller_advance()). */
-void ob_api_count_steps(struct omnibatch_context *c);
+static inline void ob_exchange_count_steps(struct omnibatch_context *c)
+{
+    ob_controller_advance(&c->ctl, c->next_global_step - c->last_exchange_step);
+    c->last_exchange_step = c->next_global_step;
+}
 
 /* api_dist.c */
 

@@ -2,8 +2,8 @@
  * Copyright (c) 2026 The omnibatch authors.
  *
  * The OMNIBATCH_* settings (ob_config.h).  One table drives everything: the
- * parser, the error lines and README's configuration table, so the three
- * cannot drift apart.
+ * parser, the error lines and the table of docs/configuration.md (and the
+ * man page), so they cannot drift apart.
  */
 #include "config.h"
 
@@ -52,7 +52,8 @@ typedef struct ob_choice {
 
 /* One setting.  The text of what is allowed is not written here: it is
  * generated from the kind and the range (ob_allowed_text), so the range is
- * stated once and the error lines, README and man page cannot drift. */
+ * stated once and the error lines, the configuration page and the man page
+ * cannot drift. */
 typedef struct ob_var {
     const char *name;            /* "OMNIBATCH_GAIN" */
     const char *default_value;   /* a value that parses to the default, or NULL: unset */
@@ -92,7 +93,7 @@ static const ob_choice ob_wait_choices[] = {
 #define OB_PATH_ALLOWED "a non-empty path shorter than " OB_STR(PATH_MAX) " bytes"
 #define OB_OFF(field) offsetof(ob_config, field)
 
-/* README order: what most users touch first. */
+/* The configuration page's order: what most users touch first. */
 static const ob_var ob_vars[] = {
     { .name = "OMNIBATCH_ENABLE", .default_value = "on", .kind = OB_VAR_BOOL, .offset = OB_OFF(enable),
       .meaning = "On: the plan follows the measured speeds; off: every call passes through and the "
@@ -116,6 +117,16 @@ static const ob_var ob_vars[] = {
                  "collective per step started with the gradient allreduce (the records' allgather "
                  "where ranks poll, nothing more where they wait asleep, a one-integer allreduce with "
                  "the distributed decision); off: exchanges only every OMNIBATCH_PERIOD steps." },
+    { .name = "OMNIBATCH_CHUNKS", .default_value = "off", .kind = OB_VAR_BOOL, .offset = OB_OFF(chunks),
+      .meaning = "API: on: the code works each step in chunks (omnibatch_next_chunk), its own range first, "
+                 "then the tail of a slower rank's, so that no rank waits for one that slowed down "
+                 "inside the step; every rank must then work in chunks. off: one slice per step." },
+    { .name = "OMNIBATCH_CHUNK_FLOOR", .default_value = "0",
+      .kind = OB_VAR_LONG, .offset = OB_OFF(chunk_floor), .min = 1, .max = OB_CONFIG_BATCH_LIMIT,
+      .zero_means = "auto",
+      .meaning = "API, with OMNIBATCH_CHUNKS: least samples of a chunk (a range's last may be less), a "
+                 "multiple of OMNIBATCH_GRANULARITY; 0: auto, the global batch over 32 ranks' worth "
+                 "(B / (32 P)), at least the granularity." },
     { .name = "OMNIBATCH_WARMUP", .default_value = OB_STR(OB_DEFAULT_WARMUP),
       .kind = OB_VAR_LONG, .offset = OB_OFF(warmup), .min = 0, .max = OB_CONFIG_STEPS_LIMIT,
       .meaning = "First steps not measured (cold caches, lazy initialisation)." },
@@ -168,8 +179,10 @@ static const ob_var ob_vars[] = {
                  "cannot be written stops the run there." },
     { .name = "OMNIBATCH_TRACE", .kind = OB_VAR_PATH, .offset = OB_OFF(trace_file),
       .meaning = "CSV file with one row per step and rank (step, rank, batch, compute_s, blocked_s, "
-                 "reduction_s, waiting_s, time_s: the step's end in seconds since the epoch, host), "
-                 "written as the run goes (rows reach it within a few seconds); unset: no trace. "
+                 "reduction_s, waiting_s, time_s: the step's end in seconds since the epoch, host, and "
+                 "what the kernel gave the rank in the step: cpu_s, involuntary_switches, off_cpu_s, "
+                 "throttled_s; for a step worked in chunks, the samples taken from other ranks' "
+                 "ranges and given of its own: taken, given), written as the run goes (rows reach it within a few seconds); unset: no trace. "
                  "Opened at start-up; must be another file than OMNIBATCH_REPORT_FILE." },
     { .name = "OMNIBATCH_TIMELINE", .kind = OB_VAR_PATH, .offset = OB_OFF(timeline_file),
       .meaning = "Chrome trace-event JSON file (Perfetto, chrome://tracing): one track per rank with "
@@ -370,6 +383,8 @@ void ob_config_defaults(ob_config *cfg)
     cfg->planner = OB_PLANNER_AUTO;
     cfg->verify = 0;
     cfg->react = 1;
+    cfg->chunks = 0;
+    cfg->chunk_floor = 0;
     cfg->wait = OB_WAIT_AUTO;
     cfg->node_sum = 1;
     cfg->cpu_quota = 1;
@@ -1033,7 +1048,7 @@ int ob_config_global(const ob_config **cfg)
     return OMNIBATCH_SUCCESS;
 }
 
-/* ---- names and the README table ---------------------------------------------------- */
+/* ---- names and the configuration page's table ------------------------------------- */
 
 static const char *ob_choice_name(const ob_choice *choices, int value)
 {

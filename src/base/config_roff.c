@@ -2,8 +2,8 @@
  * Copyright (c) 2026 The omnibatch authors.
  *
  * The configuration table as roff (ob_config.h), for the omnibatch(7) man
- * page: the same rows as ob_config_markdown() writes into the README, read
- * through ob_config_doc_at().
+ * page: the same rows as ob_config_markdown() writes into
+ * docs/configuration.md, read through ob_config_doc_at().
  */
 #include "config.h"
 

@@ -5,7 +5,7 @@
  * string numbers, ranges checked, booleans as 1/0, on/off, true/false,
  * yes/no (any case).  A bad value fails with one line naming the variable,
  * the value and what is allowed; an unknown OMNIBATCH_* name is a warning.
- * The defaults below are the documented ones: README's configuration table
+ * The defaults below are the documented ones: docs/configuration.md's table
  * is written by ob_config_markdown() from the same table that parses.
  *
  * Spellings accepted (the table says which applies to which variable):
@@ -26,7 +26,7 @@
 #include <stdint.h>
 #include <limits.h>
 
-/* Defaults, one place.  README's configuration table repeats them. */
+/* Defaults, one place.  docs/configuration.md's table repeats them. */
 #define OB_DEFAULT_GAIN 1.0            /* Kp of the proportional step */
 #define OB_DEFAULT_DEADBAND 0.02       /* least predicted step-time gain worth a change */
 #define OB_DEFAULT_FORGET 0.998        /* estimator forgetting factor */
@@ -117,6 +117,8 @@ typedef struct ob_config {
     ob_planner_kind planner;     /* OMNIBATCH_PLANNER: auto | central | distributed; default auto */
     int verify;                  /* OMNIBATCH_VERIFY, bool, default off: check every rank computed the same plan */
     int react;                   /* OMNIBATCH_REACT, bool, default on: a change of speed triggers an exchange */
+    int chunks;                  /* OMNIBATCH_CHUNKS, bool, default off: steps worked in chunks that move */
+    long chunk_floor;            /* OMNIBATCH_CHUNK_FLOOR, least samples of a chunk, 0 = auto */
     ob_wait_kind wait;           /* OMNIBATCH_WAIT: auto | poll | sleep; default auto */
     int node_sum;                /* OMNIBATCH_NODE_SUM, bool, default on: asleep on one node, sum in shared memory */
     int cpu_quota;               /* OMNIBATCH_CPU_QUOTA, bool, default on: plan on a quota's CPU budget */
@@ -166,7 +168,7 @@ const char *ob_config_convention_name(ob_convention c);
 /** \brief The name of a first-plan prior ("equal", "cores", "gpus"). */
 const char *ob_config_prior_name(ob_prior p);
 
-/** One row of the configuration table (README), as the parser knows it. */
+/** One row of the configuration table (docs/configuration.md), as the parser knows it. */
 typedef struct ob_config_doc {
     const char *name;            /* "OMNIBATCH_GAIN" */
     const char *allowed;         /* "a number in (0, 1]": also the end of every error line */
@@ -175,7 +177,7 @@ typedef struct ob_config_doc {
 } ob_config_doc;
 
 /**
- * \brief Row \p i of the configuration table, in the order the README lists them.
+ * \brief Row \p i of the configuration table, in the order docs/configuration.md lists them.
  * \return the row, or NULL when \p i is past the last one.
  */
 const ob_config_doc *ob_config_doc_at(size_t i);

@@ -30,6 +30,8 @@ typedef struct ob_step_note {
     double beta;                 /* alpha + beta * batch seconds ... */
     int model;                   /* ... valid when 1: the controller plans (adaptive) and the model
                                   * rests on measured samples */
+    long taken;                  /* worked in chunks: samples this rank took from others' ranges, */
+    long given;                  /* and of its own range others took; -1 when not in chunks */
 } ob_step_note;
 
 /** \brief Receives each step the API measured. */

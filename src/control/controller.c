@@ -14,6 +14,7 @@
 #include "ob_error.h"
 #include "ob_maths.h"
 #include "ob_pool.h"
+#include "ob_starve.h"
 
 /* FNV-1a over the values as little-endian 64-bit integers: the same bytes
  * whatever the host's long and byte order. */
@@ -181,6 +182,8 @@ void ob_controller_record(const ob_controller *ctl, int rank, const ob_estimator
     rec->rel_error = ob_estimator_error(est, (double) ctl->plan[rank]);
     ob_estimator_error_terms(est, &rec->level_error, &rec->share_error, &rec->mean_batch);
     rec->plan_hash = ctl->plan_hash;
+    /* Unknown until the caller measures it (ob_cpu_watch_fill()). */
+    rec->throttled_share = -1.0;
 }
 
 /* The bounds rank i asks for in its record: lo = hi = 0 keeps the ones held. */
@@ -224,6 +227,10 @@ static int ob_controller_gather(ob_controller *ctl, const ob_rank_record *record
         if (!(rec->mean_batch >= 0.0 && rec->mean_batch <= (double) OB_PLAN_MAX_BATCH)) {
             return ob_fail(OMNIBATCH_ERR_ARG, "record of rank %d: mean batch %g: expected a number in [0, %ld]",
                            i, rec->mean_batch, (long) OB_PLAN_MAX_BATCH);
+        }
+        if (!(rec->throttled_share <= 1.0)) {
+            return ob_fail(OMNIBATCH_ERR_ARG, "record of rank %d: throttled share %g: expected a number in [0, 1], "
+                           "or < 0 for unknown", i, rec->throttled_share);
         }
         if ((long) rec->lo != rec->lo || (long) rec->hi != rec->hi) {
             return ob_fail(OMNIBATCH_ERR_ARG, "record of rank %d: bounds [%lld, %lld] do not fit a long",
@@ -296,15 +303,20 @@ static void ob_controller_trust(ob_controller *ctl, const ob_rank_record *record
 /* The step's reduction: the least of the ranks' mean blocked times.  The
  * rank that reaches the allreduce last waits for nobody, so what it spends
  * there is what the reduction costs every rank; the rest of any other
- * rank's blocked time is waiting.  0 when a rank did not measure it (the
- * judgement is then on compute alone, as without this model). */
+ * rank's blocked time is waiting.  A rank its quota starved of CPU stalls
+ * inside the allreduce too, and everyone waits for it there: its stalls
+ * are taken out of its blocked time (ob_starve.h), so that they are not
+ * read as the transfer.  0 when a rank did not measure it (the judgement is then on
+ * compute alone, as without this model). */
 double ob_controller_reduction(const ob_rank_record *records, int P)
 {
-    double least = records[0].blocked_mean;
+    double least = -1.0;
 
-    for (int i = 1; i < P; i++) {
-        if (records[i].blocked_mean < least) {
-            least = records[i].blocked_mean;
+    for (int i = 0; i < P; i++) {
+        double own = records[i].blocked_mean * (1.0 - ob_starved_record_share(&records[i]));
+
+        if (least < 0.0 || own < least) {
+            least = own;
         }
     }
     return least > 0.0 ? least : 0.0;

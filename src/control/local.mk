@@ -1,7 +1,9 @@
 # src/control/: the controller's mathematics, on base/ and platform/: the
 # per-rank speed model, the water-filling planners (central and
 # distributed), the decision every rank takes alike, peers' pooled speeds,
-# the epoch's permutation and each rank's slice, the saved state.
+# the epoch's permutation and each rank's slice, the saved state, which
+# ranks the CPU starved, the chunked step's policy (chunk sizes, a thief's
+# share, whom to ask).
 
 libobcore_la_SOURCES += \
 	%reldir%/ob_maths.h %reldir%/maths.c \
@@ -11,6 +13,8 @@ libobcore_la_SOURCES += \
 	%reldir%/ob_planner_dist.h %reldir%/planner_dist.c \
 	%reldir%/ob_controller.h %reldir%/controller.c \
 	%reldir%/ob_record.h %reldir%/record.c \
+	%reldir%/ob_starve.h %reldir%/starve.c \
 	%reldir%/ob_pool.h %reldir%/pool.c \
 	%reldir%/ob_shard.h %reldir%/shard.c \
-	%reldir%/ob_state.h %reldir%/state.c
+	%reldir%/ob_state.h %reldir%/state.c \
+	%reldir%/ob_chunk.h %reldir%/chunk.c

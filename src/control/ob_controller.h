@@ -64,7 +64,10 @@
  *     change is worth making when it shortens the whole expected step,
  *     expected compute plus reduction, by more than the band.  The
  *     reduction is the least mean blocked time over the ranks' records
- *     (the last rank to arrive does not wait; ob_controller_reduction()).
+ *     (the last rank to arrive does not wait; ob_controller_reduction()),
+ *     less the stalls of a rank its quota starved of CPU (ob_starve.h):
+ *     everyone waits for those inside the allreduce, and they are no
+ *     transfer.
  *     On a network-bound run (5 us of compute in a 21 ms step) a change
  *     that saves microseconds of compute is not made, and the noise of
  *     tiny compute times cannot move the plan.
@@ -206,8 +209,9 @@ int ob_controller_verify(const ob_controller *ctl, const ob_rank_record *records
 
 /**
  * \brief The step model's reduction of \p P records: the least of their mean blocked times
- *        (the rank that reaches the allreduce last waits for nobody); 0 when a rank did not
- *        measure it.
+ *        (the rank that reaches the allreduce last waits for nobody), each less the share a
+ *        rank its quota starved of CPU lost to its stalls (ob_starve.h); 0 when a rank did
+ *        not measure it.
  */
 double ob_controller_reduction(const ob_rank_record *records, int P);
 

@@ -34,6 +34,8 @@ typedef struct ob_rank_record {
                                   * exchange (the step model's reduction); 0 = not measured */
     int64_t changed;             /* OMNIBATCH_REACT: 1 if the rank's model confirmed a change of speed,
                                   * or took its first sample (an exchange is then brought forward) */
+    double throttled_share;      /* share of the wall time since the last exchange its cgroup's quota
+                                  * stopped the rank, in [0, 1]; < 0: unknown (ob_starve.h) */
 } ob_rank_record;
 
 /**

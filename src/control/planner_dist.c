@@ -14,6 +14,7 @@
 #include "ob_error.h"
 #include "ob_maths.h"
 #include "ob_planner_dist.h"
+#include "ob_starve.h"
 
 __extension__ typedef unsigned __int128 ob_u128;
 
@@ -1394,7 +1395,8 @@ static int ob_record_ok(const ob_rank_record *r)
     return r->samples >= 0 && r->rel_error >= 0.0 && r->rel_error <= 1e6 && r->level_error >= 0.0
            && r->level_error <= 1e6 && r->share_error >= 0.0 && r->share_error <= 1e6
            && r->blocked_mean >= 0.0 && r->blocked_mean <= OB_CTL_MAX_BLOCKED && r->mean_batch >= 0.0
-           && r->mean_batch <= (double) OB_PLAN_MAX_BATCH && (long) r->lo == r->lo && (long) r->hi == r->hi;
+           && r->mean_batch <= (double) OB_PLAN_MAX_BATCH && (long) r->lo == r->lo && (long) r->hi == r->hi
+           && r->throttled_share <= 1.0;
 }
 
 /* A rank's time at batch b, its model's mean. */
@@ -1441,7 +1443,8 @@ static void ob_ctl_first_add(void *ctx, ob_msg *msg)
         if (!ob_record_ok(r)) {
             ob_max_into(&msg->maxs[f->at_max], -(double) (f->chk.blk.first + i));
         }
-        ob_max_into(&msg->maxs[f->at_max + 1], -r->blocked_mean);
+        /* A starved rank's stalls are not the transfer (ob_controller_reduction()). */
+        ob_max_into(&msg->maxs[f->at_max + 1], -r->blocked_mean * (1.0 - ob_starved_record_share(r)));
         msg->sums[f->at + OB_FIX_LIMBS] += 0 == r->samples;
         msg->sums[f->at + OB_FIX_LIMBS + 1] += p < r->lo || p > r->hi || p > f->chk.B;
         msg->sums[f->at + OB_FIX_LIMBS + 2] += p;

@@ -25,6 +25,21 @@
  * explains less than OB_REPORT_LINK_EXPLAINED of their wait), what they
  * wait for is that rank's reduction: its host's link is named as slow.
  *
+ * A rank starved of CPU (its quota spent, a busy neighbour) is descheduled
+ * inside the allreduce too, and everyone waits for it there: the least
+ * blocked time then holds its stalls.  Each rank's sums carry what the
+ * kernel gave it from its first measured step to the report (ob_cpuuse.h);
+ * the ranks it starved and the share they lost are ob_starve.h's, that
+ * share of their blocked time is taken out of the reduction (the rest,
+ * "stalled", is what every rank waits through for them), and the verdict
+ *   - cpu-starved: some rank was starved and the balanced split would not
+ *     win OB_REPORT_MIN_GAIN (it cannot remove stalls): the report names
+ *     the ranks and hosts, the share of the step their stalls take, and
+ *     what helps;
+ * comes before communication-bound, which is then judged on the transfer
+ * without the stalls.  A starved rank the others wait for is not a slow
+ * link.
+ *
  * One path for the plan: for a code on the API every rank's ob_rank_stats
  * carries the controller's plan and model (ob_hook.h), and the report
  * shows those, the split the run really used; only for an unmodified code
@@ -41,6 +56,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+
+#include "ob_cpuuse.h"
 
 /** A rank computing this much longer than the fastest is called a straggler. */
 #define OB_REPORT_STRAGGLER_RATIO 1.10
@@ -63,7 +80,8 @@ typedef enum ob_report_verdict {
     OB_VERDICT_NONE = 0,             /* nothing measured */
     OB_VERDICT_BALANCED = 1,
     OB_VERDICT_COMPUTE_IMBALANCED = 2,
-    OB_VERDICT_COMMUNICATION_BOUND = 3
+    OB_VERDICT_COMMUNICATION_BOUND = 3,
+    OB_VERDICT_CPU_STARVED = 4
 } ob_report_verdict;
 
 /** One rank's sums over its measured steps. */
@@ -91,6 +109,13 @@ typedef struct ob_rank_stats {
     int64_t ctl_plan;            /* this rank's batch in the controller's plan, at its last step */
     double ctl_alpha;            /* this rank's model at the controller's last exchange */
     double ctl_beta;
+    int64_t moved_steps;         /* measured steps worked in chunks (API, options.chunks) */
+    int64_t taken_sum;           /* samples this rank took from other ranks' ranges in them */
+    int64_t given_sum;           /* samples of its own ranges other ranks took */
+    int32_t cpu_known;           /* 1: cpu holds what the kernel gave the rank from its first measured
+                                  * step to the report (ob_rank_stats_set_cpu()) */
+    int32_t cpu_pad;
+    ob_cpu_use cpu;
 } ob_rank_stats;
 
 /** \brief Empty sums for rank \p rank. */
@@ -100,9 +125,16 @@ void ob_rank_stats_init(ob_rank_stats *s, int rank);
  *         apart: it computed nothing). */
 void ob_rank_stats_add(ob_rank_stats *s, long batch, double compute, double blocked);
 
+/** \brief Add what moved in one measured step worked in chunks: \p taken samples from other
+ *         ranks' ranges, \p given of its own to them; nothing when either is < 0 (not in chunks). */
+void ob_rank_stats_add_moved(ob_rank_stats *s, long taken, long given);
+
 /** \brief Keep the controller's plan \p plan and model alpha + beta * b of this rank (a code
  *         on the API): the report shows those instead of fitting its own. */
 void ob_rank_stats_set_plan(ob_rank_stats *s, long plan, double alpha, double beta);
+
+/** \brief Keep what the kernel gave the rank over its measured steps (ob_cpuuse.h). */
+void ob_rank_stats_set_cpu(ob_rank_stats *s, const ob_cpu_use *use);
 
 /** \brief Add one measured step of \p step wall seconds (>= compute + blocked: the rest is
  *         neither, e.g. the code's optimiser or the library's own exchanges). */
@@ -136,6 +168,13 @@ typedef struct ob_report_rank {
     double beta;
     double share;                /* balanced fraction of the global batch */
     long plan;                   /* balanced batch; -1 when the global batch is unknown */
+    double cpu_share;            /* CPU time / wall time (ob_cpuuse.h), NaN: unknown */
+    double throttled_share;      /* the rest < 0: unknown */
+    double held_share;
+    double wait_share;
+    double lost;                 /* share of its time lost to starvation (ob_starve.h), 0: not starved */
+    int starved_by;              /* OB_STARVED_* flags, 0: not starved */
+    double stalled;              /* the run's stalls (ob_report.stalled) */
 } ob_report_rank;
 
 /** The analysis of one run. */
@@ -168,6 +207,14 @@ typedef struct ob_report {
     ob_report_verdict verdict;
     int slow_link;               /* the rank whose reduction the others wait for, -1: none */
     double others_link_wait;     /* their mean wait for it, as a share of the step */
+    double least_blocked;        /* least mean blocked time over the ranks: reduction + stalled */
+    double stalled;              /* seconds a step every rank waits in the reduction for starved ranks */
+    int nstarved;                /* ranks starved of CPU (ob_starve.h), in rank order */
+    int *starved;
+    int most_starved;            /* the one that lost the largest share, -1: none */
+    double starved_step_s;       /* its stalls per step: its lost share of its step */
+    double starved_share;        /* that over the mean step */
+    double least_wait;           /* the least wait share of a rank for a CPU, < 0: unknown */
 } ob_report;
 
 /**
@@ -181,7 +228,7 @@ typedef struct ob_report {
 int ob_report_analyse(const ob_rank_stats *stats, int nranks, const ob_report_settings *settings,
                       ob_report *rep);
 
-/** \brief "balanced", "compute-imbalanced", "communication-bound" or "none". */
+/** \brief "balanced", "compute-imbalanced", "communication-bound", "cpu-starved" or "none". */
 const char *ob_report_verdict_name(ob_report_verdict v);
 
 /** \brief Write the report as text (OMNIBATCH_REPORT=text). */

@@ -54,6 +54,8 @@ typedef struct ob_step_record {
     double blocked;              /* seconds inside them (and in the waits that complete them) */
     long calls;                  /* gradient allreduces the step held */
     double end;                  /* when the step's last gradient allreduce returned (caller's clock) */
+    long taken;                  /* worked in chunks (API): samples taken from other ranks' ranges, */
+    long given;                  /* and of this rank's taken by others; -1 when unknown */
 } ob_step_record;
 
 /** How the step boundary was found (for the report). */

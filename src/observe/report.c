@@ -19,6 +19,7 @@
 #include "ob_error.h"
 #include "ob_planner.h"
 #include "ob_report.h"
+#include "ob_starve.h"
 #include "omnibatch_status.h"
 
 /* Without a global batch the split is computed on this many notional
@@ -48,9 +49,25 @@ void ob_rank_stats_set_plan(ob_rank_stats *s, long plan, double alpha, double be
     s->ctl_beta = beta;
 }
 
+void ob_rank_stats_set_cpu(ob_rank_stats *s, const ob_cpu_use *use)
+{
+    s->cpu_known = 1;
+    s->cpu = *use;
+}
+
 void ob_rank_stats_add(ob_rank_stats *s, long batch, double compute, double blocked)
 {
     ob_rank_stats_add_step(s, batch, compute, blocked, compute + blocked);
+}
+
+void ob_rank_stats_add_moved(ob_rank_stats *s, long taken, long given)
+{
+    if (taken < 0 || given < 0) {
+        return;
+    }
+    s->moved_steps++;
+    s->taken_sum += taken;
+    s->given_sum += given;
 }
 
 void ob_rank_stats_add_step(ob_rank_stats *s, long batch, double compute, double blocked, double step)
@@ -294,8 +311,9 @@ static void ob_report_split(ob_report *rep)
     }
     /* The reduction is what the allreduces cost when nobody waits for
      * anybody, and what the last rank does outside compute and the
-     * allreduces does not scale with its batch: both stay after balancing. */
-    rep->step_balanced = T + rep->reduction + ob_report_other_after(rep);
+     * allreduces does not scale with its batch: both stay after balancing;
+     * so do a starved rank's stalls, which no split removes. */
+    rep->step_balanced = T + rep->least_blocked + ob_report_other_after(rep);
     rep->speedup = rep->step_balanced > 0.0 ? rep->step_predicted / rep->step_balanced : (double) NAN;
     rep->max_gain = rep->step_predicted > 0.0 ? 1.0 - rep->step_balanced / rep->step_predicted : 0.0;
     rep->split_ok = 1;
@@ -306,30 +324,92 @@ done:
     free(plan);
 }
 
-/* The step model (ob_report.h): the reduction is the least blocked time;
- * each rank's wait is the rest of its blocked time; the step predicted now
- * is the last rank to reach the reduction (compute and other) plus it. */
+/* The step model (ob_report.h): the reduction is the least blocked time,
+ * each rank's less the share a starved rank lost to its stalls; each
+ * rank's wait is the rest of its blocked time beyond the least; the step
+ * predicted now is the last rank to reach the reduction (compute and
+ * other) plus the least blocked time (the stalls are in the step). */
 static void ob_report_step_model(ob_report *rep)
 {
-    double R = rep->ranks[0].blocked, last = 0.0, mean_step = 0.0;
+    double least = rep->ranks[0].blocked, R = -1.0, last = 0.0, mean_step = 0.0;
 
-    for (int i = 1; i < rep->nranks; i++) {
-        R = rep->ranks[i].blocked < R ? rep->ranks[i].blocked : R;
+    for (int i = 0; i < rep->nranks; i++) {
+        const ob_report_rank *r = &rep->ranks[i];
+        double own = r->blocked * (1.0 - r->lost);
+
+        least = r->blocked < least ? r->blocked : least;
+        R = R < 0.0 || own < R ? own : R;
     }
     for (int i = 0; i < rep->nranks; i++) {
         ob_report_rank *r = &rep->ranks[i];
         double arrive = r->compute + r->other;
 
         r->reduction = R;
-        r->wait = r->blocked - R;
+        r->stalled = least - R;
+        r->wait = r->blocked - least;
         r->waiting = r->step > 0.0 ? r->wait / r->step : 0.0;
         last = arrive > last ? arrive : last;
         mean_step += r->step;
     }
     rep->reduction = R;
+    rep->least_blocked = least;
+    rep->stalled = least - R;
     rep->step_now = mean_step / rep->nranks;
-    rep->step_predicted = last + R;
+    rep->step_predicted = last + least;
     rep->reduction_share = rep->step_now > 0.0 ? R / rep->step_now : 0.0;
+}
+
+/* Each rank's CPU shares from its sums (ob_cpuuse.h), or unknown. */
+static void ob_report_cpu_shares(const ob_rank_stats *s, ob_report_rank *r)
+{
+    r->cpu_share = (double) NAN;
+    r->throttled_share = r->held_share = r->wait_share = -1.0;
+    if (s->cpu_known) {
+        r->cpu_share = ob_cpu_use_cpu_share(&s->cpu);
+        r->throttled_share = ob_cpu_use_throttled_share(&s->cpu);
+        r->held_share = ob_cpu_use_held_share(&s->cpu);
+        r->wait_share = ob_cpu_use_wait_share(&s->cpu);
+    }
+}
+
+/* The ranks the CPU starved and what they lost (ob_starve.h), and the one
+ * that lost most.  Before the step model, which takes their stalls out. */
+static void ob_report_find_starved(ob_report *rep)
+{
+    rep->least_wait = -1.0;
+    rep->most_starved = -1;
+    for (int i = 0; i < rep->nranks; i++) {
+        ob_report_rank *r = &rep->ranks[i];
+
+        if (r->wait_share >= 0.0 && (rep->least_wait < 0.0 || r->wait_share < rep->least_wait)) {
+            rep->least_wait = r->wait_share;
+        }
+    }
+    for (int i = 0; i < rep->nranks; i++) {
+        ob_report_rank *r = &rep->ranks[i];
+
+        r->lost = ob_starved_share(r->throttled_share, r->held_share, r->wait_share, rep->least_wait,
+                                   &r->starved_by);
+        if (0 == r->starved_by) {
+            continue;
+        }
+        rep->starved[rep->nstarved++] = i;
+        if (rep->most_starved < 0 || r->lost > rep->ranks[rep->most_starved].lost) {
+            rep->most_starved = i;
+        }
+    }
+}
+
+/* What the most starved rank's stalls take of the step: in synchronous
+ * SGD every rank waits for them.  After the step model. */
+static void ob_report_starved_cost(ob_report *rep)
+{
+    if (rep->most_starved >= 0) {
+        const ob_report_rank *r = &rep->ranks[rep->most_starved];
+
+        rep->starved_step_s = r->lost * r->step;
+        rep->starved_share = rep->step_now > 0.0 ? rep->starved_step_s / rep->step_now : 0.0;
+    }
 }
 
 /* The rank the others wait for (the least blocked) when its extra compute
@@ -345,6 +425,10 @@ static int ob_report_find_slow_link(const ob_report *rep, double *others_wait)
     }
     for (int i = 1; i < P; i++) {
         k = rep->ranks[i].blocked < rep->ranks[k].blocked ? i : k;
+    }
+    /* A starved rank's stalls, not its link, are what the others wait for. */
+    if (0 != rep->ranks[k].starved_by) {
+        return -1;
     }
     for (int i = 0; i < P; i++) {
         if (i != k) {
@@ -368,6 +452,8 @@ static void ob_report_judge(ob_report *rep)
     rep->slow_link = ob_report_find_slow_link(rep, &rep->others_link_wait);
     if (gains) {
         rep->verdict = OB_VERDICT_COMPUTE_IMBALANCED;
+    } else if (rep->nstarved > 0) {
+        rep->verdict = OB_VERDICT_CPU_STARVED;
     } else if (rep->reduction_share >= OB_REPORT_COMM_SHARE) {
         rep->verdict = OB_VERDICT_COMMUNICATION_BOUND;
     } else {
@@ -388,6 +474,7 @@ static void ob_report_rank_means(ob_report *rep)
         r->plan = -1;
         r->batch = (double) NAN;
         r->share = (double) NAN;
+        ob_report_cpu_shares(s, r);
         if (s->steps <= 0) {
             rep->measured = 0;
             r->compute = r->blocked = r->waiting = (double) NAN;
@@ -464,17 +551,21 @@ int ob_report_analyse(const ob_rank_stats *stats, int nranks, const ob_report_se
     rep->settings = *settings;
     rep->ranks = calloc((size_t) nranks, sizeof *rep->ranks);
     rep->stragglers = calloc((size_t) nranks, sizeof *rep->stragglers);
-    if (NULL == rep->ranks || NULL == rep->stragglers) {
+    rep->starved = calloc((size_t) nranks, sizeof *rep->starved);
+    if (NULL == rep->ranks || NULL == rep->stragglers || NULL == rep->starved) {
         ob_report_free(rep);
         return ob_fail(OMNIBATCH_ERR_NOMEM, "report: no memory for %d ranks", nranks);
     }
     ob_report_rank_means(rep);
     rep->slow_link = -1;
+    rep->most_starved = -1;
     if (!rep->measured) {
         rep->batch_known = 0;
         return OMNIBATCH_SUCCESS;
     }
+    ob_report_find_starved(rep);
     ob_report_step_model(rep);
+    ob_report_starved_cost(rep);
     ob_report_find_stragglers(rep);
     ob_report_split(rep);
     ob_report_judge(rep);
@@ -490,6 +581,8 @@ const char *ob_report_verdict_name(ob_report_verdict v)
         return "compute-imbalanced";
     case OB_VERDICT_COMMUNICATION_BOUND:
         return "communication-bound";
+    case OB_VERDICT_CPU_STARVED:
+        return "cpu-starved";
     default:
         return "none";
     }
@@ -502,6 +595,8 @@ void ob_report_free(ob_report *rep)
     }
     free(rep->ranks);
     free(rep->stragglers);
+    free(rep->starved);
     rep->ranks = NULL;
     rep->stragglers = NULL;
+    rep->starved = NULL;
 }

@@ -15,9 +15,13 @@
 #include "ob_error.h"
 #include "ob_json.h"
 #include "ob_report.h"
+#include "ob_starve.h"
 #include "omnibatch_status.h"
 
 /* ------------------------------------------------------------------- text */
+
+/* Starved ranks whose evidence gets a line each (the JSON has them all). */
+#define OB_REPORT_STARVED_LINES 8
 
 /* "0,1,3" or "0-5,7": runs of three or more as ranges. */
 static void ob_report_list(FILE *f, const int *v, int n)
@@ -39,17 +43,52 @@ static void ob_report_list(FILE *f, const int *v, int n)
     }
 }
 
-/* Whether straggler k runs on a host no earlier straggler runs on. */
-static int ob_report_new_host(const ob_report *rep, int k)
+/* Whether rank list[k] runs on a host no earlier rank of the list runs on. */
+static int ob_report_new_host(const ob_report *rep, const int *list, int k)
 {
-    const char *host = rep->stats[rep->stragglers[k]].host;
+    const char *host = rep->stats[list[k]].host;
 
     for (int j = 0; j < k; j++) {
-        if (0 == strcmp(host, rep->stats[rep->stragglers[j]].host)) {
+        if (0 == strcmp(host, rep->stats[list[j]].host)) {
             return 0;
         }
     }
     return 1;
+}
+
+/* "a, b": the hosts of the \p n ranks of \p list, each once ("vm, vm"
+ * says nothing "vm" does not). */
+static void ob_report_host_names(FILE *f, const ob_report *rep, const int *list, int n)
+{
+    for (int k = 0, shown = 0; k < n; k++) {
+        if (ob_report_new_host(rep, list, k)) {
+            fprintf(f, "%s%s", shown++ > 0 ? ", " : "", rep->stats[list[k]].host);
+        }
+    }
+}
+
+/* " (host a, b)" of ob_report_host_names(). */
+static void ob_report_text_hosts(FILE *f, const ob_report *rep, const int *list, int n)
+{
+    int nhosts = 0;
+
+    for (int k = 0; k < n; k++) {
+        nhosts += ob_report_new_host(rep, list, k);
+    }
+    fprintf(f, " (host%s ", 1 == nhosts ? "" : "s");
+    ob_report_host_names(f, rep, list, n);
+    fprintf(f, ")");
+}
+
+/* A share as a whole percentage, "-" when unknown (< 0 or NaN). */
+static const char *ob_report_percent(char *buf, size_t size, double share)
+{
+    if (share >= 0.0) {
+        snprintf(buf, size, "%.0f%%", 100.0 * share);
+    } else {
+        snprintf(buf, size, "-");
+    }
+    return buf;
 }
 
 static void ob_report_text_header(FILE *f, const ob_report *rep)
@@ -67,22 +106,26 @@ static void ob_report_text_header(FILE *f, const ob_report *rep)
                 : rep->settings.calls_per_step_given > 0 ? "OMNIBATCH_CALLS_PER_STEP" : "detected");
     }
     fprintf(f, "\n");
-    fprintf(f, "  %5s  %-20s %5s %5s %9s %10s %10s %11s %10s %8s\n", "rank", "host", "cores", "gpus", "batch",
-            "compute_s", "blocked_s", "reduction_s", "waiting_s", "waiting");
+    fprintf(f, "  %5s  %-20s %5s %5s %9s %10s %10s %11s %10s %8s %5s %8s %9s\n", "rank", "host", "cores", "gpus",
+            "batch", "compute_s", "blocked_s", "reduction_s", "waiting_s", "waiting", "cpu", "off_cpu", "throttled");
     for (int i = 0; i < rep->nranks; i++) {
         const ob_rank_stats *s = &rep->stats[i];
         const ob_report_rank *r = &rep->ranks[i];
-        char batch[32] = "-";
+        char batch[32] = "-", cpu[16], held[16], throttled[16];
 
         if (isfinite(r->batch)) {
             snprintf(batch, sizeof batch, "%.1f", r->batch);
         }
+        ob_report_percent(cpu, sizeof cpu, r->cpu_share);
+        ob_report_percent(held, sizeof held, r->held_share);
+        ob_report_percent(throttled, sizeof throttled, r->throttled_share);
         if (s->steps > 0) {
-            fprintf(f, "  %5d  %-20.20s %5d %5d %9s %10.6f %10.6f %11.6f %10.6f %7.1f%%\n", i, s->host,
-                    s->cores, s->gpus, batch, r->compute, r->blocked, r->reduction, r->wait, 100.0 * r->waiting);
+            fprintf(f, "  %5d  %-20.20s %5d %5d %9s %10.6f %10.6f %11.6f %10.6f %7.1f%% %5s %8s %9s\n", i,
+                    s->host, s->cores, s->gpus, batch, r->compute, r->blocked, r->reduction, r->wait,
+                    100.0 * r->waiting, cpu, held, throttled);
         } else {
-            fprintf(f, "  %5d  %-20.20s %5d %5d %9s %10s %10s %11s %10s %8s\n", i, s->host, s->cores, s->gpus,
-                    "-", "-", "-", "-", "-", "-");
+            fprintf(f, "  %5d  %-20.20s %5d %5d %9s %10s %10s %11s %10s %8s %5s %8s %9s\n", i, s->host, s->cores,
+                    s->gpus, "-", "-", "-", "-", "-", "-", cpu, held, throttled);
         }
     }
 }
@@ -118,6 +161,65 @@ static void ob_report_text_split(FILE *f, const ob_report *rep)
             "that split (%.2fx faster)\n", rep->step_predicted, rep->step_now, rep->step_balanced, rep->speedup);
 }
 
+/* One starved rank's evidence: what stopped it, and how much CPU it had. */
+static void ob_report_text_starved_rank(FILE *f, const ob_report *rep, int i)
+{
+    const ob_rank_stats *s = &rep->stats[i];
+    const ob_report_rank *r = &rep->ranks[i];
+
+    fprintf(f, "  starved of CPU: rank %d (host %s):", i, s->host);
+    if (r->starved_by & OB_STARVED_BY_QUOTA) {
+        fprintf(f, " its cgroup's CPU quota of %.3g core%s stopped it in %lld of %lld periods, %.3f s (%.0f%% of "
+                "the time);", s->cpu.quota, 1.0 == s->cpu.quota ? "" : "s", (long long) s->cpu.throttled,
+                (long long) s->cpu.periods, s->cpu.throttled_s, 100.0 * r->throttled_share);
+    }
+    if (r->starved_by & OB_STARVED_BY_CONTENTION) {
+        fprintf(f, " it waited for a CPU %.0f%% of the time it was ready to run (the least-waiting rank %.0f%%);",
+                100.0 * r->wait_share, 100.0 * rep->least_wait);
+    }
+    fprintf(f, " held off the CPU %.0f%% of the time, on one %.0f%%, %lld involuntary switches\n",
+            100.0 * (r->held_share >= 0.0 ? r->held_share : r->lost), 100.0 * r->cpu_share,
+            (long long) s->cpu.nivcsw);
+}
+
+/* What helps a starved run: the quotas that stopped ranks, waiting asleep,
+ * fewer ranks where they crowd. */
+static void ob_report_text_starved_help(FILE *f, const ob_report *rep)
+{
+    int quota = 0;
+
+    fprintf(f, "  what helps:");
+    for (int k = 0; k < rep->nstarved; k++) {
+        int i = rep->starved[k];
+
+        if (rep->ranks[i].starved_by & OB_STARVED_BY_QUOTA) {
+            fprintf(f, "%s rank %d's %.3g", quota++ > 0 ? "," : " a larger CPU quota (now, in cores:", i,
+                    rep->stats[i].cpu.quota);
+        }
+    }
+    fprintf(f, "%s OMNIBATCH_WAIT=sleep%s, so that a rank waiting for the others does not spend its CPU "
+            "polling; fewer ranks or other busy processes on ", quota > 0 ? ");" : "",
+            rep->settings.steps_from_api ? ""
+            : " with the gradient reduced through omnibatch_allreduce_gradient (an MPI_Allreduce polls)");
+    ob_report_host_names(f, rep, rep->starved, rep->nstarved);
+    fprintf(f, "\n");
+}
+
+/* The cpu-starved verdict's text: who, what their stalls take of the
+ * step, and the transfer without them. */
+static void ob_report_text_starved_verdict(FILE *f, const ob_report *rep)
+{
+    int one = 1 == rep->nstarved;
+
+    fprintf(f, "rank%s ", one ? "" : "s");
+    ob_report_list(f, rep->starved, rep->nstarved);
+    ob_report_text_hosts(f, rep, rep->starved, rep->nstarved);
+    fprintf(f, " %s starved of CPU: %s take %.0f%% of the step (%.6f s of %.6f s), and every rank waits for "
+            "them inside the reduction, whose transfer is %.6f s (%.0f%% of the step)", one ? "was" : "were",
+            one ? "its stalls" : "the stalls of the most starved", 100.0 * rep->starved_share,
+            rep->starved_step_s, rep->step_now, rep->reduction, 100.0 * rep->reduction_share);
+}
+
 /* The verdict line, and the slow link when there is one. */
 static void ob_report_text_verdict(FILE *f, const ob_report *rep)
 {
@@ -129,6 +231,11 @@ static void ob_report_text_verdict(FILE *f, const ob_report *rep)
                 rep->speedup);
     } else if (OB_VERDICT_COMPUTE_IMBALANCED == rep->verdict) {
         fprintf(f, "rank %d computes %.1fx as long as the fastest", rep->slowest, rep->spread);
+    } else if (OB_VERDICT_CPU_STARVED == rep->verdict) {
+        ob_report_text_starved_verdict(f, rep);
+        if (rep->split_ok) {
+            fprintf(f, "; rebalancing the batch can win at most %.0f%%", 100.0 * gain);
+        }
     } else {
         fprintf(f, "the reduction is %.0f%% of the step (%.6f s of %.6f s)", 100.0 * rep->reduction_share,
                 rep->reduction, rep->step_now);
@@ -137,6 +244,16 @@ static void ob_report_text_verdict(FILE *f, const ob_report *rep)
         }
     }
     fprintf(f, "\n");
+    for (int k = 0; k < rep->nstarved && k < OB_REPORT_STARVED_LINES; k++) {
+        ob_report_text_starved_rank(f, rep, rep->starved[k]);
+    }
+    if (rep->nstarved > OB_REPORT_STARVED_LINES) {
+        fprintf(f, "  starved of CPU: %d more ranks (the JSON report has each one's figures)\n",
+                rep->nstarved - OB_REPORT_STARVED_LINES);
+    }
+    if (rep->nstarved > 0) {
+        ob_report_text_starved_help(f, rep);
+    }
     if (rep->slow_link >= 0) {
         fprintf(f, "  slow link: host %s (rank %d): the other ranks wait %.0f%% of the step for its reduction, "
                 "not for its compute\n", rep->stats[rep->slow_link].host, rep->slow_link,
@@ -166,24 +283,6 @@ static void ob_report_text_unmeasured(FILE *f, const ob_report *rep)
     free(missing);
 }
 
-/* " (host a, b)": each straggler's host once ("hosts vm, vm" says nothing
- * "host vm" does not). */
-static void ob_report_text_hosts(FILE *f, const ob_report *rep)
-{
-    int nhosts = 0;
-
-    for (int k = 0; k < rep->nstragglers; k++) {
-        nhosts += ob_report_new_host(rep, k);
-    }
-    fprintf(f, " (host%s", 1 == nhosts ? "" : "s");
-    for (int k = 0, shown = 0; k < rep->nstragglers; k++) {
-        if (ob_report_new_host(rep, k)) {
-            fprintf(f, "%s %s", shown++ > 0 ? "," : "", rep->stats[rep->stragglers[k]].host);
-        }
-    }
-    fprintf(f, ")");
-}
-
 /* The stragglers' line: who, how much longer, and how long the others wait. */
 static void ob_report_text_stragglers(FILE *f, const ob_report *rep)
 {
@@ -200,7 +299,7 @@ static void ob_report_text_stragglers(FILE *f, const ob_report *rep)
     }
     fprintf(f, "  rank%s ", one ? "" : "s");
     ob_report_list(f, rep->stragglers, rep->nstragglers);
-    ob_report_text_hosts(f, rep);
+    ob_report_text_hosts(f, rep, rep->stragglers, rep->nstragglers);
     fprintf(f, " %s: %s %.1fx as long as the fastest", one ? "is the straggler" : "are the stragglers",
             one ? "it computes" : "they compute",
             rep->ranks[rep->slowest].compute / rep->ranks[rep->fastest].compute);
@@ -212,6 +311,21 @@ static void ob_report_text_stragglers(FILE *f, const ob_report *rep)
     }
     fprintf(f, "\n");
     free(others);
+}
+
+/* Steps worked in chunks: what each rank took from the others' ranges and
+ * gave of its own, per step. */
+static void ob_report_text_moved(FILE *f, const ob_report *rep)
+{
+    for (int i = 0; i < rep->nranks; i++) {
+        const ob_rank_stats *s = &rep->stats[i];
+
+        if (s->moved_steps > 0) {
+            fprintf(f, "  chunks: rank %d (%s) took %.1f samples a step from other ranks' ranges and gave "
+                    "%.1f of its own (%lld steps)\n", i, s->host, (double) s->taken_sum / (double) s->moved_steps,
+                    (double) s->given_sum / (double) s->moved_steps, (long long) s->moved_steps);
+        }
+    }
 }
 
 /* Ranks parked at batch 0 (OMNIBATCH_MIN_BATCH=0), and for how long. */
@@ -246,6 +360,7 @@ int ob_report_write_text(FILE *f, const ob_report *rep)
         ob_report_text_split(f, rep);
         ob_report_text_verdict(f, rep);
     }
+    ob_report_text_moved(f, rep);
     ob_report_text_parked(f, rep);
     if (rep->settings.trace_dropped > 0) {
         fprintf(f, "  trace: %ld step rows past the memory cap were not written\n",
@@ -276,6 +391,31 @@ static void ob_json_key_number(FILE *f, const char *key, double x, const char *a
     fprintf(f, "%s", after);
 }
 
+/* The starved ranks and their hosts (each host once), what their stalls
+ * take of the step, and the blocked time they are in, each line followed
+ * by ",\n  ". */
+static void ob_report_json_starved(FILE *f, const ob_report *rep)
+{
+    double nan = (double) NAN;
+
+    ob_json_key_number(f, "least_blocked_s", rep->measured ? rep->least_blocked : nan, ",\n  ");
+    ob_json_key_number(f, "stalled_s", rep->measured ? rep->stalled : nan, ",\n  ");
+    fprintf(f, "\"starved_ranks\": [");
+    for (int k = 0; k < rep->nstarved; k++) {
+        fprintf(f, "%s%d", k > 0 ? ", " : "", rep->starved[k]);
+    }
+    fprintf(f, "],\n  \"starved_hosts\": [");
+    for (int k = 0, shown = 0; k < rep->nstarved; k++) {
+        if (ob_report_new_host(rep, rep->starved, k)) {
+            fprintf(f, "%s", shown++ > 0 ? ", " : "");
+            ob_json_quoted(f, rep->stats[rep->starved[k]].host);
+        }
+    }
+    fprintf(f, "],\n  ");
+    ob_json_key_number(f, "starved_step_s", rep->most_starved >= 0 ? rep->starved_step_s : nan, ",\n  ");
+    ob_json_key_number(f, "starved_step_share", rep->most_starved >= 0 ? rep->starved_share : nan, ",\n  ");
+}
+
 /* The step model's figures and the verdict, each line followed by ",\n  ". */
 static void ob_report_json_verdict(FILE *f, const ob_report *rep)
 {
@@ -298,6 +438,50 @@ static void ob_report_json_verdict(FILE *f, const ob_report *rep)
         fprintf(f, "null");
     }
     fprintf(f, ",\n  ");
+    ob_report_json_starved(f, rep);
+}
+
+/* A count, null when unknown (< 0). */
+static void ob_json_key_count(FILE *f, const char *key, int64_t n, const char *after)
+{
+    if (n >= 0) {
+        fprintf(f, "\"%s\": %lld%s", key, (long long) n, after);
+    } else {
+        fprintf(f, "\"%s\": null%s", key, after);
+    }
+}
+
+/* A time or a share the kernel may not have told, null when unknown (< 0). */
+static void ob_json_key_known(FILE *f, const char *key, double x, const char *after)
+{
+    ob_json_key_number(f, key, x >= 0.0 ? x : (double) NAN, after);
+}
+
+/* One rank's CPU evidence in its "per_rank" entry (ob_cpuuse.h), and what
+ * starved it: "quota", "contention", both joined by "+", or null. */
+static void ob_report_json_cpu(FILE *f, const ob_report *rep, int i)
+{
+    const ob_rank_stats *s = &rep->stats[i];
+    const ob_report_rank *r = &rep->ranks[i];
+    const ob_cpu_use *u = &s->cpu;
+    static const char *const causes[] = { "null", "\"quota\"", "\"contention\"", "\"quota+contention\"" };
+
+    ob_json_key_number(f, "cpu_wall_s", s->cpu_known ? u->wall_s : (double) NAN, ", ");
+    ob_json_key_number(f, "cpu_s", s->cpu_known ? u->cpu_s : (double) NAN, ", ");
+    ob_json_key_number(f, "cpu_share", r->cpu_share, ", ");
+    ob_json_key_count(f, "involuntary_switches", s->cpu_known ? u->nivcsw : -1, ", ");
+    ob_json_key_count(f, "voluntary_switches", s->cpu_known ? u->nvcsw : -1, ", ");
+    ob_json_key_known(f, "cpu_run_s", s->cpu_known ? u->run_s : -1.0, ", ");
+    ob_json_key_known(f, "cpu_delay_s", s->cpu_known ? u->delay_s : -1.0, ", ");
+    ob_json_key_known(f, "off_cpu_share", r->held_share, ", ");
+    ob_json_key_known(f, "cpu_wait_share", r->wait_share, ", ");
+    ob_json_key_number(f, "cpu_quota", s->cpu_known && u->quota > 0.0 ? u->quota : (double) NAN, ", ");
+    ob_json_key_count(f, "periods", s->cpu_known ? u->periods : -1, ", ");
+    ob_json_key_count(f, "throttled_periods", s->cpu_known ? u->throttled : -1, ", ");
+    ob_json_key_known(f, "throttled_s", s->cpu_known ? u->throttled_s : -1.0, ", ");
+    ob_json_key_known(f, "throttled_share", r->throttled_share, ", ");
+    ob_json_key_number(f, "starved_share", rep->measured ? r->lost : (double) NAN, ", ");
+    fprintf(f, "\"starved_by\": %s, ", causes[r->starved_by & 3]);
 }
 
 /* One rank's entry of "per_rank", without its separator. */
@@ -310,8 +494,10 @@ static void ob_report_json_rank(FILE *f, const ob_report *rep, int i)
     fprintf(f, "    {\"rank\": %d, \"host\": ", i);
     ob_json_quoted(f, s->host);
     fprintf(f, ", \"cores\": %d, \"gpus\": %d, \"steps\": %lld, \"parked_steps\": %lld, "
-            "\"parked_longest\": %lld, ", s->cores, s->gpus, (long long) s->steps,
-            (long long) s->parked_steps, (long long) s->parked_longest);
+            "\"parked_longest\": %lld, \"chunked_steps\": %lld, \"samples_taken\": %lld, "
+            "\"samples_given\": %lld, ", s->cores, s->gpus, (long long) s->steps, (long long) s->parked_steps,
+            (long long) s->parked_longest, (long long) s->moved_steps, (long long) s->taken_sum,
+            (long long) s->given_sum);
     ob_json_key_number(f, "batch", r->batch, ", ");
     ob_json_key_number(f, "compute_s", r->compute, ", ");
     ob_json_key_number(f, "blocked_s", r->blocked, ", ");
@@ -323,6 +509,7 @@ static void ob_report_json_rank(FILE *f, const ob_report *rep, int i)
     ob_json_key_number(f, "balanced_share", r->share, ", ");
     ob_json_key_number(f, "model_alpha_s", rep->split_ok ? r->alpha : nan, ", ");
     ob_json_key_number(f, "model_beta_s", rep->split_ok ? r->beta : nan, ", ");
+    ob_report_json_cpu(f, rep, i);
     fprintf(f, "\"balanced_batch\": ");
     if (r->plan >= 0) {
         fprintf(f, "%ld}", r->plan);

@@ -154,7 +154,7 @@ static void ob_sd_close(ob_stepdetect *d)
         return;
     }
     if (d->valid && isfinite(d->begin) && isfinite(d->last_end)) {
-        ob_step_record rec;
+        ob_step_record rec = { .taken = -1, .given = -1 };
         double compute = (d->last_end - d->begin) - d->blocked;
 
         rec.index = d->index;

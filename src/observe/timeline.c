@@ -54,10 +54,15 @@ static void ob_timeline_span(ob_timeline *t, const char *name, int rank, double 
             "\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"step\":%lld,\"batch\":", name, rank,
             (start - t->origin) * OB_TIMELINE_US, dur * OB_TIMELINE_US, (long long) row->step);
     if (row->batch >= 0) {
-        fprintf(t->f, "%lld}}", (long long) row->batch);
+        fprintf(t->f, "%lld", (long long) row->batch);
     } else {
-        fputs("null}}", t->f);
+        fputs("null", t->f);
     }
+    /* A step worked in chunks: the samples taken from others and given. */
+    if (row->taken >= 0 && row->given >= 0) {
+        fprintf(t->f, ",\"taken\":%lld,\"given\":%lld", (long long) row->taken, (long long) row->given);
+    }
+    fputs("}}", t->f);
 }
 
 void ob_timeline_step(ob_timeline *t, int rank, const ob_trace_row *row, double reduction,

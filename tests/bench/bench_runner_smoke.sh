@@ -41,7 +41,7 @@ awk '$1 == "headline" && $(NF - 1) == "-" { ok = 1 } END { exit !ok }' "$tmp/out
 grep -q '^ramp .* ([0-9]*/[1-9][0-9]*) ' "$tmp/out" || fail "ramp: no count of speed changes"
 # --emulate cost (the default): one calibration per scenario, its cost given to every run.
 for s in headline ramp; do
-    grep -q "^bench: $s: cost [0-9.e+-]*,[0-9.e+-]* (seconds per step, per sample)$" "$tmp/out" ||
+    grep -q "^bench: $s: cost [0-9.e+-]*,[0-9.e+-]*,[0-9.e+-]* (seconds per step, per sample, per chunk after a step's first)$" "$tmp/out" ||
         fail "$s: no calibrated cost line"
 done
 [ "$(grep -c ' emulate=cost$' "$tmp/out.d/summary.txt")" -eq "$(wc -l <"$tmp/out.d/summary.txt")" ] ||
@@ -57,6 +57,30 @@ awk '$1 == "ramp" && NF == 11 && $2 == "NA" && $5 == "NA" && $7 ~ /^[(][0-9]+[/]
     "$tmp/out" || fail "balance table: no ramp row with static and omnilearn NA and counted changes"
 awk '($1 == "headline" || $1 == "ramp") && NF == 11 { for (i = 2; i <= 5; i++) if ($i != "NA" && !($i >= 1)) bad = 1 }
      END { exit bad }' "$tmp/out" || fail "balance table: a measured balance below 1"
+
+# The chunks policy: its table (a row per scenario), the side-by-side figures of the ramp's
+# changes, its targets; the ramp's changes land half-way into their steps, for every policy.
+grep -q '^chunks  *chk/orc  *chk/omb  *chk/stat  *omb/orc  *first step  *recover  *moved  *chunks  *calls$' "$tmp/out" ||
+    fail "no chunks table"
+awk '$1 == "headline" && NF == 12 && $6 == "-" && $8 == "-" { ok = 1 } END { exit !ok }' "$tmp/out" ||
+    fail "chunks table: no headline row (no change, no recovery)"
+awk '$1 == "ramp" && NF == 14 && $4 == "NA" && $9 ~ /^[(][0-9]+[/]6[)]$/ { ok = 1 } END { exit !ok }' "$tmp/out" ||
+    fail "chunks table: no ramp row with the recovery of its 6 changes"
+grep -q '^scenario=ramp rep=1 vs=chunks vsorc_recover_initial=.* vsorc_step_recover_changes=6 .* vsorc_first_steps=[0-9.;]* vsorc_first_step_worst=[0-9.]*$' \
+    "$tmp/out.d/recovery.txt" || fail "recovery.txt: no side-by-side figures of chunks in the ramp"
+grep -q '^scenario=ramp rep=1 vsorc_recover_initial=.* vsorc_step_recover_changes=6 ' "$tmp/out.d/recovery.txt" ||
+    fail "recovery.txt: no step times side by side for omnibatch in the ramp"
+[ "$(grep -c '^scenario=ramp .* schedule=ramp .* change_at=0.5 ' "$tmp/out.d/summary.txt")" -eq 3 ] ||
+    fail "the ramp's policies did not all change speeds inside the step"
+for t in "chunks: vanish mean step <= 1.05x the clairvoyant oracle: not measured" \
+         "chunks: jitter mean step <= 1.05x the per-step oracle: not measured"; do
+    grep -qF "  $t" "$tmp/out" || fail "no line '$t'"
+done
+for t in 'chunks: ramp and transient, every speed change within 5% of the oracle in <= 1 step (step times side by side)' \
+         'chunks: static scenarios <= 1.01x oracle' \
+         "chunks: stealing's cost with no noise, chunks / omnibatch <= 1.01 (static scenarios)"; do
+    grep -F "  $t: " "$tmp/out" | grep -q ': \(met\|MISSED\): ' || fail "no verdict for target '$t'"
+done
 
 grep -q '^targets:$' "$tmp/out" || fail "no targets"
 # The quota scenario (cgroup CPU quotas), or the line saying why not.
@@ -93,10 +117,13 @@ if [ -n "${GNUPLOT:-}" ] || command -v gnuplot >/dev/null 2>&1; then
         grep -q "^plot: $tmp/out.d/$png " "$tmp/out" || fail "no plot line for $png"
         [ -s "$tmp/out.d/$png" ] || fail "$png not drawn"
     done
+else
+    echo "bench_runner_smoke: no gnuplot: the plots are not checked"
 fi
 grep -q "^traces (CSV per run), logs and summaries: $tmp/out.d/runs$" "$tmp/out" || fail "no traces line"
-# Every run left its trace and one summary line.
-[ "$(wc -l <"$tmp/out.d/summary.txt")" -eq 6 ] || fail "expected 6 summary lines"
+# Every run left its trace and one summary line: headline 5 policies, ramp 3.
+[ "$(wc -l <"$tmp/out.d/summary.txt")" -eq 8 ] || fail "expected 8 summary lines"
+[ -s "$tmp/out.d/runs/ramp.chunks.r1.csv" ] || fail "no ramp chunks trace"
 [ -s "$tmp/out.d/runs/headline.omnibatch.r1.csv" ] || fail "no headline omnibatch trace"
 
 # A failed run names its command and shows its output; the exit is non-zero.
@@ -116,7 +143,7 @@ for emulate in cost cpu; do
 done
 
 # Nonsense options: one line, exit 2, nothing run.
-for bad in "--repeat 0" "--scenarios hl3" "--quick --full" "--slowdown 0.5" "--emulate both" "--frobnicate"; do
+for bad in "--repeat 0" "--scenarios hl3" "--quick --full" "--slowdown 0.5" "--emulate both" "--change-at 1" "--frobnicate"; do
     rc=0
     # shellcheck disable=SC2086
     sh "$runner" --builddir "$builddir" $bad >"$tmp/out" 2>&1 || rc=$?

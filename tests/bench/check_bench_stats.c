@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "ob_check_run.h"
 #include "stats.h"
 
 START_TEST(test_quantile_interpolates_between_order_statistics)
@@ -106,7 +107,7 @@ int main(void)
     int failed;
 
     srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
+    failed = ob_check_failed(sr);
     srunner_free(sr);
     return 0 == failed ? 0 : 1;
 }

@@ -89,6 +89,68 @@ grep -q '^  vanish: mean step <= 1.25x the clairvoyant oracle: MISSED: 1.300, me
 grep -q '^  steady step <= 1.05x oracle (static scenarios): not measured' "$tmp/table" ||
     fail "steady step: no static scenario ran"
 
+# chunks: its own table and targets.  vanish: chunks / oracle 1.04 and 1.08 -> 1.06 (missed 1.05);
+# the first slow step (the first of vsorc_first_steps) 1.2 and 1.3 -> 1.25 (met).  ramp: every change
+# within 1 step in repetition 1, one change in 2 steps in repetition 2 (missed, 1 of 2).  jitter:
+# 1.03 (met), beside omnibatch 1.2 and static 2.0.  hl2: chunks / oracle 1.005 (met), chunks /
+# omnibatch 1.005 / 1.01 = 0.995 (met).
+{
+    run vanish 1 chunks 1.04 moved_share=0.12 chunks_per_step=17.5 chunk_call_share=0.0004
+    run vanish 2 chunks 1.08 moved_share=0.14 chunks_per_step=17.5 chunk_call_share=0.0004
+    run ramp 1 chunks 1.02
+    run ramp 2 chunks 1.02
+    run hl2 1 chunks 1.005
+    run hl2 2 chunks 1.005
+    run jitter 1 static 2.0
+    run jitter 1 omnibatch 1.2
+    run jitter 1 oracle 1.0
+    run jitter 1 chunks 1.03
+    run jitter 2 static 2.0
+    run jitter 2 omnibatch 1.2
+    run jitter 2 oracle 1.0
+    run jitter 2 chunks 1.03
+} >>"$tmp/summary.txt"
+step_rec() {
+    echo "scenario=$1 rep=$2 vs=chunks vsorc_recover_initial=0 vsorc_recover_changes=$3 vsorc_recover_worst=0" \
+        "vsorc_recover_unrecovered=0 vsorc_step_recover_initial=0 vsorc_step_recover_changes=$3" \
+        "vsorc_step_recover_worst=$4 vsorc_step_recover_unrecovered=0 vsorc_first_steps=$5 vsorc_first_step_worst=0"
+}
+{
+    step_rec vanish 1 2 0 "1.2;1.5"
+    step_rec vanish 2 2 1 "1.3;1.1"
+    step_rec ramp 1 6 1 "1.0;1.0"
+    step_rec ramp 2 6 2 "1.0;1.0"
+    echo "scenario=vanish rep=1 vsorc_recover_changes=2 vsorc_recover_worst=3 vsorc_first_steps=4.0;1.0"
+    echo "scenario=vanish rep=2 vsorc_recover_changes=2 vsorc_recover_worst=3 vsorc_first_steps=6.0;1.0"
+} >>"$tmp/recovery.txt"
+table --scenarios "hl2 ramp vanish jitter" --no-overhead --no-simulate
+grep -q '^chunks  *chk/orc  *chk/omb  *chk/stat  *omb/orc  *first step  *recover  *moved  *chunks  *calls$' "$tmp/table" ||
+    fail "chunks: no table header"
+grep -q '^vanish  *1.060  *0.819  *NA  *1.300  *1.250  *5.000  *1 (4/4)  *NA  *13.0  *17.5  *0.040$' "$tmp/table" ||
+    fail "chunks: vanish row"
+grep -q '^jitter  *1.030  *0.858  *0.515  *1.200  *-  *-  *-  *-  *NA  *NA  *NA$' "$tmp/table" || fail "chunks: jitter row"
+grep -q '^  chunks: vanish mean step <= 1.05x the clairvoyant oracle: MISSED: 1.060, median of 2 (per repetition 1.040, 1.080)$' \
+    "$tmp/table" || fail "chunks: vanish 1.060 must miss 1.05"
+grep -q "^  chunks: vanish first slow step <= 1.25x the oracle's step in that step: met: 1.250, median of 2 (per repetition 1.200, 1.300); omnibatch without chunks 5.000$" \
+    "$tmp/table" || fail "chunks: the first slow step 1.25 must meet 1.25"
+grep -q '^  chunks: ramp and transient, every speed change within 5% of the oracle in <= 1 step (step times side by side): MISSED: 1 of 2 repetitions (worst steps per repetition: 1, 2; 12 changes in all)$' \
+    "$tmp/table" || fail "chunks: a change recovered in 2 steps must miss"
+grep -q '^  chunks: jitter mean step <= 1.05x the per-step oracle: met: 1.030, median of 2' "$tmp/table" ||
+    fail "chunks: jitter 1.03 must meet"
+grep -q '^    beside it, over the per-step oracle: omnibatch without chunks 1.200, static 2.000$' "$tmp/table" ||
+    fail "chunks: the jitter's omnibatch and static"
+grep -q '^  chunks: static scenarios <= 1.01x oracle: met: worst 1.005 (hl2); hl2 1.005$' "$tmp/table" ||
+    fail "chunks: static scenarios"
+grep -q "^  chunks: stealing's cost with no noise, chunks / omnibatch <= 1.01 (static scenarios): met: worst 0.995 (hl2)" \
+    "$tmp/table" || fail "chunks: stealing's cost"
+# The jitter is no static scenario, and has no recovery.
+grep -q '^  steady step <= 1.05x oracle (static scenarios): met: worst 1.010 (hl2)' "$tmp/table" ||
+    fail "steady step: the jitter counted as a static scenario"
+grep -q '^jitter  *1,1,1,1 FlexRR .* -  *1.0%$' "$tmp/table" || fail "the jitter's row in the main table"
+# Without any chunks run, one line says so.
+table --scenarios "headline" --no-overhead --no-simulate
+grep -q '^  chunks: not run$' "$tmp/table" || fail "chunks: not run"
+
 # A bad option is refused.
 if "$py" "$srcdir/bench/table.py" --repeat 0 --scenarios x "$tmp/summary.txt" "$tmp/recovery.txt" >"$tmp/out" 2>&1; then
     fail "--repeat 0 accepted"

@@ -9,6 +9,7 @@
 #include <check.h>
 #include <math.h>
 
+#include "ob_check_run.h"
 #include "emulate.h"
 #include "ob_timing.h"
 
@@ -111,7 +112,7 @@ int main(void)
     int failed;
 
     srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
+    failed = ob_check_failed(sr);
     srunner_free(sr);
     return 0 == failed ? 0 : 1;
 }

@@ -9,6 +9,7 @@
 #include <check.h>
 #include <string.h>
 
+#include "ob_check_run.h"
 #include "ob_error.h"
 #include "options.h"
 
@@ -81,6 +82,27 @@ START_TEST(test_every_option_is_read)
 }
 END_TEST
 
+START_TEST(test_chunks_jitter_and_changes_inside_a_step)
+{
+    const char *chunks[] = { "hetsgd", "--policy", "chunks", "--schedule", "jitter", "--cost", "0.0005,2e-5,1e-4" };
+    const char *inside[] = { "hetsgd", "--schedule", "vanish", "--change-at=0.5", "--cost", "0,1e-5" };
+
+    ck_assert_int_eq(parse(ARGC(chunks), chunks), OMNIBATCH_SUCCESS);
+    ck_assert_int_eq(opts.policy, HETSGD_POLICY_CHUNKS);
+    ck_assert_str_eq(hetsgd_policy_name(opts.policy), "chunks");
+    ck_assert_int_eq(opts.schedule, HETSGD_SCHEDULE_JITTER);
+    ck_assert_str_eq(hetsgd_schedule_name(opts.schedule), "jitter");
+    ck_assert_double_eq(opts.cost[0], 0.0005);
+    ck_assert_double_eq(opts.cost[1], 2e-5);
+    ck_assert_double_eq(opts.chunk_cost, 1e-4);
+    ck_assert_double_eq(opts.change_at, 0.0);
+    ck_assert_int_eq(parse(ARGC(inside), inside), OMNIBATCH_SUCCESS);
+    ck_assert_double_eq(opts.change_at, 0.5);
+    /* Two numbers: the chunk's cost is measured at start-up. */
+    ck_assert_double_eq(opts.chunk_cost, -1.0);
+}
+END_TEST
+
 START_TEST(test_bind_takes_whole_cores)
 {
     const char *good[] = { "hetsgd", "--bind", "--speeds", "2,1" };
@@ -150,8 +172,11 @@ static const struct {
     { { "--target", "1.5" }, "--target '1.5': expected a number in (0, 1]" },
     { { "--alpha", "-1" }, "--alpha '-1': expected a number in [0, 60]" },
     { { "--lr", "nan" }, "--lr 'nan': expected a number in (0, 100]" },
-    { { "--policy", "fast" }, "--policy 'fast': expected static, omnibatch, oracle or omnilearn" },
-    { { "--schedule", "sine" }, "--schedule 'sine': expected none, ramp, transient or vanish" },
+    { { "--policy", "fast" }, "--policy 'fast': expected static, omnibatch, oracle, omnilearn or chunks" },
+    { { "--schedule", "sine" }, "--schedule 'sine': expected none, ramp, transient, vanish or jitter" },
+    { { "--change-at", "1" }, "--change-at '1': expected a number in [0, 1)" },
+    { { "--change-at", "-0.1" }, "--change-at '-0.1': expected a number in [0, 1)" },
+    { { "--change-at", "0.5" }, "--change-at 0.5 with --schedule none: no speed changes to place" },
     { { "--speeds", "1,,2" },
       "--speeds '1,,2': expected up to 4096 comma-separated numbers > 0, e.g. 1,1,0.5,0.25" },
     { { "--speeds", "1,-1" }, "--speeds '1,-1': entry '-1' is not a number > 0 (e.g. 1,1,0.5,0.25)" },
@@ -162,14 +187,20 @@ static const struct {
     { { "--batch" }, "--batch needs a value (see --help)" },
     { { "batch", "3" }, "unexpected argument 'batch': options start with -- (see --help)" },
     { { "--bind=yes" }, "--bind takes no value, got 'yes'" },
-    { { "--cost", "0.001" }, "--cost '0.001': expected A,B: seconds per step in [0, 60] and per sample in "
-      "(0, 60], e.g. 0.0005,2e-5 (what --calibrate prints)" },
-    { { "--cost", "0.001,0" }, "--cost '0.001,0': expected A,B: seconds per step in [0, 60] and per sample "
-      "in (0, 60], e.g. 0.0005,2e-5 (what --calibrate prints)" },
-    { { "--cost", "-1,1e-5" }, "--cost '-1,1e-5': expected A,B: seconds per step in [0, 60] and per sample "
-      "in (0, 60], e.g. 0.0005,2e-5 (what --calibrate prints)" },
-    { { "--cost", "1,2,3" }, "--cost '1,2,3': expected A,B: seconds per step in [0, 60] and per sample "
-      "in (0, 60], e.g. 0.0005,2e-5 (what --calibrate prints)" },
+    { { "--cost", "0.001" }, "--cost '0.001': expected A,B or A,B,C: seconds per step in [0, 60], per "
+      "sample in (0, 60] and per later chunk in [0, 60], e.g. 0.0005,2e-5,0.0001 (what --calibrate prints)" },
+    { { "--cost", "0.001,0" }, "--cost '0.001,0': expected A,B or A,B,C: seconds per step in [0, 60], per "
+      "sample in (0, 60] and per later chunk in [0, 60], e.g. 0.0005,2e-5,0.0001 (what --calibrate prints)" },
+    { { "--cost", "-1,1e-5" }, "--cost '-1,1e-5': expected A,B or A,B,C: seconds per step in [0, 60], per "
+      "sample in (0, 60] and per later chunk in [0, 60], e.g. 0.0005,2e-5,0.0001 (what --calibrate prints)" },
+    { { "--cost", "1,2,61" }, "--cost '1,2,61': expected A,B or A,B,C: seconds per step in [0, 60], per "
+      "sample in (0, 60] and per later chunk in [0, 60], e.g. 0.0005,2e-5,0.0001 (what --calibrate prints)" },
+    { { "--cost", "1,2,-1" }, "--cost '1,2,-1': expected A,B or A,B,C: seconds per step in [0, 60], per "
+      "sample in (0, 60] and per later chunk in [0, 60], e.g. 0.0005,2e-5,0.0001 (what --calibrate prints)" },
+    { { "--cost", "1,2,3,4" }, "--cost '1,2,3,4': expected A,B or A,B,C: seconds per step in [0, 60], per "
+      "sample in (0, 60] and per later chunk in [0, 60], e.g. 0.0005,2e-5,0.0001 (what --calibrate prints)" },
+    { { "--cost", "1,2," }, "--cost '1,2,': expected A,B or A,B,C: seconds per step in [0, 60], per "
+      "sample in (0, 60] and per later chunk in [0, 60], e.g. 0.0005,2e-5,0.0001 (what --calibrate prints)" },
     { { "--bind", "--cost", "0,1e-5" }, "--bind with --cost: bound ranks are not emulated" },
     { { "--calibrate=1" }, "--calibrate takes no value, got '1'" },
     { { "--no-own-wait=on" }, "--no-own-wait takes no value, got 'on'" },
@@ -209,7 +240,7 @@ END_TEST
 START_TEST(test_usage_mentions_every_option)
 {
     static const char *const names[] = {
-        "--policy", "--speeds", "--schedule", "--alpha", "--slowdown", "--cost", "--calibrate", "--bind", "--devices", "--epochs",
+        "--policy", "--speeds", "--schedule", "--change-at", "--alpha", "--slowdown", "--cost", "--calibrate", "--bind", "--devices", "--epochs",
         "--max-steps", "--batch", "--lr", "--momentum", "--seed", "--subset", "--target",
         "--eval-every", "--final-evals", "--last-eval-only", "--no-own-wait", "--warmup", "--data", "--trace", "--summary", "--help"
     };
@@ -230,6 +261,7 @@ static Suite *make_hetsgd_options_suite(void)
     tcase_add_test(tc, test_devices_per_rank);
     tcase_add_test(tc, test_async_mode);
     tcase_add_test(tc, test_bind_takes_whole_cores);
+    tcase_add_test(tc, test_chunks_jitter_and_changes_inside_a_step);
     tcase_add_loop_test(tc, test_mistakes_name_option_value_and_range, 0,
                         (int) (sizeof bad_cases / sizeof bad_cases[0]));
     tcase_add_test(tc, test_usage_mentions_every_option);
@@ -243,7 +275,7 @@ int main(void)
     int failed;
 
     srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
+    failed = ob_check_failed(sr);
     srunner_free(sr);
     return 0 == failed ? 0 : 1;
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ob_check_run.h"
 #include "ob_error.h"
 #include "report.h"
 
@@ -192,7 +193,8 @@ START_TEST(test_trace_rows_per_step_and_rank)
     int rows = 0;
 
     /* rank r, step k: batch 10r + k, compute 0.001k, step 0.01, speed 1/(r+1), cpu 0.0005,
-     * the step's CPU 0.002 + 0.0001r */
+     * the step's CPU 0.002 + 0.0001r; taken 3r, given 3(1 - r), chunks 16 + k, chunk calls 1e-5 k,
+     * late 1e-4 r */
     for (int r = 0; r < 2; r++) {
         for (int k = 0; k < 3; k++) {
             double *x = rec + (r * 3 + k) * HETSGD_TRACE_FIELDS;
@@ -202,6 +204,11 @@ START_TEST(test_trace_rows_per_step_and_rank)
             x[HETSGD_TRACE_SPEED] = 1.0 / (r + 1);
             x[HETSGD_TRACE_CPU] = 0.0005;
             x[HETSGD_TRACE_STEP_CPU] = 0.002 + 0.0001 * r;
+            x[HETSGD_TRACE_TAKEN] = 3 * r;
+            x[HETSGD_TRACE_GIVEN] = 3 * (1 - r);
+            x[HETSGD_TRACE_CHUNKS] = 16 + k;
+            x[HETSGD_TRACE_CHUNK_CALL] = 1e-5 * k;
+            x[HETSGD_TRACE_LATE] = 1e-4 * r;
         }
     }
     snprintf(path, sizeof path, "%s/hetsgd-trace-XXXXXX", NULL != base ? base : "/tmp");
@@ -212,16 +219,23 @@ START_TEST(test_trace_rows_per_step_and_rank)
     f = fopen(path, "r");
     ck_assert_ptr_nonnull(f);
     ck_assert_ptr_nonnull(fgets(line, sizeof line, f));
-    ck_assert_str_eq(line, "step,rank,policy,batch,compute_s,step_s,speed,cpu_s,step_cpu_s\n");
+    ck_assert_str_eq(line, "step,rank,policy,batch,compute_s,step_s,speed,cpu_s,step_cpu_s,taken,given,chunks,"
+                     "chunk_call_s,late_s\n");
     while (NULL != fgets(line, sizeof line, f)) {
-        long step, batch;
+        long step, batch, taken, given, chunks;
         int rank;
         char policy[16];
-        double compute, step_s, speed, cpu, step_cpu;
+        double compute, step_s, speed, cpu, step_cpu, call, late;
 
-        ck_assert_int_eq(sscanf(line, "%ld,%d,%15[^,],%ld,%lf,%lf,%lf,%lf,%lf", &step, &rank, policy, &batch,
-                                &compute, &step_s, &speed, &cpu, &step_cpu), 9);
+        ck_assert_int_eq(sscanf(line, "%ld,%d,%15[^,],%ld,%lf,%lf,%lf,%lf,%lf,%ld,%ld,%ld,%lf,%lf", &step, &rank,
+                                policy, &batch, &compute, &step_s, &speed, &cpu, &step_cpu, &taken, &given, &chunks,
+                                &call, &late), 14);
         ck_assert_double_eq_tol(step_cpu, 0.002 + 0.0001 * rank, 1e-12);
+        ck_assert_int_eq(taken, 3 * rank);
+        ck_assert_int_eq(given, 3 * (1 - rank));
+        ck_assert_int_eq(chunks, 16 + step);
+        ck_assert_double_eq_tol(call, 1e-5 * step, 1e-12);
+        ck_assert_double_eq_tol(late, 1e-4 * rank, 1e-12);
         /* Steps in order, ranks within each step. */
         ck_assert_int_eq(step, rows / 2);
         ck_assert_int_eq(rank, rows % 2);
@@ -251,6 +265,10 @@ START_TEST(test_trace_rows_per_step_and_rank)
                                     rec[j * HETSGD_TRACE_FIELDS + HETSGD_TRACE_SPEED], 1e-6);
             ck_assert_double_eq_tol(back[j * HETSGD_TRACE_FIELDS + HETSGD_TRACE_STEP_CPU],
                                     rec[j * HETSGD_TRACE_FIELDS + HETSGD_TRACE_STEP_CPU], 1e-12);
+            for (int field = HETSGD_TRACE_TAKEN; field < HETSGD_TRACE_FIELDS; field++) {
+                ck_assert_double_eq_tol(back[j * HETSGD_TRACE_FIELDS + field], rec[j * HETSGD_TRACE_FIELDS + field],
+                                        1e-12);
+            }
         }
         free(back);
     }
@@ -394,6 +412,112 @@ START_TEST(test_side_by_side_judges_against_the_other_run)
 }
 END_TEST
 
+/* Step times side by side: run a's steps as long as b's but in the step of
+ * the change (1.5x) and the one after (1.2x). */
+START_TEST(test_side_by_side_on_step_times)
+{
+    enum { STEPS = 8 };
+    double a[2 * STEPS * HETSGD_TRACE_FIELDS], b[2 * STEPS * HETSGD_TRACE_FIELDS];
+    double raw[STEPS], ratio[STEPS];
+    unsigned char change[STEPS];
+    hetsgd_recovery_stats st;
+
+    memset(a, 0, sizeof a);
+    memset(b, 0, sizeof b);
+    for (int r = 0; r < 2; r++) {
+        for (int k = 0; k < STEPS; k++) {
+            double *x = a + (r * STEPS + k) * HETSGD_TRACE_FIELDS;
+            double *y = b + (r * STEPS + k) * HETSGD_TRACE_FIELDS;
+
+            x[HETSGD_TRACE_SPEED] = y[HETSGD_TRACE_SPEED] = k < 4 ? 1.0 : 0.5 + r;
+            y[HETSGD_TRACE_STEP] = 0.1 + 0.01 * r;
+            x[HETSGD_TRACE_STEP] = y[HETSGD_TRACE_STEP] * (4 == k ? 1.5 : 5 == k ? 1.2 : 1.0);
+        }
+    }
+    /* A step b did not time is not judged. */
+    b[(1 * STEPS + 2) * HETSGD_TRACE_FIELDS + HETSGD_TRACE_STEP] = 0.0;
+    hetsgd_side_by_side_steps(a, b, STEPS, 2, raw, ratio, change);
+    for (int k = 0; k < STEPS; k++) {
+        ck_assert_int_eq(change[k], 0 == k || 4 == k);
+    }
+    ck_assert_double_eq_tol(raw[4], 1.5, 1e-12);
+    ck_assert_double_eq_tol(raw[5], 1.2, 1e-12);
+    ck_assert_double_eq(raw[2], -1.0);
+    ck_assert_double_eq(ratio[2], -1.0);
+    ck_assert_double_eq_tol(raw[7], 1.0, 1e-12);
+    /* Smoothed, the change's own step is the median of 1.5 and 1.2; the step after, of 1.5, 1.2, 1. */
+    ck_assert(ratio[4] > 1.05);
+    ck_assert_double_eq_tol(ratio[5], 1.2, 1e-12);
+    ck_assert_double_eq_tol(ratio[6], 1.0, 1e-12);
+    hetsgd_recovery(ratio, change, STEPS, 1.05, 1, &st);
+    ck_assert_int_eq(st.worst, 2);
+}
+END_TEST
+
+/* A trace of before the chunks' columns reads them as 0. */
+START_TEST(test_trace_without_the_chunks_columns)
+{
+    double *back = NULL;
+    long steps = 0;
+    int P = 0;
+
+    ck_assert_int_eq(read_trace_text("0,0,x,4,0.1,0.2,1,0.1,0.25\n0,1,x,3,0.1,0.2,1,0.1,0.25\n", &steps, &P, &back),
+                     OMNIBATCH_SUCCESS);
+    ck_assert_int_eq(steps, 1);
+    ck_assert_int_eq(P, 2);
+    for (int j = 0; j < 2; j++) {
+        for (int field = HETSGD_TRACE_TAKEN; field < HETSGD_TRACE_FIELDS; field++) {
+            ck_assert_double_eq(back[j * HETSGD_TRACE_FIELDS + field], 0.0);
+        }
+    }
+    free(back);
+    /* Some of the chunks' columns but not all: not a row. */
+    ck_assert_int_eq(read_trace_text("0,0,x,4,0.1,0.2,1,0.1,0.25,3,0\n", &steps, &P, &back), OMNIBATCH_ERR_ARG);
+}
+END_TEST
+
+/* 2 ranks, 4 steps: rank r's step k as given; compute 0.1 s, step 0.2 s. */
+static void chunk_record(double *rec, int r, long k, double batch, double taken, double chunks, double call,
+                         double late)
+{
+    double *x = rec + ((long) r * 4 + k) * HETSGD_TRACE_FIELDS;
+
+    x[HETSGD_TRACE_BATCH] = batch;
+    x[HETSGD_TRACE_COMPUTE] = 0.1;
+    x[HETSGD_TRACE_STEP] = 0.2;
+    x[HETSGD_TRACE_TAKEN] = taken;
+    x[HETSGD_TRACE_CHUNKS] = chunks;
+    x[HETSGD_TRACE_CHUNK_CALL] = call;
+    x[HETSGD_TRACE_LATE] = late;
+}
+
+START_TEST(test_chunk_figures_and_late_chunks)
+{
+    double rec[2 * 4 * HETSGD_TRACE_FIELDS] = { 0 };
+    hetsgd_chunk_figures fig;
+
+    /* Step 0 is left out (first = 1).  Samples move in steps 1 and 3: 10 + 30 of 400. */
+    chunk_record(rec, 0, 0, 50, 50, 99, 0.1, 0.0);
+    chunk_record(rec, 1, 0, 50, 0, 99, 0.1, 0.0);
+    chunk_record(rec, 0, 1, 60, 10, 10, 0.002, 0.0);
+    chunk_record(rec, 1, 1, 40, 0, 8, 0.002, 0.0111);     /* late by more than 10% of 0.1 s + 1 ms */
+    chunk_record(rec, 0, 2, 50, 0, 9, 0.002, 0.0109);     /* not: 10.9 ms < 11 ms */
+    chunk_record(rec, 1, 2, 50, 0, 9, 0.002, 0.0);
+    chunk_record(rec, 0, 3, 20, 0, 3, 0.002, 0.0);
+    chunk_record(rec, 1, 3, 80, 30, 15, 0.002, 0.0);
+    hetsgd_chunk_summary(rec, 4, 2, 1, &fig);
+    ck_assert_double_eq_tol(fig.chunks_per_step, (10 + 8 + 9 + 9 + 3 + 15) / 6.0, 1e-12);
+    ck_assert_double_eq_tol(fig.moved_share, 40.0 / 300.0, 1e-12);
+    ck_assert_int_eq(fig.steps_moved, 2);
+    ck_assert_double_eq_tol(fig.call_share, 6 * 0.002 / (6 * 0.2), 1e-12);
+    ck_assert_int_eq(hetsgd_late_steps(rec, 4, 2), 1);
+    /* A run without chunks: nothing moved, no chunk. */
+    memset(rec, 0, sizeof rec);
+    hetsgd_chunk_summary(rec, 4, 2, 0, &fig);
+    ck_assert(0.0 == fig.chunks_per_step && 0.0 == fig.moved_share && 0 == fig.steps_moved && 0.0 == fig.call_share);
+}
+END_TEST
+
 START_TEST(test_overruns_judge_the_step_not_each_rank)
 {
     /* Two ranks, slowdown 2, no alpha.  Rank 0 at speed 1 with 10 ms of CPU
@@ -451,6 +575,9 @@ static Suite *make_hetsgd_report_suite(void)
     tcase_add_test(tc, test_trace_reader_bounds_every_size);
     tcase_add_test(tc, test_side_by_side_judges_against_the_other_run);
     tcase_add_test(tc, test_overruns_judge_the_step_not_each_rank);
+    tcase_add_test(tc, test_trace_without_the_chunks_columns);
+    tcase_add_test(tc, test_side_by_side_on_step_times);
+    tcase_add_test(tc, test_chunk_figures_and_late_chunks);
     suite_add_tcase(s, tc);
     return s;
 }
@@ -461,7 +588,7 @@ int main(void)
     int failed;
 
     srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
+    failed = ob_check_failed(sr);
     srunner_free(sr);
     return 0 == failed ? 0 : 1;
 }

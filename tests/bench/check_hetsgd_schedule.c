@@ -7,6 +7,7 @@
 
 #include <check.h>
 
+#include "ob_check_run.h"
 #include "ob_error.h"
 #include "schedule.h"
 
@@ -206,6 +207,64 @@ START_TEST(test_vanish_takes_the_fastest_rank_away_mid_run)
 }
 END_TEST
 
+/* FlexRR's three patterns at once: a random rank 2-5x slower in every step,
+ * now and then both ranks of a machine slowed for 5-20 steps, and a
+ * power-law delay on every rank in every step. */
+START_TEST(test_jitter_follows_flexrr_patterns)
+{
+    const double base[4] = { 1.0, 1.0, 1.0, 1.0 };
+    const long steps = 4000;
+    hetsgd_schedule *s = make(HETSGD_SCHEDULE_JITTER, 4, base, steps, 5);
+    hetsgd_schedule *same = make(HETSGD_SCHEDULE_JITTER, 4, base, steps, 5);
+    hetsgd_schedule *other = make(HETSGD_SCHEDULE_JITTER, 4, base, steps, 6);
+    long run = 0, longest = 0, disrupted = 0, slowed_twice = 0, tail = 0, differ = 0;
+    double v[4], w[4], u[4];
+
+    for (long k = 0; k < steps; k++) {
+        double least = 1.0;
+        int both = 1;
+
+        hetsgd_schedule_speeds(s, k, v);
+        hetsgd_schedule_speeds(same, k, w);
+        hetsgd_schedule_speeds(other, k, u);
+        for (int i = 0; i < 4; i++) {
+            /* Every factor is at least 1; together at most 5 x 5 x 10. */
+            ck_assert_double_le(v[i], 1.0);
+            ck_assert_double_ge(v[i], 1.0 / (HETSGD_JITTER_MAX_FACTOR * HETSGD_JITTER_MAX_FACTOR *
+                                             HETSGD_JITTER_PARETO_CAP) - 1e-15);
+            ck_assert_double_eq(v[i], w[i]);
+            differ += v[i] != u[i];
+            least = v[i] < least ? v[i] : least;
+            tail += v[i] <= 0.1;
+            both &= i >= 2 || v[i] <= 1.0 / HETSGD_JITTER_MIN_FACTOR;
+        }
+        /* The slow worker: some rank at half its speed or less in every step. */
+        ck_assert_double_le(least, 1.0 / HETSGD_JITTER_MIN_FACTOR);
+        slowed_twice += v[0] <= 0.5 && v[1] <= 0.5;
+        /* The disrupted machine (ranks 0 and 1): runs of steps with both at half speed or less. */
+        run = both ? run + 1 : 0;
+        longest = run > longest ? run : longest;
+        disrupted += both;
+        ck_assert_int_eq(hetsgd_schedule_changes_at(s, k), 1);
+    }
+    ck_assert_int_ge(longest, HETSGD_JITTER_MIN_DISRUPTION);
+    /* Machine 0 is disrupted in about 1 step in 6 (12.5 of 37.5 steps on average, either
+     * machine), and the slow worker and the power law put ranks 0 and 1 both at half speed in
+     * about 1 in 20 more. */
+    ck_assert_int_ge(disrupted, steps / 10);
+    ck_assert_int_le(disrupted, steps / 3);
+    /* A tenth of the speed or less takes two patterns at once (or a power-law factor of 10, one
+     * in 10^5): it happens, in a few per cent of the rank-steps. */
+    ck_assert_int_gt(tail, 0);
+    ck_assert_int_lt(tail, 4 * steps / 10);
+    /* Another seed, another pattern. */
+    ck_assert_int_gt(differ, 4 * steps / 2);
+    hetsgd_schedule_destroy(s);
+    hetsgd_schedule_destroy(same);
+    hetsgd_schedule_destroy(other);
+}
+END_TEST
+
 START_TEST(test_bad_input_is_refused)
 {
     const double base[2] = { 1.0, 0.0 };
@@ -216,6 +275,12 @@ START_TEST(test_bad_input_is_refused)
     ck_assert_ptr_null(s);
     ck_assert_int_eq(hetsgd_schedule_create(HETSGD_SCHEDULE_NONE, 1, base, 0, 1, &s), OMNIBATCH_ERR_ARG);
     ck_assert_str_eq(hetsgd_schedule_name(HETSGD_SCHEDULE_TRANSIENT), "transient");
+    /* The jitter's factors are drawn at create: a run too long for them says so. */
+    ck_assert_int_eq(hetsgd_schedule_create(HETSGD_SCHEDULE_JITTER, 2, (const double[]) { 1.0, 1.0 },
+                                            HETSGD_JITTER_MAX_FACTORS, 1, &s), OMNIBATCH_ERR_ARG);
+    ck_assert_str_eq(ob_last_error(), "--schedule jitter: 134217728 steps of 2 ranks: expected at most 134217728 "
+                     "steps x ranks");
+    ck_assert_ptr_null(s);
 }
 END_TEST
 
@@ -230,6 +295,7 @@ static Suite *make_hetsgd_schedule_suite(void)
     tcase_add_test(tc, test_transient_events_follow_the_rules);
     tcase_add_test(tc, test_transient_events_depend_only_on_the_seed);
     tcase_add_test(tc, test_vanish_takes_the_fastest_rank_away_mid_run);
+    tcase_add_test(tc, test_jitter_follows_flexrr_patterns);
     tcase_add_test(tc, test_bad_input_is_refused);
     suite_add_tcase(s, tc);
     return s;
@@ -241,7 +307,7 @@ int main(void)
     int failed;
 
     srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
+    failed = ob_check_failed(sr);
     srunner_free(sr);
     return 0 == failed ? 0 : 1;
 }

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ob_check_run.h"
 #include "omnibatch.h"
 #include "sim_metrics.h"
 #include "sim_omnilearn.h"
@@ -531,7 +532,7 @@ int main(void)
     srunner_add_suite(sr, make_sim_oracle_suite());
     srunner_add_suite(sr, make_sim_metrics_suite());
     srunner_run_all(sr, CK_NORMAL);
-    const int failed = srunner_ntests_failed(sr);
+    const int failed = ob_check_failed(sr);
     srunner_free(sr);
     return 0 == failed ? 0 : 1;
 }

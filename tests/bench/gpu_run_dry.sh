@@ -36,9 +36,11 @@ for policy in static omnibatch oracle; do
         fail "$policy: final split '$split' is not 3 batches summing to 256"
 done
 grep -q "^steady step time omnibatch/static [0-9.]*, omnibatch/oracle [0-9.]*" "$tmp/out" || fail "no ratio line"
-grep "^final loss of the three splits" "$tmp/out" |
-    sed 's/.*relative spread \([^:]*\):.*/\1/' | awk '{ exit !($1 + 0 <= 1e-3) }' ||
-    fail "the three splits trained to different losses"
+# The spread taken out first: piped into awk, a missing line (no input) or
+# one of another shape (read as 0) passed.
+spread=$(sed -n 's/^final loss of the three splits.*relative spread \([0-9.e+-][0-9.e+-]*\):.*/\1/p' "$tmp/out")
+[ -n "$spread" ] || fail "no line giving the relative spread of the three splits' final losses"
+awk -v s="$spread" 'BEGIN { exit !(s + 0 <= 1e-3) }' || fail "the three splits trained to different losses (relative spread $spread)"
 # Without a GPU a gpu rank stops the run before the first step with one line
 # (built without CUDA, or CUDA finds no device).
 if ! nvidia-smi -L >/dev/null 2>&1; then

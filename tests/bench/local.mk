@@ -7,7 +7,7 @@ check_PROGRAMS += %reldir%/check_bench_stats
 %canon_reldir%_check_bench_stats_SOURCES = %reldir%/check_bench_stats.c \
 	bench/overhead/stats.h bench/overhead/stats.c
 %canon_reldir%_check_bench_stats_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/bench/overhead
-%canon_reldir%_check_bench_stats_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+%canon_reldir%_check_bench_stats_CFLAGS = $(AM_CFLAGS) $(OB_CHECK_CFLAGS)
 %canon_reldir%_check_bench_stats_LDADD = $(CHECK_LIBS) -lm
 TESTS += %reldir%/check_bench_stats
 
@@ -37,11 +37,11 @@ HETSGD_TEST_LDADD = bench/hetsgd/libhetsgd.la $(OB_CORE_TEST_LDADD) $(ZLIB_LIBS)
 check_PROGRAMS += %reldir%/check_hetsgd_idx %reldir%/check_hetsgd_mlp \
 	%reldir%/check_hetsgd_omnilearn %reldir%/check_hetsgd_schedule \
 	%reldir%/check_hetsgd_options %reldir%/check_hetsgd_emulate \
-	%reldir%/check_hetsgd_report
+	%reldir%/check_hetsgd_report %reldir%/check_hetsgd_profile
 TESTS += %reldir%/check_hetsgd_idx %reldir%/check_hetsgd_mlp \
 	%reldir%/check_hetsgd_omnilearn %reldir%/check_hetsgd_schedule \
 	%reldir%/check_hetsgd_options %reldir%/check_hetsgd_emulate \
-	%reldir%/check_hetsgd_report
+	%reldir%/check_hetsgd_report %reldir%/check_hetsgd_profile
 
 %canon_reldir%_check_hetsgd_idx_SOURCES = %reldir%/check_hetsgd_idx.c
 %canon_reldir%_check_hetsgd_idx_CFLAGS = $(HETSGD_TEST_CFLAGS) $(ZLIB_CFLAGS)
@@ -70,6 +70,10 @@ TESTS += %reldir%/check_hetsgd_idx %reldir%/check_hetsgd_mlp \
 %canon_reldir%_check_hetsgd_report_SOURCES = %reldir%/check_hetsgd_report.c
 %canon_reldir%_check_hetsgd_report_CFLAGS = $(HETSGD_TEST_CFLAGS)
 %canon_reldir%_check_hetsgd_report_LDADD = $(HETSGD_TEST_LDADD)
+
+%canon_reldir%_check_hetsgd_profile_SOURCES = %reldir%/check_hetsgd_profile.c
+%canon_reldir%_check_hetsgd_profile_CFLAGS = $(HETSGD_TEST_CFLAGS)
+%canon_reldir%_check_hetsgd_profile_LDADD = $(HETSGD_TEST_LDADD)
 
 # A short run of the benchmark itself: 4 ranks, every policy, generated data.
 check_PROGRAMS += %reldir%/hetsgd_mkdata
@@ -111,3 +115,14 @@ TESTS += %reldir%/hetsgd_gpu_grad
 %canon_reldir%_hetsgd_gpu_grad_LDADD = $(OB_HETSGD_CUDA_OBJ) $(HETSGD_TEST_LDADD) $(CUDA_LIBS)
 %canon_reldir%_hetsgd_gpu_grad_DEPENDENCIES = $(OB_HETSGD_CUDA_OBJ) bench/hetsgd/libhetsgd.la libobcore.la
 endif
+
+# bench/hosts/lib.sh's process-tree kill and removal, without root.
+TESTS += %reldir%/hosts_lib.sh
+EXTRA_DIST += %reldir%/hosts_lib.sh
+
+# bench/probe/run.sh --smoke: one steal's cost on each transport, in a node
+# (Open MPI, and MPICH where installed) and across namespace hosts (where
+# root can make them); the rows' form and the lines of what was left out,
+# never timings.
+TESTS += %reldir%/probe_smoke.sh
+EXTRA_DIST += %reldir%/probe_smoke.sh

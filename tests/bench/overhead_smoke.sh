@@ -13,6 +13,8 @@ cg=--no-callgrind
 if [ -n "${VALGRIND:-}" ] && command -v callgrind_annotate >/dev/null 2>&1 &&
     ! ldd "$builddir/.libs/lib${OB_LIBNAME:-omnibatch}.so" 2>/dev/null | grep -q 'libasan'; then
     cg="--cg-calls 20"
+else
+    echo "overhead_smoke: the instruction counts are not checked (needs VALGRIND, callgrind_annotate, a build without AddressSanitizer)"
 fi
 # shellcheck disable=SC2086
 sh "$srcdir/bench/overhead/run.sh" --builddir "$builddir" --rounds 2 --scale 0.02 \

@@ -1,6 +1,6 @@
 #!/bin/sh
 # bench/hetsgd/run.sh --quota in --smoke mode: four ranks, each in a cgroup
-# with its CPU quota (a 20 ms period), static and omnibatch, on a generated
+# with its CPU quota (a 20 ms period), static, omnibatch and chunks, on a generated
 # data set, two pairs (--repeat 2).  Checks the lines it prints (each
 # pair's, and the median and spread of the pairs' ratios, against the pairs'
 # printed ratios) and that its cgroups are gone afterwards, that --mca
@@ -46,12 +46,14 @@ grep -q "^quota: 4 ranks, .*, period 20000 us)" "$tmp/out" || fail "the setup li
 grep -q ", Open MPI: --mca btl_vader_single_copy_mechanism none --mca btl vader,self, evaluated after the last step only$" "$tmp/out" \
     || fail "the setup line does not show --mca btl=vader,self in place of the script's btl"
 grep -Eq "^quota: static steady step [0-9.]+ ms; its report: [a-z-]+, predicted now" "$tmp/out" || fail "no static line"
-grep -Eq "^quota: CPU per sample \(the less of the two runs'\) [0-9.e+-]+(,[0-9.e+-]+){3} ms, CPU per step outside the compute \(least\) [0-9.]+(,[0-9.]+){3} ms, reduction \(least\) [0-9.]+ ms$" \
+grep -Eq "^quota: CPU per sample \(the least of the runs'\) [0-9.e+-]+(,[0-9.e+-]+){3} ms, CPU per step outside the compute \(least\) [0-9.]+(,[0-9.]+){3} ms, reduction \(least\) [0-9.]+ ms$" \
     "$tmp/out" || fail "no line of the limit's figures"
 grep -Eq "^quota: the static report's predicted step [0-9.]+ ms \(.*not a bound\); limit \(the quotas' CPU\) [0-9.]+ ms$" \
     "$tmp/out" || fail "no limits line"
 grep -Eq "^quota: omnibatch steady step [0-9.]+ ms; omnibatch/static [0-9.]+; limit [0-9.]+ ms, limit/static [0-9.]+; omnibatch/limit [0-9.]+ \(target <= 1.10: (met|MISSED)\)$" \
     "$tmp/out" || fail "no omnibatch line"
+grep -Eq "^quota: chunks steady step [0-9.]+ ms; chunks/static [0-9.]+; chunks/omnibatch [0-9.]+; chunks/limit [0-9.]+ \(target <= 1.10: (met|MISSED)\); [0-9.]+% of the samples moved$" \
+    "$tmp/out" || fail "no chunks line"
 grep -Eq "^quota: omnibatch asked the quotas for [0-9.]+ ms a step \(rank [0-3]: mean step CPU / quota\); its steady step is [0-9.]+x that" \
     "$tmp/out" || fail "no line of what omnibatch asked of the quotas"
 for k in 1 2; do
@@ -60,10 +62,13 @@ for k in 1 2; do
         || fail "pair $k: no traces in $tmp/runs/pair$k"
 done
 [ 2 -eq "$(grep -c "^quota: omnibatch steady step" "$tmp/out")" ] || fail "not one omnibatch line per pair"
+[ 2 -eq "$(grep -c "^quota: chunks steady step" "$tmp/out")" ] || fail "not one chunks line per pair"
+grep -Eq "^quota: over 2 pairs: chunks/static median [0-9.]+ \(2 pairs, [0-9.]+-[0-9.]+\); chunks/limit median [0-9.]+ \(2 pairs, [0-9.]+-[0-9.]+; target <= 1.10 on the median: (met|MISSED)\)$" \
+    "$tmp/out" || fail "no line of the chunks' medians over the pairs"
 # The summary's medians are those of the pairs' printed ratios (two: their mean).
 sed -n 's/^quota: omnibatch steady step .*; omnibatch\/static \([0-9.]*\); .*; omnibatch\/limit \([0-9.]*\) (.*/\1 \2/p' \
     "$tmp/out" > "$tmp/pairs"
-line=$(grep "^quota: over 2 pairs: " "$tmp/out") || fail "no line of the pairs' medians"
+line=$(grep "^quota: over 2 pairs: omnibatch/" "$tmp/out") || fail "no line of the pairs' medians"
 echo "$line" | grep -Eq "^quota: over 2 pairs: omnibatch/static median [0-9.]+ \(2 pairs, [0-9.]+-[0-9.]+\); omnibatch/limit median [0-9.]+ \(2 pairs, [0-9.]+-[0-9.]+; target <= 1.10 on the median: (met|MISSED)\)$" \
     || fail "the pairs' line: $line"
 awk -v line="$line" '{ s[NR] = $1; l[NR] = $2 }

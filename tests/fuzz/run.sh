@@ -25,6 +25,13 @@ for t in $targets; do
         -rss_limit_mb=1024 -print_final_stats=1 -artifact_prefix="$work/$t-" \
         "$work/$t" "$top_srcdir/tests/fuzz/corpus/$t" >"$work/$t.log" 2>&1; then
         grep -E '^stat::number_of_executed_units|^stat::peak_rss_mb' "$work/$t.log" || true
+        # A run that executed no input (or said nothing) fuzzed nothing.
+        units=$(sed -n 's/^stat::number_of_executed_units: *\([0-9][0-9]*\)$/\1/p' "$work/$t.log")
+        if [ "${units:-0}" -eq 0 ]; then
+            tail -n 40 "$work/$t.log"
+            echo "fuzz: fuzz_$t exited 0 but executed no input (stat::number_of_executed_units '${units}'); its log is in $work" >&2
+            status=1
+        fi
     else
         tail -n 40 "$work/$t.log"
         echo "fuzz: fuzz_$t failed; its log and the input that failed are in $work" >&2

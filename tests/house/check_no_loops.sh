@@ -16,6 +16,10 @@ srcdir=${top_srcdir:-.}
 builddir=${top_builddir:-.}
 # automake passes NM="/usr/bin/nm -B": a command and its flags, split on purpose.
 NM=${NM:-nm}
+# shellcheck disable=SC2086
+set -- $NM
+command -v "${1:-}" >/dev/null 2>&1 || { echo "check_no_loops: no nm ('$NM'): skipped"; exit 77; }
+command -v tsort >/dev/null 2>&1 || { echo "check_no_loops: no tsort: skipped"; exit 77; }
 layers="include base platform control observe api async mpi_wrappers"
 work=$(mktemp -d "${TMPDIR:-/tmp}/loops.XXXXXX")
 trap 'rm -rf "$work"' EXIT
@@ -39,6 +43,7 @@ objs=$(find "$builddir/src" "$builddir/mpi_wrappers" -path '*/.libs/*.o' -name '
 : >"$work/defs"
 : >"$work/uses"
 : >"$work/layer"
+: >"$work/where"
 for o in $objs; do
     name=$(basename "$o" .o)
     set -- $(layer_of "$o")

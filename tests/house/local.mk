@@ -16,3 +16,10 @@ EXTRA_DIST += %reldir%/check_no_loops.sh
 # (clang-tidy; skipped, with a line, without it).
 TESTS += %reldir%/check_complexity.sh
 EXTRA_DIST += %reldir%/check_complexity.sh
+
+# Every check can fail: the house and unit check scripts, the quick ones of
+# tests/mpi, tests/fuzz and tests/python, and three Check suites, on empty or
+# broken inputs, each fail, or skip where a tool is missing, with a line
+# saying why (a few seconds).
+TESTS += %reldir%/check_scripts_fail.sh
+EXTRA_DIST += %reldir%/check_scripts_fail.sh

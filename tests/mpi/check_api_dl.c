@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 
+#include "ob_check_run.h"
 #include "omnibatch_dl.h"
 
 /* The table's pointers have the prototypes' types: a change to one without
@@ -39,6 +40,7 @@ SAME_TYPE(get_state, omnibatch_get_state);
 SAME_TYPE(set_state, omnibatch_set_state);
 SAME_TYPE(save, omnibatch_save);
 SAME_TYPE(restore, omnibatch_restore);
+SAME_TYPE(next_chunk, omnibatch_next_chunk);
 SAME_TYPE(ps_options_init, omnibatch_ps_options_init);
 SAME_TYPE(ps_create, omnibatch_ps_create);
 SAME_TYPE(ps_role_of, omnibatch_ps_role_of);
@@ -61,6 +63,14 @@ _Static_assert(offsetof(omnibatch_stats, parked_steps) == offsetof(omnibatch_sta
                    && offsetof(omnibatch_stats, early_exchanges) == offsetof(omnibatch_stats, parked_steps) + sizeof(long)
                    && offsetof(omnibatch_stats, react_total_s) == offsetof(omnibatch_stats, early_exchanges) + sizeof(long),
                "omnibatch_stats grew at its end");
+/* 0.4 grew them at their ends again (chunks). */
+_Static_assert(offsetof(omnibatch_options, chunks) == offsetof(omnibatch_options, react) + sizeof(int)
+                   && offsetof(omnibatch_options, chunk_floor) > offsetof(omnibatch_options, chunks),
+               "omnibatch_options.chunks follows react");
+_Static_assert(offsetof(omnibatch_stats, chunks) == offsetof(omnibatch_stats, react_total_s) + sizeof(double)
+                   && offsetof(omnibatch_stats, samples_taken) == offsetof(omnibatch_stats, chunks) + sizeof(long)
+                   && offsetof(omnibatch_stats, samples_given) == offsetof(omnibatch_stats, samples_taken) + sizeof(long),
+               "omnibatch_stats grew at its end (0.4)");
 
 /* omnibatch_step is written whole into the caller's copy (omnibatch_dl.h
  * users, examples/omnibatch_ctypes.py's Step): a field only ever goes at the
@@ -98,6 +108,7 @@ START_TEST(test_linked_library_is_found)
     ck_assert_ptr_eq(ob.set_state, &omnibatch_set_state);
     ck_assert_ptr_eq(ob.save, &omnibatch_save);
     ck_assert_ptr_eq(ob.restore, &omnibatch_restore);
+    ck_assert_ptr_eq(ob.next_chunk, &omnibatch_next_chunk);
     ck_assert_ptr_eq(ob.ps_options_init, &omnibatch_ps_options_init);
     ck_assert_ptr_eq(ob.ps_create, &omnibatch_ps_create);
     ck_assert_ptr_eq(ob.ps_role_of, &omnibatch_ps_role_of);
@@ -132,7 +143,7 @@ int main(void)
     int failed;
 
     srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
+    failed = ob_check_failed(sr);
     srunner_free(sr);
     return 0 == failed ? EXIT_SUCCESS : EXIT_FAILURE;
 }

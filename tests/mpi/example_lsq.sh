@@ -32,6 +32,8 @@ if command -v readelf >/dev/null 2>&1; then
         echo "example_lsq: lsq_train_dl is linked with libomnibatch" >&2
         exit 1
     fi
+else
+    echo "example_lsq: no readelf: that lsq_train_dl does not link libomnibatch is not checked"
 fi
 
 echo "== not linked, 2 ranks, no library"

@@ -12,6 +12,8 @@ cc=${PLAIN_CC:-gcc}
 pc=${PKG_CONFIG:-pkg-config}
 name=${OB_LIBNAME:-omnibatch}
 command -v "$pc" >/dev/null 2>&1 || { echo "install_prefix: no $pc: skipped"; exit 77; }
+# Without readelf the program's link could not be told from a broken one.
+command -v readelf >/dev/null 2>&1 || { echo "install_prefix: no readelf: skipped"; exit 77; }
 work=$(mktemp -d "${TMPDIR:-/tmp}/omnibatch-install.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: install_prefix: $*" >&2; exit 1; }

@@ -6,7 +6,7 @@
 TESTS += %reldir%/check_exports.sh
 EXTRA_DIST += %reldir%/check_exports.sh %reldir%/exports.txt %reldir%/valgrind.supp
 
-OB_API_TEST_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+OB_API_TEST_CFLAGS = $(AM_CFLAGS) $(OB_CHECK_CFLAGS)
 OB_API_TEST_LDADD = $(OB_LIB) $(CHECK_LIBS) -lm
 
 check_PROGRAMS += \
@@ -21,6 +21,7 @@ check_PROGRAMS += \
 	%reldir%/mpi_api_dynamics \
 	%reldir%/mpi_api_wait \
 	%reldir%/mpi_api_nodesum \
+	%reldir%/mpi_api_chunks \
 	%reldir%/mpi_ps \
 	%reldir%/check_api_dl
 
@@ -72,6 +73,10 @@ check_PROGRAMS += %reldir%/mpi_api_quota
 %canon_reldir%_mpi_api_nodesum_CFLAGS = $(OB_API_TEST_CFLAGS)
 %canon_reldir%_mpi_api_nodesum_LDADD = $(OB_API_TEST_LDADD)
 
+%canon_reldir%_mpi_api_chunks_SOURCES = %reldir%/mpi_api_chunks.c %reldir%/mpi_api_common.h
+%canon_reldir%_mpi_api_chunks_CFLAGS = $(OB_API_TEST_CFLAGS)
+%canon_reldir%_mpi_api_chunks_LDADD = $(OB_API_TEST_LDADD)
+
 %canon_reldir%_mpi_ps_SOURCES = %reldir%/mpi_ps.c %reldir%/mpi_api_common.h
 %canon_reldir%_mpi_ps_CPPFLAGS = $(OB_TEST_CPPFLAGS)
 %canon_reldir%_mpi_ps_CFLAGS = $(OB_API_TEST_CFLAGS)
@@ -94,6 +99,7 @@ TESTS += \
 	%reldir%/mpi_api_dynamics.sh \
 	%reldir%/mpi_api_wait.sh \
 	%reldir%/mpi_api_nodesum.sh \
+	%reldir%/mpi_api_chunks.sh \
 	%reldir%/mpi_api_quota.sh \
 	%reldir%/mpi_ps.sh \
 	%reldir%/example_lsq.sh \
@@ -116,6 +122,7 @@ EXTRA_DIST += \
 	%reldir%/mpi_api_dynamics.sh \
 	%reldir%/mpi_api_wait.sh \
 	%reldir%/mpi_api_nodesum.sh \
+	%reldir%/mpi_api_chunks.sh \
 	%reldir%/mpi_api_quota.sh \
 	%reldir%/mpi_ps.sh \
 	%reldir%/example_lsq.sh \
@@ -124,9 +131,9 @@ EXTRA_DIST += \
 # The preload programs.
 check_PROGRAMS += %reldir%/mpi_passthrough %reldir%/mpi_straggler %reldir%/mpi_threads \
 	%reldir%/mpi_weighted %reldir%/mpi_weighted_reuse %reldir%/mpi_request_errors \
-	%reldir%/mpi_late_exchange %reldir%/json_valid
+	%reldir%/mpi_late_exchange %reldir%/json_valid %reldir%/mpi_logreg
 %canon_reldir%_mpi_passthrough_SOURCES = %reldir%/mpi_passthrough.c
-%canon_reldir%_mpi_passthrough_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+%canon_reldir%_mpi_passthrough_CFLAGS = $(AM_CFLAGS) $(OB_CHECK_CFLAGS)
 %canon_reldir%_mpi_passthrough_LDADD = $(CHECK_LIBS) -lm
 %canon_reldir%_mpi_straggler_SOURCES = %reldir%/mpi_straggler.c
 %canon_reldir%_mpi_threads_SOURCES = %reldir%/mpi_threads.c
@@ -137,6 +144,9 @@ check_PROGRAMS += %reldir%/mpi_passthrough %reldir%/mpi_straggler %reldir%/mpi_t
 %canon_reldir%_mpi_request_errors_SOURCES = %reldir%/mpi_request_errors.c %reldir%/mpi_preload_api.h
 %canon_reldir%_mpi_request_errors_LDADD = -lm
 %canon_reldir%_mpi_late_exchange_SOURCES = %reldir%/mpi_late_exchange.c
+%canon_reldir%_mpi_logreg_SOURCES = %reldir%/mpi_logreg.c
+%canon_reldir%_mpi_logreg_CFLAGS = $(AM_CFLAGS) $(ZLIB_CFLAGS)
+%canon_reldir%_mpi_logreg_LDADD = $(ZLIB_LIBS) -lm
 %canon_reldir%_json_valid_SOURCES = %reldir%/json_valid.c
 %canon_reldir%_json_valid_CPPFLAGS = $(OB_TEST_CPPFLAGS)
 
@@ -161,6 +171,7 @@ EXTRA_DIST += %reldir%/preload_scenarios.sh \
 	%reldir%/preload/report_json.sh \
 	%reldir%/preload/report_text.sh \
 	%reldir%/preload/silent.sh \
+	%reldir%/preload/starved.sh \
 	%reldir%/preload/threads.sh \
 	%reldir%/preload/timeline.sh \
 	%reldir%/preload/weighted.sh \

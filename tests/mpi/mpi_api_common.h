@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "ob_check_run.h"
 #include "omnibatch.h"
 
 /* Fail the test with the library's own words when a call does not succeed. */
@@ -60,7 +61,7 @@ static inline int mpi_run_suite(Suite *s)
 
     srunner_set_fork_status(sr, CK_NOFORK);
     srunner_run_all(sr, 0 == mpi_rank() ? CK_NORMAL : CK_SILENT);
-    failed = srunner_ntests_failed(sr);
+    failed = ob_check_failed(sr);
     if (failed > 0 && 0 != mpi_rank()) {
         /* Rank 0's summary does not show other ranks' failures. */
         srunner_print(sr, CK_NORMAL);

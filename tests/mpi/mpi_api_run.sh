@@ -15,7 +15,9 @@ case $tries in
     exit 99
     ;;
 esac
+ran=0
 for np in ${OB_API_NPS:-2 3 4}; do
+    ran=$((ran + 1))
     t=1
     while :; do
         echo "== $1 at $np ranks (try $t of $tries)"
@@ -30,3 +32,5 @@ for np in ${OB_API_NPS:-2 3 4}; do
         t=$((t + 1))
     done
 done
+# OB_API_NPS=' ' ran it at no rank count: nothing was checked.
+[ "$ran" -gt 0 ] || { echo "mpi_api_run.sh: OB_API_NPS='${OB_API_NPS:-}': no rank count, $1 not run" >&2; exit 1; }

@@ -19,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ob_check_run.h"
+
 #define N 4096                   /* elements: 16 KiB of float, above any default threshold */
 #define SMALL 16                 /* 64 bytes of float: below OMNIBATCH_MIN_BYTES */
 
@@ -512,7 +514,7 @@ int main(int argc, char **argv)
     sr = srunner_create(make_passthrough_suite());
     srunner_set_fork_status(sr, CK_NOFORK);
     srunner_run_all(sr, 0 == rank ? CK_NORMAL : CK_SILENT);
-    failed = srunner_ntests_failed(sr);
+    failed = ob_check_failed(sr);
     srunner_free(sr);
     MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     MPI_Finalize();

@@ -156,7 +156,7 @@ int main(int argc, char **argv)
         MPI_Wait(&req, MPI_STATUS_IGNORE);
         if (k == steps - 1) {
             /* A metric of a gradient's shape on the gradients' communicator,
-             * kept out of the layer's way as README says. */
+             * kept out of the layer's way as docs/preload.md says. */
             for (int j = 0; j < D; j++) {
                 metric[j] = 1.0f;
             }

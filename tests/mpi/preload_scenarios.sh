@@ -11,6 +11,9 @@ top_builddir=${top_builddir:-.}
 export top_srcdir top_builddir
 dir="$top_srcdir/tests/mpi/preload"
 pass=0 failed=0 skipped=0
+# A table that cannot be read, or rows none of which OB_SCENARIOS selects,
+# ran nothing: a failure, not a skip.
+[ -r "$dir/scenarios.txt" ] || { echo "preload scenarios: cannot read $dir/scenarios.txt" >&2; exit 1; }
 log=$(mktemp "${TMPDIR:-/tmp}/omnibatch-scenario.XXXXXX")
 trap 'rm -f "$log"' EXIT
 
@@ -48,5 +51,9 @@ done <"$dir/scenarios.txt"
 
 echo "preload scenarios: $pass passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ] || exit 1
+if [ $((pass + skipped)) -eq 0 ]; then
+    echo "preload scenarios: no row of $dir/scenarios.txt selected (OB_SCENARIOS='${OB_SCENARIOS:-}')" >&2
+    exit 1
+fi
 [ "$pass" -gt 0 ] || exit 77
 exit 0

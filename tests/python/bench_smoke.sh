@@ -15,9 +15,12 @@ if [ ! -e "$data/train-images-idx3-ubyte.gz" ] && [ ! -e "$data/train-images-idx
 fi
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
+# Into a file, then shown: through a pipe (| tee) the run's exit status was lost.
 OB_PY_ENV="OMNIBATCH_LIBRARY=$library OMP_NUM_THREADS=1" \
     run 4 "$src/bench/torch/bench_torch.py" --data "$data" --subset 768 --test-subset 256 \
-    --epochs 2 --eval-every 2 --slowdown 1 --overhead-steps 2 --overhead-rounds 2 | tee "$out"
+    --epochs 2 --eval-every 2 --slowdown 1 --overhead-steps 2 --overhead-rounds 2 >"$out" ||
+    { cat "$out"; echo "bench_smoke: bench_torch.py exited non-zero"; exit 1; }
+cat "$out"
 for want in "^static " "^omnibatch " "^omnilearn " "^target: time to 85% " \
             "^target: final accuracy " "^overhead: equal plan, 2 rounds of 2 steps" \
             "^overhead: the per-step calls alone" "^target: the Python layer "; do
@@ -32,7 +35,8 @@ awk '/^(static|omnibatch|omnilearn) / { s = 0; for (i = 8; i <= NF; i++) s += $i
 OB_PY_ENV="OMNIBATCH_LIBRARY=$library OMP_NUM_THREADS=1" \
     run 4 "$src/bench/torch/bench_torch.py" --data "$data" --subset 512 --test-subset 128 \
     --epochs 1 --eval-every 2 --quota 0.5,0.5,0.5,0.25 --policies static,omnibatch \
-    --overhead-steps 0 | tee "$out"
+    --overhead-steps 0 >"$out" || { cat "$out"; echo "bench_smoke: bench_torch.py --quota exited non-zero"; exit 1; }
+cat "$out"
 if grep -q "^bench-torch: --quota: .*: nothing measured" "$out"; then
     echo "bench_smoke: no cgroup cpu controller: the quota mode said so"
 else

@@ -1,16 +1,17 @@
 #!/bin/sh
-# README's PyTorch example is examples/torch_train.py, to the byte, and it
-# trains: through DDP and through mpi4py, with the library and without.
+# The PyTorch example of docs/python.md (the README's Python and PyTorch
+# page) is examples/torch_train.py, to the byte, and it trains: through DDP
+# and through mpi4py, with the library and without.
 set -eu
 # shellcheck disable=SC2034  # read by common.sh
 needs="mpi4py, numpy, torch"
 # shellcheck source-path=SCRIPTDIR source=common.sh
 . "$(dirname "$0")/common.sh"
 example="$src/examples/torch_train.py"
-"$py" - "$src/README.md" "$example" <<'PY'
+"$py" - "$src/docs/python.md" "$example" <<'PY'
 import sys
-readme, example = (open(p).read() for p in sys.argv[1:])
-assert "```python\n" + example + "```\n" in readme, "README's PyTorch example differs from " + sys.argv[2]
+page, example = (open(p).read() for p in sys.argv[1:])
+assert "```python\n" + example + "```\n" in page, sys.argv[1] + "'s PyTorch example differs from " + sys.argv[2]
 PY
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
@@ -26,7 +27,10 @@ for reduce in ddp mpi4py; do
             pypath="$out" OB_PY_ENV="MASTER_ADDR=127.0.0.1 OMP_NUM_THREADS=1"
         fi
         echo "== np 2, $reduce, omnibatch $how"
-        pypath=${pypath:-} run 2 "$example" "$reduce" | tee "$out/log"
+        # Into a file, then shown: through a pipe (| tee) the run's exit status was lost.
+        pypath=${pypath:-} run 2 "$example" "$reduce" >"$out/log" ||
+            { cat "$out/log"; echo "readme_example: $reduce, omnibatch $how: exited non-zero"; exit 1; }
+        cat "$out/log"
         # Trained: from about 0.69 (chance) to well below; the plan holds the global batch.
         awk -v want="$reduce: omnibatch $how:" '
             index($0, want) == 1 {

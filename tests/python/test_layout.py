@@ -1,7 +1,8 @@
 # Copyright (c) 2026 The omnibatch authors.
 """The package's ctypes mirrors of omnibatch.h's structures have the
 header's fields, in its order, with types of the same size: the library
-writes omnibatch_step and omnibatch_stats whole into the package's copies.
+writes omnibatch_step, omnibatch_stats and omnibatch_chunk whole into the
+package's copies.
 
     test_layout.py include/omnibatch.h
 """
@@ -17,9 +18,9 @@ C_SIZES = {"long": ctypes.sizeof(ctypes.c_long), "double": 8, "int": ctypes.size
            "omnibatch_ps_staleness": ctypes.sizeof(ctypes.c_int),
            "omnibatch_ps_role": ctypes.sizeof(ctypes.c_int)}
 MIRRORS = {"omnibatch_options": _library.Options, "omnibatch_step": _library.CStep,
-           "omnibatch_stats": _library.CStats, "omnibatch_ps_options": _library.PSOptions,
-           "omnibatch_ps_task": _library.CPSTask, "omnibatch_ps_stats": _library.CPSStats,
-           "omnibatch_ps_worker_stats": _library.CPSWorkerStats}
+           "omnibatch_stats": _library.CStats, "omnibatch_chunk": _library.CChunk,
+           "omnibatch_ps_options": _library.PSOptions, "omnibatch_ps_task": _library.CPSTask,
+           "omnibatch_ps_stats": _library.CPSStats, "omnibatch_ps_worker_stats": _library.CPSWorkerStats}
 
 
 def header_fields(text, name):

@@ -1,10 +1,11 @@
 # Copyright (c) 2026 The omnibatch authors.
 """The package with and without the library: import, version, steps, plan,
-permutation, allreduce and errors.  Run by package.sh under mpirun:
+permutation, allreduce, steps in chunks and errors.  Run by package.sh under mpirun:
 
     test_package.py MODE VERSION      MODE: library | preloaded | fallback | bad-library
 """
 import sys
+import time
 
 import numpy as np
 from mpi4py import MPI
@@ -103,6 +104,86 @@ def check_divide_by_p():
         for s in ob.steps(epochs=1):
             assert abs(s.scale - P * s.count / s.total) < 1e-15, s
             assert abs(comm.allreduce(s.scale) - P) < 1e-12
+
+
+def sample_gradient(i):
+    """Sample i's gradient: a vector only it has (as tests/mpi/mpi_api_chunks.c's)."""
+    d = np.arange(1, 6)
+    return np.sin(0.37 * (i + 1) * d) + 0.01 * i
+
+
+def check_chunk_step(ob, s, sleeper):
+    """One step in chunks: every position by one rank, the weighted mean
+    gradient over the samples each rank did the global batch's (float64
+    1e-12, float32 1e-6).  The samples this rank did."""
+    mine, total = [], np.zeros(5)
+    for chunk in ob.chunks():
+        if sleeper and not mine:
+            time.sleep(0.05)            # slows down inside its first chunk
+        idx = ob.indices(chunk).tolist()
+        assert chunk.done == len(mine) + chunk.count and chunk.global_step == s.global_step
+        mine.extend(idx)
+        total += sum(sample_gradient(i) for i in idx)
+    final = ob.chunk
+    assert final.count == 0 and final.done == len(mine), (final, len(mine))
+    assert abs(final.scale - len(mine) / s.total) < 1e-15, final
+    if not LIBRARY:                     # the equal split: one chunk, the rank's slice
+        assert mine == ob.permutation(s.epoch)[s.start:s.start + s.count].tolist()
+    want = ob.permutation(s.epoch)[s.step * B:s.step * B + s.total].tolist()
+    everyone = sum(comm.allgather(mine), [])
+    assert sorted(everyone) == sorted(want) and len(set(everyone)) == len(everyone), \
+        (s, sorted(everyone), sorted(want))
+    exact = np.mean([sample_gradient(i) for i in want], axis=0)
+    mean = total / max(1, len(mine))
+    for dtype, tol in ((np.float64, 1e-12), (np.float32, 1e-6)):
+        g = mean.astype(dtype)
+        ob.allreduce_gradient(g)
+        assert np.all(np.abs(g - exact) <= tol * (1 + np.abs(exact))), (s, dtype, g, exact)
+    return mine
+
+
+def check_chunks():
+    """Steps worked in chunks (chunks=True), the last rank sleeping inside
+    its first chunk of every step: with the library the others take from
+    its range; every sample once per step and per epoch; the exact gradient."""
+    with omnibatch.Context(comm, global_batch=B, dataset_size=N, adaptive=False,
+                           chunks=True) as ob:
+        assert ob.chunked
+        ob.set_plan(unequal_plan())
+        for epoch in range(2):
+            seen = []
+            for s in ob.steps(count=ob.steps_per_epoch):
+                seen.extend(check_chunk_step(ob, s, P > 1 and rank == P - 1))
+            everyone = sorted(sum(comm.allgather(seen), []))
+            assert everyone == list(range(N)), (epoch, everyone)
+        stats = ob.stats()
+    if LIBRARY and P > 1:
+        taken = comm.allreduce(stats.samples_taken)
+        assert taken > 0 and taken == comm.allreduce(stats.samples_given), stats
+
+
+def check_chunk_errors():
+    expect_error("chunks", lambda: omnibatch.Context(comm, global_batch=B, dataset_size=N,
+                                                     chunks=2), "chunks=2", "True or False")
+    expect_error("chunk_floor", lambda: omnibatch.Context(comm, global_batch=B, dataset_size=N,
+                                                          chunk_floor=-1), "chunk_floor=-1")
+    with omnibatch.Context(comm, global_batch=B, dataset_size=N) as ob:
+        assert not ob.chunked
+        ob.next_step()
+        expect_error("chunks off", ob.next_chunk, "chunks are off")
+    with omnibatch.Context(comm, global_batch=B, dataset_size=N, chunks=True) as ob:
+        expect_error("chunk before a step", ob.next_chunk, "no step")
+        s = ob.next_step()
+        expect_error("indices of a chunked step", lambda: ob.indices(s), "indices(next_chunk())")
+        expect_error("reduced with chunks left", lambda: ob.allreduce_gradient(np.zeros(3)),
+                     "some are left")
+        expect_error("next step with chunks left", ob.next_step, "some are left")
+        for _ in ob.chunks():
+            pass
+        expect_error("a chunk after count 0", ob.next_chunk, "none was left already")
+        ob.allreduce_gradient(np.zeros(3))
+        ob.next_step()                  # the step before ended: the next one begins
+        assert ob.chunk is None
 
 
 def check_errors(ob):
@@ -236,6 +317,8 @@ def main():
             check_one_rank_wrong(ob)
     expect_error("closed", lambda: ob.next_step(), "closed")
     check_divide_by_p()
+    check_chunks()
+    check_chunk_errors()
     check_state()
     print("test_package: %s: rank %d of %d ok" % (MODE, rank, P), flush=True)
 

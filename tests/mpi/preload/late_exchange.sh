@@ -9,7 +9,7 @@ ob_run "$np" OMNIBATCH_PERIOD=1 OMNIBATCH_TRACE="$work/trace.csv" -- \
 grep -q "results right" "$work/out" || fail "wrong results under the preload"
 grep -Eq '^  rank 1 \(host [^)]+\) is the straggler' "$work/err" \
     || fail "the report does not name rank 1, the late one, as the straggler"
-c0=$(ob_trace_mean "$work/trace.csv" 0 4)
+c0=$(ob_trace_mean "$work/trace.csv" 0 4) || fail "no trace row of rank 0"
 awk -v c="$c0" 'BEGIN { exit !(c < 0.020) }' \
     || fail "rank 0's mean compute $c0 s holds its wait in the exchange (it computes 0.002 s)"
 cat "$work/err"

@@ -67,7 +67,9 @@ ob_trace_rows() {
     awk -F, -v r="$2" 'NR > 1 && $2 == r { n++ } END { print n + 0 }' "$1"
 }
 
-# ob_trace_mean FILE RANK COLUMN: mean of a column (4 compute_s, 5 blocked_s).
+# ob_trace_mean FILE RANK COLUMN: mean of a column (4 compute_s, 5 blocked_s);
+# fails, printing nothing, when the rank has no row (a mean of 0 would pass
+# a bound from above).
 ob_trace_mean() {
-    awk -F, -v r="$2" -v c="$3" 'NR > 1 && $2 == r { s += $c; n++ } END { printf "%.9f\n", n ? s / n : 0 }' "$1"
+    awk -F, -v r="$2" -v c="$3" 'NR > 1 && $2 == r { s += $c; n++ } END { if (!n) exit 1; printf "%.9f\n", s / n }' "$1"
 }

@@ -8,7 +8,7 @@ ob_run "$np" OMNIBATCH_TIMELINE="$work/timeline.json" OMNIBATCH_TRACE="$work/tra
     "$tests/mpi_straggler" $steps 1 nonblocking || fail "the program failed"
 grep -q "results right" "$work/out" || fail "wrong results under the preload"
 python3 -m json.tool "$work/timeline.json" >/dev/null || fail "the timeline is not JSON"
-head -1 "$work/trace.csv" | grep -qx "step,rank,batch,compute_s,blocked_s,reduction_s,waiting_s,time_s,host" || fail "trace header"
+head -1 "$work/trace.csv" | grep -qx "step,rank,batch,compute_s,blocked_s,reduction_s,waiting_s,time_s,host,cpu_s,involuntary_switches,off_cpu_s,throttled_s,taken,given" || fail "trace header"
 awk -F, -v h="$(hostname)" 'NR > 1 && !($8 > 1e9 && $9 == h) { bad++ } END { exit bad > 0 }' \
     "$work/trace.csv" || fail "trace rows without a wall-clock time or this host"
 python3 - "$work/timeline.json" "$work/trace.csv" "$np" <<'PY' || fail "the timeline does not match the trace"

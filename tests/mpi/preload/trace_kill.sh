@@ -79,11 +79,11 @@ killed_run() {
         kill -KILL $left 2>/dev/null || true
         fail "$1 to $2: rank processes$left still ran 15 s after the launcher ended"
     fi
-    head -n 1 "$work/trace.csv" | grep -qx "step,rank,batch,compute_s,blocked_s,reduction_s,waiting_s,time_s,host" || fail "$1: trace header"
+    head -n 1 "$work/trace.csv" | grep -qx "step,rank,batch,compute_s,blocked_s,reduction_s,waiting_s,time_s,host,cpu_s,involuntary_switches,off_cpu_s,throttled_s,taken,given" || fail "$1: trace header"
     after=$(($(wc -l <"$work/trace.csv") - 1))
     [ "$after" -ge "$before" ] || fail "$1: the trace lost rows ($before before the kill, $after after)"
     # Whole rows only: nine fields, the file ending in a newline.
-    broken=$(awk -F, 'NR > 1 && !(NF == 9 && $1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+$/ && $5 ~ /^[0-9.e+-]+$/) { n++ } END { print n + 0 }' "$work/trace.csv")
+    broken=$(awk -F, 'NR > 1 && !(NF == 15 && $1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+$/ && $5 ~ /^[0-9.e+-]+$/) { n++ } END { print n + 0 }' "$work/trace.csv")
     [ "$broken" -eq 0 ] || fail "$1: $broken broken rows"
     [ "$(tail -c 1 "$work/trace.csv" | od -An -c | tr -d ' ')" = '\n' ] || fail "$1: the trace ends mid-row"
     echo "$1 to $2: $after rows kept ($before when it was sent), rank 0 $(rows_of 0), rank $((np - 1)) $(rows_of $((np - 1)))"

@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <string.h>
 
+#include "ob_check_run.h"
 #include "ob_error.h"
 
 START_TEST(test_fail_returns_code_and_records_line)
@@ -91,7 +92,7 @@ int main(void)
     int failed;
 
     srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
+    failed = ob_check_failed(sr);
     srunner_free(sr);
     return 0 == failed ? 0 : 1;
 }

@@ -12,6 +12,6 @@ EXTRA_DIST += %reldir%/check_man.sh
 
 %canon_reldir%_check_config_SOURCES = %reldir%/check_config.c
 %canon_reldir%_check_config_CPPFLAGS = $(OB_TEST_CPPFLAGS) \
-	-DOB_TEST_README='"$(abs_top_srcdir)/README.md"'
+	-DOB_TEST_CONFIG_PAGE='"$(abs_top_srcdir)/docs/configuration.md"'
 %canon_reldir%_check_config_CFLAGS = $(OB_CORE_TEST_CFLAGS)
 %canon_reldir%_check_config_LDADD = $(OB_CORE_TEST_LDADD)

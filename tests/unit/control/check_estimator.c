@@ -13,6 +13,7 @@
 #include <math.h>
 #include <stdint.h>
 
+#include "ob_check_run.h"
 #include "ob_estimator.h"
 
 /* Samples after a 2x change of speed until the model is within 10% of the
@@ -829,7 +830,7 @@ int main(void)
     int failed;
 
     srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
+    failed = ob_check_failed(sr);
     srunner_free(sr);
     return 0 == failed ? 0 : 1;
 }

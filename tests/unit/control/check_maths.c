@@ -10,6 +10,7 @@
 #include <check.h>
 #include <math.h>
 
+#include "ob_check_run.h"
 #include "ob_maths.h"
 
 START_TEST(test_exp_matches_libm)
@@ -109,7 +110,7 @@ int main(void)
     int failed;
 
     srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
+    failed = ob_check_failed(sr);
     srunner_free(sr);
     return 0 == failed ? 0 : 1;
 }

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ob_check_run.h"
 #include "ob_config.h"
 #include "ob_error.h"
 #include "ob_controller.h"
@@ -289,7 +290,7 @@ int main(void)
     int failed;
 
     srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
+    failed = ob_check_failed(sr);
     srunner_free(sr);
     return 0 == failed ? EXIT_SUCCESS : EXIT_FAILURE;
 }

@@ -3,7 +3,7 @@
 
 OB_UNIT_CONTROL = %reldir%/check_maths %reldir%/check_estimator %reldir%/check_planner \
 	%reldir%/check_planner_dist %reldir%/check_controller %reldir%/check_stepmodel \
-	%reldir%/check_pool %reldir%/check_shard %reldir%/check_state
+	%reldir%/check_pool %reldir%/check_shard %reldir%/check_state %reldir%/check_chunk
 check_PROGRAMS += $(OB_UNIT_CONTROL)
 TESTS += $(OB_UNIT_CONTROL)
 
@@ -42,3 +42,7 @@ TESTS += $(OB_UNIT_CONTROL)
 %canon_reldir%_check_state_SOURCES = %reldir%/check_state.c
 %canon_reldir%_check_state_CFLAGS = $(OB_CORE_TEST_CFLAGS)
 %canon_reldir%_check_state_LDADD = $(OB_CORE_TEST_LDADD)
+
+%canon_reldir%_check_chunk_SOURCES = %reldir%/check_chunk.c
+%canon_reldir%_check_chunk_CFLAGS = $(OB_CORE_TEST_CFLAGS)
+%canon_reldir%_check_chunk_LDADD = $(OB_CORE_TEST_LDADD)

@@ -15,8 +15,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ob_check_run.h"
 #include "ob_json_check.h"
 #include "ob_timeline.h"
+
+/* The fields of a row past the time: what the kernel gave the rank, unknown. */
+#define OB_NO_CPU 0, 0.0, 0, 0.0, 0.0
+/* A row of a step not worked in chunks: taken and given unknown. */
+#define OB_NOT_CHUNKED -1, -1
 
 /* The JSON of a run of \p nranks ranks, written with ob_timeline_write(). */
 static char *timeline_of(const ob_trace_row *rows, const long *counts, int nranks,
@@ -61,10 +67,10 @@ static int events(const char *json, const char *name, int pid, double *dur_sum)
 
 /* Two ranks, three steps each; rank 1 computes longer, so rank 0 waits. */
 static const ob_trace_row two_ranks[6] = {
-    { 0, 32, 0.010, 0.030, -1.0, 1000.040 }, { 1, 32, 0.010, 0.030, -1.0, 1000.080 },
-    { 2, 40, 0.010, 0.020, -1.0, 1000.110 },
-    { 0, 32, 0.038, 0.002, -1.0, 1000.040 }, { 1, 32, 0.038, 0.002, -1.0, 1000.080 },
-    { 2, 24, 0.028, 0.002, -1.0, 1000.110 },
+    { 0, 32, 0.010, 0.030, -1.0, 1000.040, OB_NO_CPU, OB_NOT_CHUNKED }, { 1, 32, 0.010, 0.030, -1.0, 1000.080, OB_NO_CPU, OB_NOT_CHUNKED },
+    { 2, 40, 0.010, 0.020, -1.0, 1000.110, OB_NO_CPU, OB_NOT_CHUNKED },
+    { 0, 32, 0.038, 0.002, -1.0, 1000.040, OB_NO_CPU, OB_NOT_CHUNKED }, { 1, 32, 0.038, 0.002, -1.0, 1000.080, OB_NO_CPU, OB_NOT_CHUNKED },
+    { 2, 24, 0.028, 0.002, -1.0, 1000.110, OB_NO_CPU, OB_NOT_CHUNKED },
 };
 
 START_TEST(test_timeline_is_json_with_one_named_track_per_rank)
@@ -149,7 +155,7 @@ END_TEST
  * at all is still valid JSON. */
 START_TEST(test_rows_without_time_and_empty_runs)
 {
-    ob_trace_row rows[2] = { { 0, -1, 0.5, 0.5, -1.0, 0.0 }, { 1, -1, 0.5, 0.5, -1.0, 10.0 } };
+    ob_trace_row rows[2] = { { 0, -1, 0.5, 0.5, -1.0, 0.0, OB_NO_CPU, OB_NOT_CHUNKED }, { 1, -1, 0.5, 0.5, -1.0, 10.0, OB_NO_CPU, OB_NOT_CHUNKED } };
     long counts[1] = { 2 };
     long none[3] = { 0, 0, 0 };
     char *json = timeline_of(rows, counts, 1, NULL);
@@ -205,7 +211,7 @@ START_TEST(test_stream_without_a_rank_writes_every_step_in_order)
     ck_assert_ptr_nonnull(f);
     ck_assert_int_eq(ob_timeline_stream_begin(&st, f, 2, NULL, 100.0), 0);
     for (int k = 0; k < STEPS; k++) {
-        ob_trace_row row = { k, 8, 0.02, 0.01, -1.0, 100.0 + 0.03 * (k + 1) };
+        ob_trace_row row = { k, 8, 0.02, 0.01, -1.0, 100.0 + 0.03 * (k + 1), OB_NO_CPU, OB_NOT_CHUNKED };
 
         ob_timeline_stream_add(&st, 0, &row);
     }
@@ -253,7 +259,7 @@ int main(void)
     int failed;
 
     srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
+    failed = ob_check_failed(sr);
     srunner_free(sr);
     return 0 == failed ? EXIT_SUCCESS : EXIT_FAILURE;
 }

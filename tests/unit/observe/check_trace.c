@@ -15,9 +15,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ob_check_run.h"
+#include "ob_cpumarks.h"
 #include "ob_error.h"
 #include "ob_trace.h"
 #include "ob_writer.h"
+
+/* The fields of a row past the time: what the kernel gave the rank, unknown. */
+#define OB_NO_CPU 0, 0.0, 0, 0.0, 0.0
+/* A row of a step not worked in chunks: taken and given unknown. */
+#define OB_NOT_CHUNKED -1, -1
 
 static char dir[] = "/tmp/omnibatch-check-trace.XXXXXX";
 
@@ -53,20 +60,47 @@ START_TEST(test_row_spelling)
     char line[OB_TRACE_ROW_MAX];
     /* The step model's columns: the reduction known then, and the rest of
      * the blocked time (at least 0); empty when the reduction is unknown. */
-    ob_trace_row known = { 12, 64, 0.5, 0.25, 0.125, 1764547200.5 };
-    ob_trace_row unknown = { 3, -1, 1e-3, 2.5, -1.0, 0.0 };
-    ob_trace_row waitless = { 4, 8, 1e-3, 0.1, 0.125, 0.0 };
+    ob_trace_row known = { 12, 64, 0.5, 0.25, 0.125, 1764547200.5, OB_NO_CPU, OB_NOT_CHUNKED };
+    ob_trace_row unknown = { 3, -1, 1e-3, 2.5, -1.0, 0.0, OB_NO_CPU, OB_NOT_CHUNKED };
+    ob_trace_row waitless = { 4, 8, 1e-3, 0.1, 0.125, 0.0, OB_NO_CPU, OB_NOT_CHUNKED };
+    ob_trace_row starved = { 5, 8, 0.000124, 0.006128, 0.000735, 0.0, OB_NO_CPU, OB_NOT_CHUNKED };
     ob_trace_row huge = { INT64_MAX, INT64_MAX, -1.2345678901234e-300, -1.2345678901234e300,
-                          1.2345678901234e-300, 1e300 };
+                          1.2345678901234e-300, 1e300, OB_NO_CPU, OB_NOT_CHUNKED };
     char long_host[2 * OB_TRACE_HOST_MAX];
 
     ck_assert_uint_eq(ob_trace_format(line, &known, 7, "node-a"),
-                      strlen("12,7,64,0.5,0.25,0.125,0.125,1764547200.500000,node-a\n"));
-    ck_assert_str_eq(line, "12,7,64,0.5,0.25,0.125,0.125,1764547200.500000,node-a\n");
+                      strlen("12,7,64,0.5,0.25,0.125,0.125,1764547200.500000,node-a,,,,,,\n"));
+    ck_assert_str_eq(line, "12,7,64,0.5,0.25,0.125,0.125,1764547200.500000,node-a,,,,,,\n");
     ob_trace_format(line, &unknown, 0, NULL);
-    ck_assert_str_eq(line, "3,0,,0.001,2.5,,,,\n");
+    ck_assert_str_eq(line, "3,0,,0.001,2.5,,,,,,,,,,\n");
     ob_trace_format(line, &waitless, 1, "h");
-    ck_assert_str_eq(line, "4,1,8,0.001,0.1,0.125,0,,h\n");
+    ck_assert_str_eq(line, "4,1,8,0.001,0.1,0.125,0,,h,,,,,,\n");
+    /* What the kernel gave the rank: a starved step (stopped by its quota),
+     * and one on a host with no quota and no schedstat. */
+    starved.cpu_known = 1;
+    starved.cpu_s = 0.0005;
+    starved.nivcsw = 3;
+    starved.off_cpu_s = 0.0056;
+    starved.throttled_s = 0.0055;
+    ob_trace_format(line, &starved, 3, "h3");
+    ck_assert_str_eq(line, "5,3,8,0.000124,0.006128,0.000735,0.005393,,h3,0.0005,3,0.0056,0.0055,,\n");
+    starved.nivcsw = -1;
+    starved.off_cpu_s = -1.0;
+    starved.throttled_s = -1.0;
+    ob_trace_format(line, &starved, 3, "h3");
+    ck_assert_str_eq(line, "5,3,8,0.000124,0.006128,0.000735,0.005393,,h3,0.0005,,,,,\n");
+    /* A step worked in chunks: 5 samples taken from others, none given. */
+    starved.taken = 5;
+    starved.given = 0;
+    ob_trace_format(line, &starved, 3, "h3");
+    ck_assert_str_eq(line, "5,3,8,0.000124,0.006128,0.000735,0.005393,,h3,0.0005,,,,5,0\n");
+    huge.taken = INT64_MAX;
+    huge.given = INT64_MAX;
+    huge.cpu_known = 1;
+    huge.cpu_s = -1.2345678901234e300;
+    huge.nivcsw = INT64_MAX;
+    huge.off_cpu_s = 1.2345678901234e300;
+    huge.throttled_s = 1.2345678901234e-300;
     memset(long_host, 'h', sizeof long_host - 1);
     long_host[sizeof long_host - 1] = '\0';
     ck_assert_uint_eq(ob_trace_format(line, &huge, 65535, long_host), strlen(line));
@@ -216,12 +250,70 @@ START_TEST(test_full_disk_is_an_io_error_once)
 }
 END_TEST
 
+/* A made-up sample at second t: 0.1 s of CPU, one involuntary switch,
+ * 0.9 s off the CPU and 0.8 s stopped by the quota for each second. */
+static ob_cpu_sample sample_at(double t)
+{
+    ob_cpu_sample s = { .wall_s = t, .cpu_s = 0.1 * t, .nivcsw = (int64_t) t, .nvcsw = 0, .run_s = 0.1 * t,
+                        .delay_s = 0.9 * t, .periods = 10 * (int64_t) t, .throttled = 8 * (int64_t) t,
+                        .throttled_s = 0.8 * t };
+
+    return s;
+}
+
+/* Steps handed over long after their calls (the detector learning the
+ * pattern) still get the CPU of their own stretch; the first step, and a
+ * step whose mark was overwritten, get none. */
+START_TEST(test_cpu_marks_give_each_step_its_own_stretch)
+{
+    ob_cpu_marks m;
+    ob_cpu_use u;
+    ob_cpu_sample s;
+
+    ck_assert(ob_cpu_marks_init(&m));
+    /* Three calls a step, steps ending at 3, 6, 9, ... seconds. */
+    for (int k = 1; k <= 30; k++) {
+        s = sample_at((double) k);
+        ob_cpu_marks_add(&m, (double) k, &s);
+    }
+    ck_assert_int_eq(ob_cpu_marks_step(&m, 3.0, 0.1, &u), 0);
+    for (int k = 2; k <= 10; k++) {
+        ck_assert_int_eq(ob_cpu_marks_step(&m, 3.0 * k, 0.1, &u), 1);
+        ck_assert_double_eq_tol(u.wall_s, 3.0, 1e-12);
+        ck_assert_double_eq_tol(u.cpu_s, 0.3, 1e-12);
+        ck_assert_int_eq(u.nivcsw, 3);
+        ck_assert_double_eq_tol(u.delay_s, 2.7, 1e-12);
+        ck_assert_double_eq_tol(u.throttled_s, 2.4, 1e-12);
+        ck_assert_double_eq_tol(u.quota, 0.1, 1e-12);
+    }
+    /* An end never marked (or already passed): unknown, and so is the next. */
+    ck_assert_int_eq(ob_cpu_marks_step(&m, 31.5, 0.1, &u), 0);
+    s = sample_at(33.0);
+    ob_cpu_marks_add(&m, 33.0, &s);
+    ck_assert_int_eq(ob_cpu_marks_step(&m, 33.0, 0.1, &u), 0);
+    /* More calls than kept: the oldest marks are gone. */
+    for (int k = 34; k < 34 + OB_CPU_MARKS + 10; k++) {
+        s = sample_at((double) k);
+        ob_cpu_marks_add(&m, (double) k, &s);
+    }
+    ck_assert_int_eq(ob_cpu_marks_step(&m, 36.0, 0.1, &u), 0);
+    ck_assert_int_eq(ob_cpu_marks_step(&m, 100.0, 0.1, &u), 0);
+    ck_assert_int_eq(ob_cpu_marks_step(&m, 102.0, 0.1, &u), 1);
+    ck_assert_double_eq_tol(u.wall_s, 2.0, 1e-12);
+    ob_cpu_marks_free(&m);
+    /* Freed (or never allocated): nothing kept, nothing known, no crash. */
+    ob_cpu_marks_add(&m, 1.0, &s);
+    ck_assert_int_eq(ob_cpu_marks_step(&m, 1.0, 0.1, &u), 0);
+}
+END_TEST
+
 static Suite *make_trace_suite(void)
 {
     Suite *s = suite_create("trace");
     TCase *tc = tcase_create("core");
 
     tcase_add_test(tc, test_row_spelling);
+    tcase_add_test(tc, test_cpu_marks_give_each_step_its_own_stretch);
     tcase_add_test(tc, test_unwritable_paths_are_refused_at_open);
     tcase_add_test(tc, test_read_only_directory_is_refused);
     tcase_add_test(tc, test_records_are_whole_and_flushed_when_due);
@@ -238,7 +330,7 @@ int main(void)
     int failed;
 
     srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
+    failed = ob_check_failed(sr);
     srunner_free(sr);
     return 0 == failed ? 0 : 1;
 }

@@ -3,7 +3,10 @@
  *
  * The CPU quota a process runs under, read from cgroup trees written here
  * in a temporary directory, laid out as the kernel lays out v1 and v2 (the
- * files and their formats); then the host's own, checked for sanity.
+ * files and their formats); the binding cgroup's throttling and the main
+ * thread's schedstat, read through a probe from such trees and changed
+ * between two samples as the kernel would change them; then the host's
+ * own, checked for sanity.
  */
 #include "config.h"
 
@@ -14,7 +17,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ob_check_run.h"
 #include "ob_cpuquota.h"
+#include "ob_cpuuse.h"
 
 static char root[256];
 
@@ -147,6 +152,186 @@ START_TEST(test_host_quota_is_a_number)
 }
 END_TEST
 
+/* The cgroup whose quota binds is named: the deepest of the least. */
+START_TEST(test_where_names_the_binding_cgroup)
+{
+    char proc[512], fs[512], where[4096], want[600];
+
+    dir("fs/cpu");
+    dir("fs/cpu/job");
+    dir("fs/cpu/job/rank3");
+    put("fs/cpu/job/cpu.cfs_quota_us", "50000\n");
+    put("fs/cpu/job/cpu.cfs_period_us", "100000\n");
+    put("fs/cpu/job/rank3/cpu.cfs_quota_us", "10000\n");
+    put("fs/cpu/job/rank3/cpu.cfs_period_us", "100000\n");
+    put("proc-cgroup", "4:cpu:/job/rank3\n");
+    snprintf(proc, sizeof proc, "%s/proc-cgroup", root);
+    snprintf(fs, sizeof fs, "%s/fs", root);
+    ck_assert_double_eq_tol(ob_cpu_quota_where(proc, fs, where, sizeof where), 0.1, 1e-12);
+    snprintf(want, sizeof want, "%s/fs/cpu/job/rank3", root);
+    ck_assert_str_eq(where, want);
+    /* The parent's smaller quota binds: its directory. */
+    put("fs/cpu/job/cpu.cfs_quota_us", "5000\n");
+    ck_assert_double_eq_tol(ob_cpu_quota_where(proc, fs, where, sizeof where), 0.05, 1e-12);
+    snprintf(want, sizeof want, "%s/fs/cpu/job", root);
+    ck_assert_str_eq(where, want);
+    /* A tie: the deepest, the process's own. */
+    put("fs/cpu/job/rank3/cpu.cfs_quota_us", "5000\n");
+    ck_assert_double_eq_tol(ob_cpu_quota_where(proc, fs, where, sizeof where), 0.05, 1e-12);
+    snprintf(want, sizeof want, "%s/fs/cpu/job/rank3", root);
+    ck_assert_str_eq(where, want);
+    /* No quota: "". */
+    put("fs/cpu/job/cpu.cfs_quota_us", "-1\n");
+    put("fs/cpu/job/rank3/cpu.cfs_quota_us", "-1\n");
+    ck_assert_double_eq(ob_cpu_quota_where(proc, fs, where, sizeof where), 0.0);
+    ck_assert_str_eq(where, "");
+}
+END_TEST
+
+/* cpu.stat as v1 and v2 write it; anything short of the three counters is nothing. */
+START_TEST(test_throttle_counters_of_either_version)
+{
+    ob_cpu_throttle t = { 7, 7, 7.0 };
+
+    ck_assert(ob_cpu_throttle_parse("nr_periods 1700\nnr_throttled 1604\nthrottled_time 11873000000\n"
+                                    "nr_bursts 0\nburst_time 0\n", &t));
+    ck_assert_int_eq(t.periods, 1700);
+    ck_assert_int_eq(t.throttled, 1604);
+    ck_assert_double_eq_tol(t.throttled_s, 11.873, 1e-12);
+    ck_assert(ob_cpu_throttle_parse("usage_usec 812\nuser_usec 700\nsystem_usec 112\ncore_sched.force_idle_usec 0\n"
+                                    "nr_periods 40\nnr_throttled 9\nthrottled_usec 250000\nnr_bursts 0\n"
+                                    "burst_usec 0\n", &t));
+    ck_assert_int_eq(t.periods, 40);
+    ck_assert_int_eq(t.throttled, 9);
+    ck_assert_double_eq_tol(t.throttled_s, 0.25, 1e-12);
+    /* v2 without the cpu controller has the usage only. */
+    t.periods = 7;
+    ck_assert(!ob_cpu_throttle_parse("usage_usec 812\nuser_usec 700\nsystem_usec 112\n", &t));
+    ck_assert(!ob_cpu_throttle_parse("nr_periods 1\nnr_throttled x\nthrottled_time 5\n", &t));
+    ck_assert(!ob_cpu_throttle_parse("nr_periods 1\nnr_throttled -1\nthrottled_time 5\n", &t));
+    ck_assert(!ob_cpu_throttle_parse("nr_periods_x 1\nnr_throttled 1\nthrottled_time 5\n", &t));
+    ck_assert(!ob_cpu_throttle_parse("", &t));
+    ck_assert(!ob_cpu_throttle_parse(NULL, &t));
+    ck_assert_int_eq(t.periods, 7);
+}
+END_TEST
+
+/* A probe of a made-up v1 tree: the counters move between two samples as
+ * a starved rank's would; the shares follow. */
+START_TEST(test_probe_reads_a_starved_rank)
+{
+    char proc[512], fs[512], sched[512];
+    ob_cpu_probe p;
+    ob_cpu_sample a, b;
+    ob_cpu_use u;
+
+    dir("fs/cpu");
+    dir("fs/cpu/rank3");
+    put("fs/cpu/rank3/cpu.cfs_quota_us", "1000\n");
+    put("fs/cpu/rank3/cpu.cfs_period_us", "10000\n");
+    put("fs/cpu/rank3/cpu.stat", "nr_periods 10\nnr_throttled 2\nthrottled_time 5000000\n");
+    put("schedstat", "1000000000 2000000000 77\n");
+    put("proc-cgroup", "1:cpu:/rank3\n");
+    snprintf(proc, sizeof proc, "%s/proc-cgroup", root);
+    snprintf(fs, sizeof fs, "%s/fs", root);
+    snprintf(sched, sizeof sched, "%s/schedstat", root);
+    ob_cpu_probe_open(&p, proc, fs, sched);
+    ck_assert_double_eq_tol(p.quota, 0.1, 1e-12);
+    ck_assert_int_ge(p.stat_fd, 0);
+    ck_assert_int_ge(p.schedstat_fd, 0);
+    ob_cpu_probe_read(&p, &a);
+    ck_assert_double_eq_tol(a.run_s, 1.0, 1e-12);
+    ck_assert_double_eq_tol(a.delay_s, 2.0, 1e-12);
+    ck_assert_int_eq(a.throttled, 2);
+    /* The same open files, read again: 10 s later, on a CPU 1 s of them,
+     * 9 s runnable off it, 8 of them throttled in 900 of 1000 periods. */
+    put("fs/cpu/rank3/cpu.stat", "nr_periods 1010\nnr_throttled 902\nthrottled_time 8005000000\n");
+    put("schedstat", "2000000000 11000000000 99\n");
+    ob_cpu_probe_read(&p, &b);
+    b.wall_s = a.wall_s + 10.0;
+    b.cpu_s = a.cpu_s + 1.0;
+    ob_cpu_use_between(&a, &b, p.quota, &u);
+    ck_assert_double_eq_tol(u.wall_s, 10.0, 1e-9);
+    ck_assert_int_eq(u.periods, 1000);
+    ck_assert_int_eq(u.throttled, 900);
+    ck_assert_double_eq_tol(u.throttled_s, 8.0, 1e-9);
+    ck_assert_double_eq_tol(u.quota, 0.1, 1e-12);
+    ck_assert_double_eq_tol(ob_cpu_use_cpu_share(&u), 0.1, 1e-9);
+    ck_assert_double_eq_tol(ob_cpu_use_throttled_share(&u), 0.8, 1e-9);
+    ck_assert_double_eq_tol(ob_cpu_use_held_share(&u), 0.9, 1e-9);
+    /* Of its 9 s off the CPU 8 were the quota's: it waited 1 s of the 2 s it
+     * could have run. */
+    ck_assert_double_eq_tol(ob_cpu_use_wait_share(&u), 0.5, 1e-9);
+    ob_cpu_probe_close(&p);
+    ck_assert_int_eq(p.stat_fd, -1);
+    ck_assert_int_eq(p.schedstat_fd, -1);
+}
+END_TEST
+
+/* Without schedstat or a quota the shares are unknown (< 0), never 0; a
+ * counter that went back (a cgroup recreated) is unknown too. */
+START_TEST(test_probe_without_the_files_says_unknown)
+{
+    char proc[512], fs[512], sched[512];
+    ob_cpu_probe p;
+    ob_cpu_sample a, b;
+    ob_cpu_use u;
+
+    put("proc-cgroup", "0::/\n");
+    snprintf(proc, sizeof proc, "%s/proc-cgroup", root);
+    snprintf(fs, sizeof fs, "%s/fs", root);
+    snprintf(sched, sizeof sched, "%s/no-schedstat", root);
+    ob_cpu_probe_open(&p, proc, fs, sched);
+    ck_assert_double_eq(p.quota, 0.0);
+    ob_cpu_probe_read(&p, &a);
+    ob_cpu_probe_read(&p, &b);
+    b.wall_s = a.wall_s + 1.0;
+    ob_cpu_use_between(&a, &b, p.quota, &u);
+    ck_assert(ob_cpu_use_throttled_share(&u) < 0.0);
+    ck_assert(ob_cpu_use_held_share(&u) < 0.0);
+    ck_assert(ob_cpu_use_wait_share(&u) < 0.0);
+    ck_assert_int_eq(u.periods, -1);
+    a.throttled = 5;
+    a.periods = 5;
+    a.throttled_s = 1.0;
+    b.throttled = 3;
+    b.periods = 9;
+    b.throttled_s = 2.0;
+    ob_cpu_use_between(&a, &b, 0.5, &u);
+    ck_assert(ob_cpu_use_throttled_share(&u) < 0.0);
+    ob_cpu_probe_close(&p);
+}
+END_TEST
+
+/* This process: its own counters move forward, and spinning shows as CPU. */
+START_TEST(test_probe_of_this_process)
+{
+    ob_cpu_probe p;
+    ob_cpu_sample a, b;
+    ob_cpu_use u;
+    volatile double x = 0.0;
+
+    ob_cpu_probe_open_self(&p);
+    ob_cpu_probe_read(&p, &a);
+    for (long i = 0; i < 20000000; i++) {
+        x += 1.0;
+    }
+    ob_cpu_probe_read(&p, &b);
+    ob_cpu_use_between(&a, &b, p.quota, &u);
+    ck_assert(u.wall_s > 0.0);
+    ck_assert(u.cpu_s > 0.0);
+    ck_assert_int_ge(u.nivcsw, 0);
+    if (u.run_s >= 0.0) {
+        ck_assert(u.run_s > 0.0);
+        ck_assert(ob_cpu_use_wait_share(&u) >= 0.0 && ob_cpu_use_wait_share(&u) <= 1.0);
+    }
+    printf("check_cpuquota: this process spun %.3f s of CPU in %.3f s; schedstat %s, quota %g, cpu.stat %s\n",
+           u.cpu_s, u.wall_s, u.run_s >= 0.0 ? "read" : "not readable", p.quota,
+           u.periods >= 0 ? "read" : "none");
+    ob_cpu_probe_close(&p);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
     Suite *s = suite_create("cpuquota");
@@ -158,6 +343,11 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_v2_cpu_max);
     tcase_add_test(tc, test_unreadable_or_malformed_is_none);
     tcase_add_test(tc, test_host_quota_is_a_number);
+    tcase_add_test(tc, test_where_names_the_binding_cgroup);
+    tcase_add_test(tc, test_throttle_counters_of_either_version);
+    tcase_add_test(tc, test_probe_reads_a_starved_rank);
+    tcase_add_test(tc, test_probe_without_the_files_says_unknown);
+    tcase_add_test(tc, test_probe_of_this_process);
     suite_add_tcase(s, tc);
     return s;
 }
@@ -168,7 +358,7 @@ int main(void)
     int failed;
 
     srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
+    failed = ob_check_failed(sr);
     srunner_free(sr);
     return 0 == failed ? EXIT_SUCCESS : EXIT_FAILURE;
 }

@@ -13,6 +13,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "ob_check_run.h"
 #include "ob_nap.h"
 
 /* A rank that starts waiting at 0 for a last rank that arrives at
@@ -195,7 +196,7 @@ int main(void)
     int failed;
 
     srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
+    failed = ob_check_failed(sr);
     srunner_free(sr);
     return 0 == failed ? EXIT_SUCCESS : EXIT_FAILURE;
 }

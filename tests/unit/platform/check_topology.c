@@ -15,6 +15,7 @@
 
 #include <hwloc.h>
 
+#include "ob_check_run.h"
 #include "ob_error.h"
 #include "ob_topology.h"
 
@@ -436,7 +437,7 @@ int main(void)
     int failed;
 
     srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
+    failed = ob_check_failed(sr);
     srunner_free(sr);
     return 0 == failed ? 0 : 1;
 }

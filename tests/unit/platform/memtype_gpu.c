@@ -100,6 +100,11 @@ int main(void)
     void *pinned = NULL;
     ob_cu_deviceptr managed = 0;
 
+    if (NULL != skip && d.gpus > 0) {
+        /* A GPU is there and cannot be used: not a machine without one. */
+        fprintf(stderr, "memtype_gpu: FAIL: the driver counts %d GPU(s), but %s\n", d.gpus, skip);
+        return EXIT_FAILURE;
+    }
     if (NULL != skip) {
         printf("memtype_gpu: SKIP: %s\n", skip);
         return SKIPPED;

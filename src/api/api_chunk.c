@@ -1,0 +1,363 @@
+/*
+ * Copyright (c) 2026 The omnibatch authors.
+ *
+ * The explicit API, work that moves inside a step (options.chunks).  The
+ * plan gives each rank a range of the step's positions; a rank works its
+ * range in chunks from the front and, once it is empty, takes a share of
+ * the tail of a rank that is behind: first on its node, through the words
+ * of a shared window (api_chunk_words.c), then on its helper nodes, through
+ * a request answered by a rank there (api_chunk_wire.c).  It answers count
+ * 0 once it has nothing more to take; across nodes it waits there until
+ * every rank has, answering requests meanwhile.  The step's weight and the
+ * estimator's sample then follow the samples it did.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "ob_active.h"
+#include "ob_api.h"
+#include "ob_api_chunk.h"
+#include "ob_config.h"
+#include "ob_error.h"
+#include "ob_log.h"
+#include "ob_shard.h"
+#include "ob_timing.h"
+
+/* A chunk is at most this fraction (1 / n) of its rank's plan. */
+#define OB_CHUNK_FIRST_SHARE 16
+/* The automatic floor: the global batch over this many ranks' worth. */
+#define OB_CHUNK_FLOOR_RANKS 32
+
+_Static_assert(OB_CONFIG_BATCH_LIMIT < (1L << OB_CHUNK_POS_BITS), "a step's positions fit the word");
+
+/* The next chunk: from this rank's word, or once that is empty from a
+ * share taken on the node, then from another node.  0: none to take. */
+static long ob_chunk_next(struct ob_chunks *k, long *start, int *mpi_rc)
+{
+    long n = ob_words_claim(k, start);
+
+    *mpi_rc = MPI_SUCCESS;
+    while (0 == n) {
+        ob_chunk_thief thief = ob_words_thief(k, ob_now_ns());
+        long take_start, take;
+        int from;
+
+        if (ob_words_take(k, &thief, k->me, &take_start, &take, &from)) {
+            ob_words_hold(k, take_start, take, from);
+        } else if (!ob_wire_steal(k, mpi_rc)) {
+            return 0;
+        }
+        n = ob_words_claim(k, start);
+    }
+    return n;
+}
+
+/* None left: across nodes, the wait for every rank (blocked time, not the
+ * step's compute); the step's weight from the samples done, and the mailbox
+ * the layer reads (ob_active.h). */
+static int ob_chunk_finish(struct omnibatch_context *c)
+{
+    struct ob_chunks *k = c->chunks;
+    const uint64_t t0 = ob_now_ns();
+    int mpi_rc = ob_wire_close(k);
+    const uint64_t waited = ob_now_ns() - t0;
+    ob_active_batch active;
+
+    c->clock.blocked_ns += waited;
+    c->clock.segment_ns += waited;
+    c->stats.blocked_total_s += (double) waited * 1e-9;
+    k->over = 1;
+    c->step.count = k->done;
+    c->step.scale = 0.0;
+    if (k->done > 0) {
+        c->step.scale = (double) k->done / (double) c->step.total;
+        if (OMNIBATCH_GRAD_DIVIDE_BY_P == c->opt.convention) {
+            c->step.scale *= (double) c->nranks;
+        }
+    }
+    c->stats.chunks += k->chunks;
+    c->stats.samples_taken += k->done - k->own;
+    c->stats.samples_given += k->plan[k->me] - k->own;
+    if (ob_active_get(&active) && active.step == c->step.global_step) {
+        active.local = k->done;
+        ob_active_publish(&active);
+    }
+    return mpi_rc;
+}
+
+static int ob_chunk_args(const char *fn, struct omnibatch_context *c, const omnibatch_chunk *chunk)
+{
+    int rc = ob_api_check_context(fn, c);
+
+    if (OMNIBATCH_SUCCESS != rc) {
+        return rc;
+    }
+    if (NULL == chunk) {
+        return ob_fail(OMNIBATCH_ERR_ARG, "%s: chunk=NULL: expected the address of an omnibatch_chunk", fn);
+    }
+    if (NULL == c->chunks) {
+        return ob_fail(OMNIBATCH_ERR_STATE, "%s: chunks are off: create the context with "
+                       "options.chunks = 1 (OMNIBATCH_CHUNKS=on)", fn);
+    }
+    if (!c->have_step) {
+        return ob_fail(OMNIBATCH_ERR_STATE, "%s: no step is running: call omnibatch_next_step first", fn);
+    }
+    if (c->chunks->over) {
+        return ob_fail(OMNIBATCH_ERR_STATE, "%s: step %ld: none was left already: the step ends with "
+                       "the gradient's reduction, then omnibatch_next_step", fn, c->step.global_step);
+    }
+    return OMNIBATCH_SUCCESS;
+}
+
+OMNIBATCH_EXPORT int omnibatch_next_chunk(omnibatch_t ctx, omnibatch_chunk *chunk)
+{
+    const char *fn = "omnibatch_next_chunk";
+    struct omnibatch_context *c = ctx;
+    struct ob_chunks *k;
+    long start = 0, n;
+    int mpi_rc;
+    int rc = ob_chunk_args(fn, c, chunk);
+
+    if (OMNIBATCH_SUCCESS != rc) {
+        return rc;
+    }
+    k = c->chunks;
+    /* Requests from other nodes are answered between chunks. */
+    mpi_rc = ob_wire_serve(k);
+    n = MPI_SUCCESS == mpi_rc ? ob_chunk_next(k, &start, &mpi_rc) : 0;
+    if (MPI_SUCCESS != mpi_rc) {
+        return ob_api_mpi_fail(mpi_rc, fn, "MPI_Send");
+    }
+    memset(chunk, 0, sizeof *chunk);
+    if (n > 0) {
+        k->own += k->holder == k->rank ? n : 0;
+        k->done += n;
+        k->chunks++;
+        ob_words_done(k);
+        chunk->start = k->base + start;
+        chunk->count = n;
+        chunk->owner = k->holder;
+        chunk->scale = (double) k->done / (double) c->step.total
+                       * (OMNIBATCH_GRAD_DIVIDE_BY_P == c->opt.convention ? (double) c->nranks : 1.0);
+    } else {
+        mpi_rc = ob_chunk_finish(c);
+        if (MPI_SUCCESS != mpi_rc) {
+            return ob_api_mpi_fail(mpi_rc, fn, "MPI_Ibarrier");
+        }
+        chunk->scale = c->step.scale;
+    }
+    chunk->done = k->done;
+    return OMNIBATCH_SUCCESS;
+}
+
+int ob_chunk_begin(struct omnibatch_context *c)
+{
+    struct ob_chunks *k = c->chunks;
+    long before = 0;
+    int rc;
+
+    if (NULL == k) {
+        return OMNIBATCH_SUCCESS;
+    }
+    rc = ob_shard_counts(c->dataset_size, c->global_batch, c->step.step, c->nranks, c->ctl.plan, k->counts);
+    if (OMNIBATCH_SUCCESS != rc) {
+        return rc;
+    }
+    /* Each node rank's range: the counts of the ranks before it. */
+    for (int i = 0, j = 0; i < c->nranks && j < k->nnode; i++) {
+        if (i == k->rank_of[j]) {
+            k->first[j] = before;
+            k->plan[j] = k->counts[i];
+            j++;
+        }
+        before += k->counts[i];
+    }
+    k->base = c->step.step * c->global_batch;
+    k->cap = (k->plan[k->me] / OB_CHUNK_FIRST_SHARE + k->granularity - 1) / k->granularity * k->granularity;
+    k->cap = k->cap > k->floor ? k->cap : k->floor;
+    k->holder = k->rank;
+    k->own = 0;
+    k->done = 0;
+    k->chunks = 0;
+    k->over = 0;
+    ob_words_begin(k);
+    ob_wire_begin(k);
+    return OMNIBATCH_SUCCESS;
+}
+
+void ob_chunk_moved(const struct omnibatch_context *c, long *taken, long *given)
+{
+    const struct ob_chunks *k = c->chunks;
+
+    *taken = -1;
+    *given = -1;
+    if (NULL != k && k->over) {
+        *taken = k->done - k->own;
+        *given = k->plan[k->me] - k->own;
+    }
+}
+
+int ob_chunk_ready(const struct omnibatch_context *c)
+{
+    return NULL == c->chunks || c->chunks->over;
+}
+
+static void ob_chunks_free(struct ob_chunks *k)
+{
+    if (NULL == k) {
+        return;
+    }
+    ob_wire_free(k);
+    ob_node_window_free(&k->win);
+    if (MPI_COMM_NULL != k->node) {
+        PMPI_Comm_free(&k->node);
+    }
+    free(k->rank_of);
+    free(k->counts);
+    free(k->first);
+    free(k->plan);
+    free(k);
+}
+
+/* The automatic floor: B / (32 P), at least one granule. */
+static long ob_chunk_floor(const struct omnibatch_context *c)
+{
+    long f = c->opt.chunk_floor;
+
+    if (0 == f) {
+        f = c->global_batch / ((long) OB_CHUNK_FLOOR_RANKS * c->nranks);
+        f = (f > 0 ? f : 1) + c->opt.granularity - 1;
+        f = f / c->opt.granularity * c->opt.granularity;
+    }
+    return f;
+}
+
+/* This rank's part: the node's communicator, who is who on it, the arrays;
+ * a failure is this rank's alone (agreed on by the caller). */
+static int ob_chunks_local(struct omnibatch_context *c, struct ob_chunks *k, const char **call)
+{
+    int mpi_rc = PMPI_Comm_split_type(c->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &k->node);
+
+    *call = "MPI_Comm_split_type";
+    if (MPI_SUCCESS != mpi_rc) {
+        k->node = MPI_COMM_NULL;
+        return mpi_rc;
+    }
+    PMPI_Comm_size(k->node, &k->nnode);
+    PMPI_Comm_rank(k->node, &k->me);
+    k->rank_of = malloc((size_t) k->nnode * sizeof *k->rank_of);
+    k->first = calloc((size_t) k->nnode, sizeof *k->first);
+    k->plan = calloc((size_t) k->nnode, sizeof *k->plan);
+    k->counts = malloc((size_t) c->nranks * sizeof *k->counts);
+    if (NULL == k->rank_of || NULL == k->first || NULL == k->plan || NULL == k->counts) {
+        return MPI_ERR_NO_MEM;
+    }
+    *call = "MPI_Allgather";
+    return PMPI_Allgather(&c->rank, 1, MPI_INT, k->rank_of, 1, MPI_INT, k->node);
+}
+
+/* Every rank learns whether all have \p ok; the code to return where not. */
+static int ob_chunk_agree(struct omnibatch_context *c, int ok, int mpi_rc, const char **call)
+{
+    int all_ok = 0;
+    int rc = PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, c->comm);
+
+    if (MPI_SUCCESS != rc) {
+        *call = "MPI_Allreduce";
+        return rc;
+    }
+    if (all_ok) {
+        return MPI_SUCCESS;
+    }
+    if (ok) {
+        *call = "MPI_Allreduce (another rank failed)";
+        return MPI_ERR_OTHER;
+    }
+    return MPI_SUCCESS != mpi_rc ? mpi_rc : MPI_ERR_NO_MEM;
+}
+
+/* The node's window of slots, every word of an earlier generation than
+ * the first step's (1). */
+static int ob_chunk_window(struct omnibatch_context *c, struct ob_chunks *k, const char **call)
+{
+    void *base = NULL;
+    int mpi_rc;
+
+    *call = "MPI_Win_allocate_shared";
+    mpi_rc = ob_node_window(k->node, k->me, c->comm, (size_t) k->nnode * sizeof(ob_chunk_slot), &k->win, &base);
+    if (MPI_SUCCESS != mpi_rc) {
+        return mpi_rc;
+    }
+    k->slot = base;
+    if (0 == k->me) {
+        memset(k->slot, 0, (size_t) k->nnode * sizeof(ob_chunk_slot));
+    }
+    PMPI_Win_sync(k->win);
+    *call = "MPI_Barrier";
+    return PMPI_Barrier(c->comm);
+}
+
+int ob_chunk_open(struct omnibatch_context *c, const char **call)
+{
+    struct ob_chunks *k;
+    int mpi_rc = MPI_ERR_NO_MEM;
+
+    c->chunks = NULL;
+    if (!c->opt.chunks) {
+        return MPI_SUCCESS;
+    }
+    k = calloc(1, sizeof *k);
+    if (NULL != k) {
+        k->win = MPI_WIN_NULL;
+        k->wire.comm = MPI_COMM_NULL;
+        k->rank = c->rank;
+        k->floor = ob_chunk_floor(c);
+        k->granularity = c->opt.granularity;
+        k->asleep = c->wait_sleep;
+        mpi_rc = ob_chunks_local(c, k, call);
+    }
+    /* Every rank has its part before any uses the node's communicator. */
+    mpi_rc = ob_chunk_agree(c, MPI_SUCCESS == mpi_rc, mpi_rc, call);
+    if (MPI_SUCCESS == mpi_rc) {
+        mpi_rc = ob_chunk_window(c, k, call);
+    }
+    if (MPI_SUCCESS == mpi_rc) {
+        const int wire_rc = ob_wire_open(k, c->comm, c->nranks);
+
+        *call = "MPI_Comm_dup";
+        mpi_rc = ob_chunk_agree(c, MPI_SUCCESS == wire_rc, wire_rc, call);
+    }
+    if (MPI_SUCCESS != mpi_rc) {
+        ob_chunks_free(k);
+        return mpi_rc;
+    }
+    c->chunks = k;
+    ob_log_debug(1, "rank %d: steps in chunks: %d ranks on this node share their ranges, %d nodes, floor %ld",
+                 c->rank, k->nnode, k->wire.nnodes, k->floor);
+    return MPI_SUCCESS;
+}
+
+void ob_chunk_close(struct omnibatch_context *c)
+{
+    ob_chunks_free(c->chunks);
+    c->chunks = NULL;
+}
+
+void ob_chunk_forget(struct omnibatch_context *c)
+{
+    struct ob_chunks *k = c->chunks;
+
+    if (NULL != k) {
+        free(k->wire.node_first);
+        free(k->wire.node_ranks);
+        free(k->wire.asked);
+        free(k->rank_of);
+        free(k->counts);
+        free(k->first);
+        free(k->plan);
+        free(k);
+    }
+    c->chunks = NULL;
+}

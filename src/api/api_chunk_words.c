@@ -1,0 +1,214 @@
+/*
+ * Copyright (c) 2026 The omnibatch authors.
+ *
+ * Work that moves inside a step, within a node (ob_api_chunk.h): every rank
+ * has one 64-bit word in a shared window, the range it works now, as
+ *
+ *     generation (4 bits) | next (30 bits) | end (30 bits)
+ *
+ * positions within the step.  The owner claims a chunk by moving next up,
+ * a thief takes a tail by moving end down, each with one compare-and-swap:
+ * whoever's swap lands first wins, the other reads the word again, so no
+ * position is ever handed out twice and the rank that is behind is never
+ * asked.  A thief then holds the tail it took in its own word, where it
+ * works it the same way (and where a third rank may take from it in turn).
+ *
+ * The generation is the step's count since create, modulo 16, the same on
+ * every rank.  A word of another generation belongs to a rank that has not
+ * begun this step yet: it stands for that rank's whole range in the plan
+ * (every rank holds the same plan), so it may be taken from before its
+ * owner arrives; the owner then starts from what is left.  No rank can be a
+ * step ahead of another that still claims: the step before ended in the
+ * gradient's reduction over every rank, which no rank leaves before every
+ * rank entered it, and a rank enters it only once it has answered count 0.
+ *
+ * Chunk sizes: half of what is left, at most the cap (a sixteenth of the
+ * rank's plan: a rank that slows down 20x mid-step holds up one such chunk,
+ * about 1.25 of its steps), at least the floor, in granules.  A thief takes
+ * from the rank whose expected time left is the longest (what is left over
+ * its rate in the step: what it claimed over the time since it began, or
+ * the thief's rate in proportion to the plans before it has a measure), the
+ * share that makes both expect to finish together, when that is at least
+ * the floor.
+ */
+#include "config.h"
+
+#include "ob_api_chunk.h"
+#include "ob_timing.h"
+
+static uint64_t ob_words_pack(uint64_t gen, long next, long end)
+{
+    return (gen << OB_CHUNK_GEN_SHIFT) | ((uint64_t) next << OB_CHUNK_POS_BITS) | (uint64_t) end;
+}
+
+static int ob_words_current(const struct ob_chunks *k, uint64_t w)
+{
+    return ((w >> OB_CHUNK_GEN_SHIFT) & OB_CHUNK_GEN_MASK) == k->gen;
+}
+
+/* Node rank j's range as word \p w tells it: the word's, or the plan's
+ * where the word is of an earlier step (j has not begun this one). */
+static void ob_words_unpack(const struct ob_chunks *k, int j, uint64_t w, long *next, long *end)
+{
+    if (ob_words_current(k, w)) {
+        *next = (long) ((w >> OB_CHUNK_POS_BITS) & OB_CHUNK_POS_MASK);
+        *end = (long) (w & OB_CHUNK_POS_MASK);
+    } else {
+        *next = k->first[j];
+        *end = k->first[j] + k->plan[j];
+    }
+}
+
+/* The next chunk of a range with \p left samples: half of it, at most the
+ * cap, at least the floor, in granules; never more than is left. */
+static long ob_words_size(const struct ob_chunks *k, long left)
+{
+    long n = (left + 1) / 2;
+
+    n = n > k->cap ? k->cap : n;
+    n = n < k->floor ? k->floor : n;
+    n = (n + k->granularity - 1) / k->granularity * k->granularity;
+    return n < left ? n : left;
+}
+
+long ob_words_claim(struct ob_chunks *k, long *start)
+{
+    uint64_t *word = &k->slot[k->me].range;
+    uint64_t w = __atomic_load_n(word, __ATOMIC_ACQUIRE);
+
+    for (;;) {
+        long next, end, n;
+
+        ob_words_unpack(k, k->me, w, &next, &end);
+        if (next >= end) {
+            return 0;
+        }
+        n = ob_words_size(k, end - next);
+        if (__atomic_compare_exchange_n(word, &w, ob_words_pack(k->gen, next + n, end), 0, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_ACQUIRE)) {
+            *start = next;
+            return n;
+        }
+    }
+}
+
+ob_chunk_thief ob_words_thief(const struct ob_chunks *k, uint64_t now)
+{
+    const uint64_t begin = k->slot[k->me].begin_ns;
+    ob_chunk_thief t;
+
+    t.rate = now > begin && k->done > 0 ? (double) k->done / ((double) (now - begin) * 1e-9) : 0.0;
+    t.plan = k->plan[k->me];
+    return t;
+}
+
+/* Node rank j's rate in the step, samples per second: what it claimed over
+ * the time since it began, or the thief's in proportion to the plans where
+ * that is less (a claim counts the chunk in hand as done: a rate seen is at
+ * most what it is) or j has no measure yet. */
+static double ob_words_rate(const struct ob_chunks *k, int j, uint64_t now, const ob_chunk_thief *thief)
+{
+    const uint64_t done = __atomic_load_n(&k->slot[j].done, __ATOMIC_ACQUIRE);
+    const uint64_t begin = __atomic_load_n(&k->slot[j].begin_ns, __ATOMIC_ACQUIRE);
+    const double planned = thief->plan > 0 ? thief->rate * (double) k->plan[j] / (double) thief->plan : thief->rate;
+    double seen;
+
+    if (!ob_words_current(k, done) || now <= begin) {
+        return planned;
+    }
+    seen = (double) (done & OB_CHUNK_POS_MASK) / ((double) (now - begin) * 1e-9);
+    return seen < planned ? seen : planned;
+}
+
+/* The node rank most behind (the longest expected time left, not \p skip)
+ * and the share of its tail that makes it and the thief expect to finish
+ * together; -1 when no share reaches the floor. */
+static int ob_words_victim(const struct ob_chunks *k, const ob_chunk_thief *thief, int skip, long *take,
+                           uint64_t *seen)
+{
+    const uint64_t now = ob_now_ns();
+    double worst = 0.0;
+    int victim = -1;
+
+    for (int j = 0; j < k->nnode; j++) {
+        uint64_t w;
+        long next, end, x;
+        double r, left_s;
+
+        if (j == skip) {
+            continue;
+        }
+        w = __atomic_load_n(&k->slot[j].range, __ATOMIC_ACQUIRE);
+        ob_words_unpack(k, j, w, &next, &end);
+        if (end - next < k->floor) {
+            continue;
+        }
+        r = ob_words_rate(k, j, now, thief);
+        left_s = r > 0.0 ? (double) (end - next) / r : 1e300;
+        x = (long) ((double) (end - next) * (thief->rate / (thief->rate + r))) / k->granularity * k->granularity;
+        if (left_s > worst && x >= k->floor) {
+            worst = left_s;
+            victim = j;
+            *take = x < end - next ? x : end - next;
+            *seen = w;
+        }
+    }
+    return victim;
+}
+
+int ob_words_take(struct ob_chunks *k, const ob_chunk_thief *thief, int skip, long *start, long *count,
+                  int *from)
+{
+    if (!(thief->rate > 0.0)) {
+        return 0;
+    }
+    for (;;) {
+        long take = 0, next, end;
+        uint64_t w = 0;
+        int j = ob_words_victim(k, thief, skip, &take, &w);
+
+        if (j < 0) {
+            return 0;
+        }
+        ob_words_unpack(k, j, w, &next, &end);
+        if (__atomic_compare_exchange_n(&k->slot[j].range, &w, ob_words_pack(k->gen, next, end - take), 0,
+                                        __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+            *start = end - take;
+            *count = take;
+            *from = k->rank_of[j];
+            return 1;
+        }
+        /* The owner or another thief moved first: look again. */
+    }
+}
+
+void ob_words_hold(struct ob_chunks *k, long start, long count, int from)
+{
+    /* Nobody swaps an empty word: a plain store publishes the range. */
+    __atomic_store_n(&k->slot[k->me].range, ob_words_pack(k->gen, start, start + count), __ATOMIC_RELEASE);
+    k->holder = from;
+}
+
+void ob_words_begin(struct ob_chunks *k)
+{
+    uint64_t *word = &k->slot[k->me].range;
+    uint64_t w;
+
+    k->seq++;
+    k->gen = k->seq & OB_CHUNK_GEN_MASK;
+    __atomic_store_n(&k->slot[k->me].done, k->gen << OB_CHUNK_GEN_SHIFT, __ATOMIC_RELEASE);
+    __atomic_store_n(&k->slot[k->me].begin_ns, ob_now_ns(), __ATOMIC_RELEASE);
+    /* The plan's range, unless a thief has begun the word (then it holds
+     * what is left). */
+    w = __atomic_load_n(word, __ATOMIC_ACQUIRE);
+    while (!ob_words_current(k, w)
+           && !__atomic_compare_exchange_n(word, &w,
+                                           ob_words_pack(k->gen, k->first[k->me], k->first[k->me] + k->plan[k->me]),
+                                           0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+    }
+}
+
+void ob_words_done(struct ob_chunks *k)
+{
+    __atomic_store_n(&k->slot[k->me].done, (k->gen << OB_CHUNK_GEN_SHIFT) | (uint64_t) k->done, __ATOMIC_RELEASE);
+}

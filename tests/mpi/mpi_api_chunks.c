@@ -1,0 +1,315 @@
+/*
+ * Copyright (c) 2026 The omnibatch authors.
+ *
+ * A step worked in chunks (options.chunks, omnibatch_next_chunk()), at 2, 3
+ * and 4 ranks: with a rank that sleeps inside its first chunk of every step,
+ * the others take the tail of its range (samples move), and still every
+ * position of every step is done by exactly one rank, every sample of the
+ * epoch exactly once, and the weighted gradient of the samples each rank
+ * did sums to the gradient of the step's whole global batch (1e-12 in
+ * double, 1e-6 in float).  Then the calls out of order, bad settings and
+ * ranks that disagree: one line and a status code each, no hang.
+ */
+#include "config.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "mpi_api_common.h"
+
+#define B 96
+#define N 1000 /* not a multiple of B: every epoch ends with a short step */
+#define DIM 5
+#define STEPS 24
+
+/* The gradient of sample \p s: a vector only it has. */
+static void sample_grad(long s, double *g)
+{
+    for (int d = 0; d < DIM; d++) {
+        g[d] = sin(0.37 * (double) (s + 1) * (double) (d + 1)) + 0.01 * (double) s;
+    }
+}
+
+static void chunk_options(omnibatch_options *opt)
+{
+    OB_CK_OK(omnibatch_options_init(opt));
+    opt->chunks = 1;
+    opt->warmup = 1;
+    opt->period = 2;
+}
+
+/* One step in chunks: the positions this rank did marked in \p mine
+ * (positions of the step, from its first), its mean gradient over them. */
+static long work_step(omnibatch_t ctx, const omnibatch_step *st, const long *perm, int sleeper, int *mine,
+                      double *mean, double *scale)
+{
+    const long base = st->step * B;
+    omnibatch_chunk ch;
+    double g[DIM];
+    long done = 0;
+    int first = 1;
+
+    memset(mean, 0, DIM * sizeof *mean);
+    for (;;) {
+        OB_CK_OK(omnibatch_next_chunk(ctx, &ch));
+        if (0 == ch.count) {
+            break;
+        }
+        ck_assert_int_ge(ch.start, base);
+        ck_assert_int_le(ch.start + ch.count, base + st->total);
+        ck_assert_int_ge(ch.owner, 0);
+        ck_assert_int_lt(ch.owner, mpi_size());
+        done += ch.count;
+        ck_assert_int_eq(ch.done, done);
+        if (sleeper && first) {
+            mpi_sleep_ns(30000000L); /* slows down inside the step */
+        }
+        first = 0;
+        for (long p = ch.start; p < ch.start + ch.count; p++) {
+            ck_assert_int_eq(mine[p - base], 0);
+            mine[p - base] = 1;
+            sample_grad(perm[p], g);
+            for (int d = 0; d < DIM; d++) {
+                mean[d] += g[d];
+            }
+        }
+    }
+    ck_assert_int_eq(ch.done, done);
+    for (int d = 0; d < DIM && done > 0; d++) {
+        mean[d] /= (double) done;
+    }
+    *scale = ch.scale;
+    return done;
+}
+
+START_TEST(test_every_sample_once_and_the_exact_gradient)
+{
+    const int P = mpi_size();
+    const int sleeper = P - 1 == mpi_rank();
+    const long spe = (N + B - 1) / B;
+    omnibatch_options opt;
+    omnibatch_t ctx;
+    omnibatch_step st;
+    omnibatch_stats stats;
+    long perm[N];
+    int mine[B], owner[B];
+    int epoch_seen[N];
+    double mean[DIM], sum[DIM], sumf_exact[DIM], want[DIM], g[DIM];
+    float meanf[DIM], sumf[DIM];
+    long taken = 0, all_taken = 0;
+
+    chunk_options(&opt);
+    OB_CK_OK(omnibatch_create(MPI_COMM_WORLD, B, N, &opt, &ctx));
+    memset(epoch_seen, 0, sizeof epoch_seen);
+    for (int s = 0; s < STEPS; s++) {
+        double scale = 0.0;
+        long done;
+
+        OB_CK_OK(omnibatch_next_step(ctx, &st));
+        OB_CK_OK(omnibatch_permutation(ctx, st.epoch, perm));
+        memset(mine, 0, sizeof mine);
+        done = work_step(ctx, &st, perm, sleeper, mine, mean, &scale);
+        ck_assert_double_eq_tol(scale, (double) done / (double) st.total, 1e-15);
+
+        /* Every position of the step by exactly one rank. */
+        MPI_Allreduce(mine, owner, B, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        for (long p = 0; p < B; p++) {
+            ck_assert_msg(owner[p] == (p < st.total ? 1 : 0), "step %ld position %ld done by %d ranks",
+                          st.global_step, p, owner[p]);
+            if (p < st.total) {
+                epoch_seen[perm[st.step * B + p]]++;
+            }
+        }
+
+        /* The weighted sum is the global batch's mean gradient. */
+        OB_CK_OK(omnibatch_allreduce_gradient(ctx, mean, sum, DIM, MPI_DOUBLE));
+        for (int d = 0; d < DIM; d++) {
+            meanf[d] = (float) mean[d];
+            want[d] = 0.0;
+        }
+        for (long p = 0; p < st.total; p++) {
+            sample_grad(perm[st.step * B + p], g);
+            for (int d = 0; d < DIM; d++) {
+                want[d] += g[d] / (double) st.total;
+            }
+        }
+        for (int d = 0; d < DIM; d++) {
+            ck_assert_msg(fabs(sum[d] - want[d]) <= 1e-12 * (1.0 + fabs(want[d])),
+                          "step %ld: gradient %d is %.17g, the global batch's %.17g", st.global_step, d, sum[d],
+                          want[d]);
+        }
+        /* The float path of the same step (a second reduction of the step). */
+        OB_CK_OK(omnibatch_allreduce_gradient(ctx, meanf, sumf, DIM, MPI_FLOAT));
+        for (int d = 0; d < DIM; d++) {
+            sumf_exact[d] = want[d];
+            ck_assert_msg(fabs((double) sumf[d] - sumf_exact[d]) <= 1e-6 * (1.0 + fabs(want[d])),
+                          "step %ld: float gradient %d is %.9g, the global batch's %.9g", st.global_step, d,
+                          (double) sumf[d], want[d]);
+        }
+        /* An epoch's every sample once. */
+        if (st.step == spe - 1) {
+            for (long i = 0; i < N; i++) {
+                ck_assert_msg(1 == epoch_seen[i], "epoch %ld: sample %ld used %d times", st.epoch, i,
+                              epoch_seen[i]);
+            }
+            memset(epoch_seen, 0, sizeof epoch_seen);
+        }
+    }
+    OB_CK_OK(omnibatch_get_stats(ctx, &stats));
+    {
+        long chunks = stats.chunks, all_chunks = 0;
+
+        /* Every step was handed out in chunks, one at least. */
+        MPI_Allreduce(&chunks, &all_chunks, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+        ck_assert_int_gt(all_chunks, STEPS);
+    }
+    taken = stats.samples_taken;
+    MPI_Allreduce(&taken, &all_taken, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    /* The sleeper's range was taken from: samples moved, and what was
+     * taken is what was given. */
+    ck_assert_int_gt(all_taken, 0);
+    {
+        long given = stats.samples_given, all_given = 0;
+
+        MPI_Allreduce(&given, &all_given, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+        ck_assert_int_eq(all_given, all_taken);
+    }
+    if (sleeper) {
+        ck_assert_int_gt(stats.samples_given, 0);
+    }
+    OB_CK_OK(omnibatch_destroy(&ctx));
+}
+END_TEST
+
+START_TEST(test_calls_out_of_order)
+{
+    omnibatch_options opt;
+    omnibatch_t ctx;
+    omnibatch_step st;
+    omnibatch_chunk ch;
+    double g = 1.0, s = 0.0;
+
+    /* Chunks off: the call says how to turn them on. */
+    OB_CK_OK(omnibatch_options_init(&opt));
+    OB_CK_OK(omnibatch_create(MPI_COMM_WORLD, B, N, &opt, &ctx));
+    OB_CK_OK(omnibatch_next_step(ctx, &st));
+    ck_assert_int_eq(omnibatch_next_chunk(ctx, &ch), OMNIBATCH_ERR_STATE);
+    ck_assert_ptr_nonnull(strstr(omnibatch_last_error(), "options.chunks = 1"));
+    OB_CK_OK(omnibatch_destroy(&ctx));
+
+    chunk_options(&opt);
+    OB_CK_OK(omnibatch_create(MPI_COMM_WORLD, B, N, &opt, &ctx));
+    ck_assert_int_eq(omnibatch_next_chunk(ctx, &ch), OMNIBATCH_ERR_STATE);
+    ck_assert_ptr_nonnull(strstr(omnibatch_last_error(), "no step is running"));
+    OB_CK_OK(omnibatch_next_step(ctx, &st));
+    ck_assert_int_eq(omnibatch_next_chunk(ctx, NULL), OMNIBATCH_ERR_ARG);
+    ck_assert_ptr_nonnull(strstr(omnibatch_last_error(), "chunk=NULL"));
+    /* The gradient before every chunk is claimed: refused, locally. */
+    ck_assert_int_eq(omnibatch_allreduce_gradient(ctx, &g, &s, 1, MPI_DOUBLE), OMNIBATCH_ERR_STATE);
+    ck_assert_ptr_nonnull(strstr(omnibatch_last_error(), "omnibatch_next_chunk until it answers count 0"));
+    do {
+        OB_CK_OK(omnibatch_next_chunk(ctx, &ch));
+    } while (ch.count > 0);
+    ck_assert_int_eq(omnibatch_next_chunk(ctx, &ch), OMNIBATCH_ERR_STATE);
+    ck_assert_ptr_nonnull(strstr(omnibatch_last_error(), "none was left already"));
+    OB_CK_OK(omnibatch_allreduce_gradient(ctx, &g, &s, 1, MPI_DOUBLE));
+    OB_CK_OK(omnibatch_destroy(&ctx));
+}
+END_TEST
+
+START_TEST(test_bad_settings_and_disagreement)
+{
+    omnibatch_options opt;
+    omnibatch_t ctx = NULL;
+
+    chunk_options(&opt);
+    opt.granularity = 4;
+    opt.chunk_floor = 6;
+    ck_assert_int_eq(omnibatch_create(MPI_COMM_WORLD, B, N, &opt, &ctx), OMNIBATCH_ERR_ARG);
+    ck_assert_ptr_nonnull(strstr(omnibatch_last_error(), "chunk_floor=6"));
+    ck_assert_ptr_null(ctx);
+
+    chunk_options(&opt);
+    opt.chunks = 2;
+    ck_assert_int_eq(omnibatch_create(MPI_COMM_WORLD, B, N, &opt, &ctx), OMNIBATCH_ERR_ARG);
+    ck_assert_ptr_nonnull(strstr(omnibatch_last_error(), "chunks=2"));
+
+    /* Rank 0 alone asks for chunks: every rank fails at create, none hangs. */
+    chunk_options(&opt);
+    opt.chunks = 0 == mpi_rank() ? 1 : 0;
+    ck_assert_int_eq(omnibatch_create(MPI_COMM_WORLD, B, N, &opt, &ctx), OMNIBATCH_ERR_ARG);
+    ck_assert_ptr_nonnull(strstr(omnibatch_last_error(), "chunks differs between ranks"));
+    ck_assert_ptr_null(ctx);
+}
+END_TEST
+
+/* A parked rank (plan 0) and a step with a floor of a granule: the parked
+ * rank still takes part, takes work where it is free, and nobody hangs. */
+START_TEST(test_parked_rank_takes_part)
+{
+    const int P = mpi_size();
+    omnibatch_options opt;
+    omnibatch_t ctx;
+    omnibatch_step st;
+    omnibatch_chunk ch;
+    long *plan = calloc((size_t) P, sizeof *plan);
+    long done_all = 0, done;
+    double g, s;
+
+    chunk_options(&opt);
+    opt.min_batch = 0;
+    opt.adaptive = 0;
+    opt.granularity = 2;
+    opt.chunk_floor = 2;
+    OB_CK_OK(omnibatch_create(MPI_COMM_WORLD, B, N, &opt, &ctx));
+    for (int i = 1; i < P; i++) {
+        plan[i] = B / (P - 1) / 2 * 2;
+    }
+    plan[1] += B - plan[1] * (P - 1);
+    OB_CK_OK(omnibatch_set_plan(ctx, plan, P));
+    for (int k = 0; k < 4; k++) {
+        OB_CK_OK(omnibatch_next_step(ctx, &st));
+        ck_assert_int_eq(st.count, plan[mpi_rank()]);
+        done = 0;
+        do {
+            OB_CK_OK(omnibatch_next_chunk(ctx, &ch));
+            ck_assert_int_eq(0, ch.count % 2);
+            done += ch.count;
+            if (1 == mpi_rank() && ch.count > 0) {
+                mpi_sleep_ns(2000000L);
+            }
+        } while (ch.count > 0);
+        MPI_Allreduce(&done, &done_all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+        ck_assert_int_eq(done_all, st.total);
+        g = 0 == done ? 0.0 : 1.0;
+        OB_CK_OK(omnibatch_allreduce_gradient(ctx, &g, &s, 1, MPI_DOUBLE));
+        ck_assert_double_eq_tol(s, 1.0, 1e-12);
+    }
+    OB_CK_OK(omnibatch_destroy(&ctx));
+    free(plan);
+}
+END_TEST
+
+static Suite *chunks_suite(void)
+{
+    Suite *s = suite_create("chunks");
+    TCase *tc = tcase_create("chunks");
+
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_every_sample_once_and_the_exact_gradient);
+    tcase_add_test(tc, test_calls_out_of_order);
+    tcase_add_test(tc, test_bad_settings_and_disagreement);
+    tcase_add_test(tc, test_parked_rank_takes_part);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(int argc, char **argv)
+{
+    int rc;
+
+    MPI_Init(&argc, &argv);
+    rc = mpi_run_suite(chunks_suite());
+    MPI_Finalize();
+    return rc;
+}
