@@ -308,7 +308,7 @@ static int check_async(const hetsgd_options *o)
     if (HETSGD_MODE_ASYNC != o->mode) {
         return OMNIBATCH_SUCCESS;
     }
-    if (HETSGD_POLICY_ORACLE == o->policy) {
+    if (HETSGD_POLICY_ORACLE == o->policy || HETSGD_POLICY_CHUNKS == o->policy) {
         return ob_fail(OMNIBATCH_ERR_ARG, "--policy %s with --mode async: expected static, omnibatch "
                        "or omnilearn", hetsgd_policy_name(o->policy));
     }
@@ -319,6 +319,11 @@ static int check_async(const hetsgd_options *o)
     if (NULL != o->trace) {
         return ob_fail(OMNIBATCH_ERR_ARG, "--trace with --mode async: the per-step trace is the synchronous "
                        "mode's (the asynchronous run's per-worker figures are in its report)");
+    }
+    if (o->change_at > 0.0) {
+        /* A worker's speed changes between its pushes; there is no common step to land inside. */
+        return ob_fail(OMNIBATCH_ERR_ARG, "--change-at %g with --mode async: expected 0 (the asynchronous "
+                       "mode has no common step to place a change in)", o->change_at);
     }
     return OMNIBATCH_SUCCESS;
 }

@@ -220,6 +220,11 @@ static const struct {
       "--mode async with --bind: the asynchronous mode runs emulated CPU workers only" },
     { { "--mode=async", "--trace", "t.csv" }, "--trace with --mode async: the per-step trace is the "
       "synchronous mode's (the asynchronous run's per-worker figures are in its report)" },
+    { { "--mode=async", "--policy", "chunks" },
+      "--policy chunks with --mode async: expected static, omnibatch or omnilearn" },
+    { { "--mode=async", "--schedule=ramp", "--change-at=0.5" },
+      "--change-at 0.5 with --mode async: expected 0 (the asynchronous mode has no common step to place "
+      "a change in)" },
     { { "--eval-after=1" }, "--eval-after takes no value, got '1'" },
 };
 
@@ -242,7 +247,8 @@ START_TEST(test_usage_mentions_every_option)
     static const char *const names[] = {
         "--policy", "--speeds", "--schedule", "--change-at", "--alpha", "--slowdown", "--cost", "--calibrate", "--bind", "--devices", "--epochs",
         "--max-steps", "--batch", "--lr", "--momentum", "--seed", "--subset", "--target",
-        "--eval-every", "--final-evals", "--last-eval-only", "--no-own-wait", "--warmup", "--data", "--trace", "--summary", "--help"
+        "--eval-every", "--final-evals", "--last-eval-only", "--no-own-wait", "--warmup", "--data", "--trace", "--summary", "--help",
+        "--mode", "--staleness", "--max-staleness", "--eval-after", "--curve"
     };
 
     for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
