@@ -375,6 +375,21 @@ START_TEST(test_create_rejects_bad_input)
     /* The type differs: named too. */
     expect_create_fails(w, DIM, me == P - 1 ? MPI_DOUBLE : MPI_FLOAT, 64, 1000, &o,
                         OMNIBATCH_ERR_ARG, "type differs between ranks");
+    /* A setting that differs, good on each rank alone: refused on every rank at create, with the
+     * same line, before a worker could wait for a server that has stopped (epochs) or send to one
+     * that does not serve (servers). */
+    o.epochs = me == P - 1 ? 3 : 2;
+    snprintf(line, sizeof line, "omnibatch_ps_create: epochs differs between ranks: 2 on rank 0, 3 on "
+             "rank %d: every rank must pass the same", P - 1);
+    expect_create_fails(w, DIM, MPI_FLOAT, 64, 1000, &o, OMNIBATCH_ERR_ARG, line);
+    OB_CK_OK(omnibatch_ps_options_init(&o));
+    if (P > 2) {
+        o.servers = me == P - 1 ? 2 : 1;
+        snprintf(line, sizeof line, "omnibatch_ps_create: servers differs between ranks: 1 on rank 0, 2 "
+                 "on rank %d: every rank must pass the same", P - 1);
+        expect_create_fails(w, DIM, MPI_FLOAT, 64, 1000, &o, OMNIBATCH_ERR_ARG, line);
+        OB_CK_OK(omnibatch_ps_options_init(&o));
+    }
     /* One rank's bad option: it has its own line, the others one naming it. */
     o.lr = me == 1 ? -1.0 : 0.01;
     snprintf(line, sizeof line, "rank 1 failed (invalid argument): see its message");
