@@ -51,6 +51,9 @@
 #   --eval-every K   keep the model every K global batches of samples (default 20)
 #   --slowdown X     the emulation's slowdown (default 12 / online processors, at least 1)
 #   --quota LIST     the workers' CPU quotas, each in (0, 1] of a core (default 0.4,0.4,0.2,0.1)
+#   --timeout S      seconds each run (and the calibration) may take before it is stopped and
+#                    counted failed (default 1800; tests/mpirun.sh's own default, 120, is a
+#                    test's, shorter than a benchmark run on a loaded machine)
 #   --quick          a smoke run: tiny, one seed, figures meaningless
 #   --help           this text
 # Environment: MPIRUN, PYTHON (the table's interpreter, default python3).
@@ -74,6 +77,7 @@ amomentum=0.5
 every=20
 slowdown=
 quota=0.4,0.4,0.2,0.1
+timeout=1800
 quick=no
 
 die() { echo "bench/hetsgd/async.sh: $*" >&2; exit 2; }
@@ -102,6 +106,7 @@ while [ $# -gt 0 ]; do
     --eval-every) need "$@"; whole "$1" "$2" 1 100000; every=$2; shift 2 ;;
     --slowdown) need "$@"; real "$1" "$2" 1 1000; slowdown=$2; shift 2 ;;
     --quota) need "$@"; quota=$2; shift 2 ;;
+    --timeout) need "$@"; whole "$1" "$2" 1 86400; timeout=$2; shift 2 ;;
     --quick) quick=yes; shift ;;
     -h|--help) sed -n '2,/^set -eu/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown option '$1' (see --help)" ;;
@@ -139,6 +144,9 @@ if [ yes = "$quick" ]; then
 fi
 common="--batch $batch --epochs $epochs --lr $lr --eval-every $every --target 0.85 --data $data $data_args"
 mpirun_sh=$srcdir/tests/mpirun.sh
+# tests/mpirun.sh stops its command after OB_MPI_TIMEOUT seconds.
+OB_MPI_TIMEOUT=$timeout
+export OB_MPI_TIMEOUT
 launch=
 
 # run LEVEL POLICY SEED NP [hetsgd options]: one run, its summary line tagged.
@@ -153,10 +161,14 @@ run() {
     esac
     # In the background and waited for: a signal to this script is acted on at once.
     # shellcheck disable=SC2086
-    timeout --signal=TERM --kill-after=10 1800 "$mpirun_sh" "$np" $launch "$hetsgd" $common --seed "$seed" \
+    "$mpirun_sh" "$np" $launch "$hetsgd" $common --seed "$seed" \
         --summary "$tag.summary" --curve "$tag.csv" "$@" > "$tag.out" 2>&1 &
-    if ! wait $!; then
-        echo "async: $level $policy seed $seed FAILED (output: $tag.out):" >&2
+    rc=0
+    wait $! || rc=$?
+    if [ "$rc" -ne 0 ]; then
+        why="exit status $rc"
+        case $rc in 124|137) why="stopped after --timeout $timeout s" ;; esac
+        echo "async: $level $policy seed $seed FAILED, $why (output: $tag.out):" >&2
         tail -5 "$tag.out" >&2
         failed=1
         return 0
@@ -286,10 +298,17 @@ for level in $(echo "$levels" | tr ',' ' '); do
         fi
         echo "async: quota: workers' CPU quotas $quota of a core (the server's group has none), no emulation"
     elif [ -z "$cost" ]; then
+        rc=0
         # shellcheck disable=SC2086
-        "$mpirun_sh" 4 "$hetsgd" --calibrate $common --slowdown "$slowdown" > "$runs/calibrate.out" 2>&1 || true
+        "$mpirun_sh" 4 "$hetsgd" --calibrate $common --slowdown "$slowdown" > "$runs/calibrate.out" 2>&1 || rc=$?
         cost=$(sed -n 's/^hetsgd: cost \(.*\)$/\1/p' "$runs/calibrate.out")
-        [ -n "$cost" ] || { echo "async: the calibration failed:" >&2; tail -5 "$runs/calibrate.out" >&2; exit 1; }
+        if [ -z "$cost" ]; then
+            why="exit status $rc"
+            case $rc in 124|137) why="stopped after --timeout $timeout s" ;; esac
+            echo "async: the calibration FAILED, $why:" >&2
+            tail -5 "$runs/calibrate.out" >&2
+            exit 1
+        fi
         echo "async: cost $cost (CPU seconds per step, per sample), every emulated run"
     fi
     run_level "$level"

@@ -4,7 +4,8 @@
 # HL8: it must exit 0, print a row per policy, the asynchronous run's
 # staleness line and the targets; the figures are never checked (a few
 # steps on tiny batches mean nothing; the table's arithmetic is
-# check_async_table.sh's).
+# check_async_table.sh's).  Then --timeout 1: the calibration is stopped and
+# the runner exits 1 with a line saying so.
 set -eu
 srcdir=${top_srcdir:-.}
 builddir=${top_builddir:-.}
@@ -26,4 +27,12 @@ grep -q '^  async-omnibatch  *staleness mean [0-9.,]* p99 [0-9,]*: largest/least
 grep -q "^target: hl8: async-omnibatch's per-worker mean staleness within 1.5x: .*pushes lost: 0$" "$tmp/out" ||
     fail "no staleness target, or a push lost"
 [ "$(wc -l <"$tmp/out.d/runs/summary.txt")" -eq 2 ] || fail "not two runs in the summary"
-echo "async_smoke: bench/hetsgd/async.sh --quick ran and printed its table"
+# --timeout reaches every mpirun (tests/mpirun.sh's own 120 s stopped benchmark runs on a
+# loaded machine): one second stops the calibration, and the runner says so.
+rc=0
+sh "$srcdir/bench/hetsgd/async.sh" --builddir "$builddir" --quick --data "$tmp/data" --out "$tmp/out.t" \
+    --levels hl8 --policies async-static --timeout 1 >"$tmp/out" 2>&1 || rc=$?
+[ "$rc" -eq 1 ] || fail "--timeout 1: exit status $rc, expected 1"
+grep -q '^async: the calibration FAILED, stopped after --timeout 1 s:' "$tmp/out" ||
+    fail "--timeout 1: no line saying the calibration was stopped"
+echo "async_smoke: bench/hetsgd/async.sh --quick ran and printed its table; --timeout stops a run"
