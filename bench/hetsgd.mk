@@ -26,7 +26,7 @@ noinst_LTLIBRARIES += %reldir%/hetsgd/libhetsgd.la
 # The benchmark: the API from the shared library, the planner (ob_plan_*,
 # hidden in the shared library) from the static convenience copy.
 noinst_PROGRAMS += %reldir%/hetsgd/hetsgd
-%canon_reldir%_hetsgd_hetsgd_SOURCES = %reldir%/hetsgd/hetsgd.c
+%canon_reldir%_hetsgd_hetsgd_SOURCES = %reldir%/hetsgd/hetsgd.c %reldir%/hetsgd/async.c %reldir%/hetsgd/async.h
 %canon_reldir%_hetsgd_hetsgd_CFLAGS = $(AM_CFLAGS) $(OPENBLAS_CFLAGS)
 %canon_reldir%_hetsgd_hetsgd_LDADD = %reldir%/hetsgd/libhetsgd.la $(OB_LIB) libobcore.la \
 	$(OPENBLAS_LIBS) $(ZLIB_LIBS) $(HWLOC_LIBS) -lm
@@ -38,6 +38,14 @@ noinst_PROGRAMS += %reldir%/hetsgd/recovery
 	$(OPENBLAS_LIBS) $(ZLIB_LIBS) $(HWLOC_LIBS) -lm
 
 EXTRA_DIST += %reldir%/hetsgd/plot.gp %reldir%/hetsgd/compare.gp %reldir%/hetsgd/README.md
+
+# make bench-async: synchronous and asynchronous training side by side at
+# OmniLearn's heterogeneity levels and under real CPU quotas
+# (bench/hetsgd/async.sh); options through BENCH_ASYNC_FLAGS.
+EXTRA_DIST += %reldir%/hetsgd/async.sh %reldir%/hetsgd/async_table.py
+.PHONY: bench-async
+bench-async: all
+	MPIRUN='$(MPIRUN)' $(SHELL) $(srcdir)/%reldir%/hetsgd/async.sh --builddir $(builddir) $(BENCH_ASYNC_FLAGS)
 
 # The GPU backend (--devices ...,gpu), built when configure finds CUDA: nvcc
 # compiles it (with -Werror in a git checkout, as the C code), the benchmark

@@ -39,6 +39,9 @@
  * One source can run with or without the library: omnibatch_dl.h looks these
  * functions up at run time (dlsym), so a program built without -lomnibatch
  * gets the plan when libomnibatch.so is preloaded.
+ *
+ * Training where no rank waits for another, a parameter server whose batches
+ * equalise the workers' push rates, is the group omnibatch_ps below.
  */
 #ifndef OMNIBATCH_H
 #define OMNIBATCH_H
@@ -456,6 +459,281 @@ OMNIBATCH_EXPORT int omnibatch_save(omnibatch_t ctx, const char *path);
  *         it or \p path is NULL on any rank.
  */
 OMNIBATCH_EXPORT int omnibatch_restore(omnibatch_t ctx, const char *path);
+
+/** @} */
+
+/**
+ * \defgroup omnibatch_ps Asynchronous training: a parameter server
+ *
+ * No rank waits for another.  Server ranks hold the model and apply
+ * updates; each worker pulls the model and a slice of the data, computes
+ * the mean gradient of its slice, and pushes it, tagged with the model
+ * version it read; the push brings back the new model and the next slice.
+ * Ranks 0 .. servers - 1 of the communicator are the servers (each holds a
+ * range of the parameters; one is the usual choice), the others the
+ * workers.  All traffic is two-sided (point to point) on a duplicate of the
+ * communicator: no passive-target RMA, which Open MPI 4.1 over TCP only
+ * progresses when the target calls MPI.
+ *
+ * The update.  A gradient g of b samples read at version v, arriving when
+ * the server is at version u (the updates applied so far), is tau = u - v
+ * updates stale; it is dropped when tau > max_staleness and otherwise
+ * applied as SGD with momentum mu and weight decay wd:
+ *     m <- mu m + s (g + wd w);   w <- w - lr m,   s = (b / ref_batch) f(tau),
+ * f = 1 (OMNIBATCH_PS_STALE_CONSTANT), 1 / max(1, tau) (_INVERSE: Zhang et
+ * al., IJCAI 2016) or min(1, workers / tau) (_ADAPTIVE: Koloskova et al.,
+ * NeurIPS 2022).  With s = 1 this is PyTorch's SGD; every push is counted as
+ * applied or dropped.
+ *
+ * The batches.  Server 0 hands out the slices of each epoch's permutation
+ * (the synchronous mode's, omnibatch_ps_permutation()) in turn, so every
+ * sample is handed out once per epoch, and sizes them: with \p adaptive it
+ * learns each worker's cycle (compute and round trip) from its pushes and
+ * gives it the batch at which all workers push at the same rate (hence with
+ * the same staleness), the batches summing to the global batch; without,
+ * the batches stay as set (equal, or omnibatch_ps_set_plan()'s).
+ *
+ * The order of calls:
+ *
+ *     omnibatch_ps_options_init() -> omnibatch_ps_create() (collective) ->
+ *       servers: [omnibatch_ps_restore()], omnibatch_ps_serve() until *done,
+ *                [omnibatch_ps_set_plan(), stats, omnibatch_ps_save() between calls];
+ *       workers: omnibatch_ps_pull(), then while !task.done: compute on
+ *                perm[task.start .. task.start + task.count - 1],
+ *                omnibatch_ps_push();
+ *     -> omnibatch_ps_destroy() (every rank).
+ *
+ * The run ends when the data (\p epochs) or the budget (\p max_pushes) is
+ * spent: each worker's next push is answered with done, and the servers'
+ * omnibatch_ps_serve() returns with *done = 1 once every worker is done.
+ * A server that destroys its context early answers every worker's next
+ * push with done before it goes; a worker that destroys its context early
+ * tells the servers it leaves.  Functions of the other role fail with
+ * OMNIBATCH_ERR_STATE and a line, before any communication.
+ * @{
+ */
+
+/** \brief A parameter-server context: the servers and workers of one asynchronous run. */
+typedef struct omnibatch_ps *omnibatch_ps_t;
+
+/** \brief How the step shrinks with a gradient's staleness tau. */
+typedef enum omnibatch_ps_staleness {
+    OMNIBATCH_PS_STALE_CONSTANT = 0, /**< f = 1: plain asynchronous SGD */
+    OMNIBATCH_PS_STALE_INVERSE = 1,  /**< f = 1 / max(1, tau) (Zhang et al., IJCAI 2016) */
+    OMNIBATCH_PS_STALE_ADAPTIVE = 2  /**< f = min(1, workers / tau) (Koloskova et al., NeurIPS 2022) */
+} omnibatch_ps_staleness;
+
+/** \brief An option chosen by the library (max_staleness: 4 x workers). */
+#define OMNIBATCH_PS_AUTO (-1)
+
+/**
+ * \brief Options of a parameter-server context; omnibatch_ps_options_init() fills the defaults.
+ *
+ * min_batch and max_batch belong to the calling worker and may differ between workers (the
+ * servers' are ignored); every other field must be the same on every rank (checked at create).
+ */
+typedef struct omnibatch_ps_options {
+    int servers;                    /**< server ranks, 1 .. size - 1 (1) */
+    double lr;                      /**< learning rate, > 0 (0.01) */
+    double momentum;                /**< in [0, 1) (0) */
+    double weight_decay;            /**< >= 0 (0) */
+    long ref_batch;                 /**< the batch whose gradient takes the full step, >= 1, or 0 =
+                                         the global batch (0): a round of pushes then moves the model
+                                         as one synchronous step of the global batch does */
+    omnibatch_ps_staleness staleness; /**< the staleness rule (OMNIBATCH_PS_STALE_ADAPTIVE) */
+    long max_staleness;             /**< gradients staler are dropped, >= 0, or OMNIBATCH_PS_AUTO =
+                                         4 x workers (OMNIBATCH_PS_AUTO) */
+    int adaptive;                   /**< 1: the batches equalise the workers' push rates; 0: they
+                                         stay as set (1) */
+    long min_batch;                 /**< this worker's least batch, >= 1 (OMNIBATCH_MIN_BATCH, at least 1) */
+    long max_batch;                 /**< this worker's largest batch, >= min_batch, or 0 = the global
+                                         batch (OMNIBATCH_MAX_BATCH) */
+    long granularity;               /**< batches are multiples of it (OMNIBATCH_GRANULARITY) */
+    double gain;                    /**< proportional gain in (0, 1] (OMNIBATCH_GAIN) */
+    double deadband;                /**< least predicted gain in cycle time worth a change, in
+                                         [0, 0.5] (OMNIBATCH_DEADBAND) */
+    double forget;                  /**< the cycle models' forgetting factor, in [0.5, 1]
+                                         (OMNIBATCH_FORGET) */
+    long period;                    /**< pushes between batch decisions, >= 1, or 0 = the number of
+                                         workers (0) */
+    long warmup;                    /**< each worker's first pushes not learnt, >= 0 (1) */
+    long epochs;                    /**< epochs of data handed out, >= 0; 0 = no limit (then
+                                         max_pushes must be set) (1) */
+    long max_pushes;                /**< slices handed out (hence pushes) at most, >= 0; 0 = no
+                                         limit (0) */
+    uint64_t seed;                  /**< seed of the epochs' permutation (OMNIBATCH_DEFAULT_SEED) */
+} omnibatch_ps_options;
+
+/** \brief What a rank is in a parameter-server context. */
+typedef enum omnibatch_ps_role {
+    OMNIBATCH_PS_SERVER = 0,
+    OMNIBATCH_PS_WORKER = 1
+} omnibatch_ps_role;
+
+/** \brief A worker's task, as omnibatch_ps_pull() and omnibatch_ps_push() hand it out. */
+typedef struct omnibatch_ps_task {
+    long epoch;                     /**< the epoch of the slice */
+    long start;                     /**< first position of the slice in the epoch's permutation */
+    long count;                     /**< samples of the slice: the batch (0 when done) */
+    long version;                   /**< the model version the parameters now hold */
+    int done;                       /**< 1: nothing more to do; push no more */
+} omnibatch_ps_task;
+
+/** \brief Server 0's count of one worker's pushes (omnibatch_ps_get_worker_stats()). */
+typedef struct omnibatch_ps_worker_stats {
+    int rank;                       /**< the worker's rank in the communicator */
+    long pushes;                    /**< pushes received: applied + dropped */
+    long applied;
+    long dropped;                   /**< staler than max_staleness: counted, not applied */
+    long samples;                   /**< samples of all its pushes */
+    long batch;                     /**< the batch it is handed next */
+    double staleness_mean;          /**< mean staleness of its pushes (updates) */
+    long staleness_p99;             /**< 99th percentile */
+    long staleness_max;
+    double pushes_per_s;            /**< over the server's time since its first serve */
+    double samples_per_s;
+    double compute_s;               /**< the compute it reported, all pushes together */
+    double alpha;                   /**< its cycle model t = alpha + beta * b (0 before one) */
+    double beta;
+} omnibatch_ps_worker_stats;
+
+/** \brief A rank's view of the run (omnibatch_ps_get_stats()). */
+typedef struct omnibatch_ps_stats {
+    omnibatch_ps_role role;
+    int index;                      /**< the server's or the worker's index (0-based) */
+    long version;                   /**< server: updates applied; worker: the version it holds */
+    long pushes;                    /**< server: pushes received; worker: pushes made */
+    long dropped;                   /**< server: pushes dropped */
+    long epoch;                     /**< server 0: the epoch being handed out */
+    long slices;                    /**< server 0: slices handed out */
+    long decisions;                 /**< server 0: batch decisions taken */
+    long changes;                   /**< server 0: decisions that moved the batches */
+    double elapsed_s;               /**< since the first omnibatch_ps_serve() or omnibatch_ps_pull() */
+    double busy_s;                  /**< server: handling pushes and replying */
+    double busy_fraction;           /**< server: busy_s / elapsed_s */
+    double compute_s;               /**< worker: between receiving its tasks and pushing them */
+    double wait_s;                  /**< worker: blocked in omnibatch_ps_pull() and _push() */
+    int finished;                   /**< server: every worker is done; worker: it is done */
+} omnibatch_ps_stats;
+
+/**
+ * \brief Fill \p opt with the defaults (the batch settings from the OMNIBATCH_* environment).
+ * \return OMNIBATCH_SUCCESS, OMNIBATCH_ERR_ARG (\p opt NULL) or OMNIBATCH_ERR_CONFIG (a bad
+ *         setting: \p opt then holds the built-in defaults).
+ */
+OMNIBATCH_EXPORT int omnibatch_ps_options_init(omnibatch_ps_options *opt);
+
+/**
+ * \brief Create a parameter-server context (collective over \p comm; MPI must be initialised).
+ *
+ * \param[in] comm          at least two ranks: the first opt->servers serve, the others work.
+ * \param[in,out] params    the model, \p count elements on every rank: the servers' starting
+ *                          model (server s holds and updates its range of it); the workers'
+ *                          copy, which omnibatch_ps_pull() and _push() overwrite with the
+ *                          model they bring.  It must stay valid until omnibatch_ps_destroy().
+ * \param[in] count         elements, 1 .. 2^31 - 1, the same on every rank.
+ * \param[in] type          MPI_FLOAT or MPI_DOUBLE, the same on every rank (gradients too).
+ * \param[in] global_batch  the sum of the workers' batches, >= the workers' least batches.
+ * \param[in] dataset_size  samples per epoch, >= 1.
+ * \param[in] opt           options (NULL: omnibatch_ps_options_init()'s).
+ * \param[out] ps           the context (NULL on failure).
+ * \return OMNIBATCH_SUCCESS; OMNIBATCH_ERR_STATE outside MPI_Init .. MPI_Finalize;
+ *         OMNIBATCH_ERR_ARG for a bad argument or option, or one that differs between ranks
+ *         (\p count among them); OMNIBATCH_ERR_INFEASIBLE when the workers' bounds cannot hold
+ *         the global batch; OMNIBATCH_ERR_CONFIG; OMNIBATCH_ERR_NOMEM; OMNIBATCH_ERR_MPI.  When
+ *         one rank fails, all do (one collective agrees on it): the failing rank has its own
+ *         line, the others one naming it.
+ */
+OMNIBATCH_EXPORT int omnibatch_ps_create(MPI_Comm comm, void *params, long count, MPI_Datatype type,
+                                         long global_batch, long dataset_size,
+                                         const omnibatch_ps_options *opt, omnibatch_ps_t *ps);
+
+/** \brief This rank's role and its index among the servers or the workers (local). */
+OMNIBATCH_EXPORT int omnibatch_ps_role_of(omnibatch_ps_t ps, omnibatch_ps_role *role, int *index);
+
+/**
+ * \brief Serve: apply pushes and answer them (servers only).
+ *
+ * The first call sends every worker its range of the model (server 0: and its first task).
+ * Returns after \p max_pushes pushes (0: not before the end), or when every worker is done,
+ * with *done = 1; a server may do its own work between calls (the workers are served again
+ * at the next call).  Waits asleep (short naps) while no push is arriving.
+ * \return OMNIBATCH_SUCCESS; OMNIBATCH_ERR_STATE on a worker or after the end;
+ *         OMNIBATCH_ERR_ARG; OMNIBATCH_ERR_MPI.
+ */
+OMNIBATCH_EXPORT int omnibatch_ps_serve(omnibatch_ps_t ps, long max_pushes, int *done);
+
+/**
+ * \brief A worker's first task: the model into the params buffer and the first slice
+ *        (workers only, once, before any push).
+ * \return OMNIBATCH_SUCCESS; OMNIBATCH_ERR_STATE on a server or when called again;
+ *         OMNIBATCH_ERR_ARG; OMNIBATCH_ERR_MPI.
+ */
+OMNIBATCH_EXPORT int omnibatch_ps_pull(omnibatch_ps_t ps, omnibatch_ps_task *task);
+
+/**
+ * \brief Push the mean gradient of the current task's slice and get the next task and the
+ *        model it starts from (workers only).
+ * \param[in] grad   \p count elements of the context's type (never written; reusable on return).
+ * \param[out] task  the next task; task->done = 1 when there is none (the model is the latest).
+ * \return OMNIBATCH_SUCCESS; OMNIBATCH_ERR_STATE on a server, before omnibatch_ps_pull() or
+ *         after a done task; OMNIBATCH_ERR_ARG; OMNIBATCH_ERR_MPI.
+ */
+OMNIBATCH_EXPORT int omnibatch_ps_push(omnibatch_ps_t ps, const void *grad, omnibatch_ps_task *task);
+
+/** \brief The batch each worker is handed next, \p workers of them (server 0 only, local). */
+OMNIBATCH_EXPORT int omnibatch_ps_get_plan(omnibatch_ps_t ps, long *plan, int workers);
+
+/**
+ * \brief Set the batches (server 0 only, local, between omnibatch_ps_serve() calls): from each
+ *        worker's next task on; with \p adaptive on, the server moves on from them.
+ * \return OMNIBATCH_ERR_ARG when they do not sum to the global batch or break a worker's bounds.
+ */
+OMNIBATCH_EXPORT int omnibatch_ps_set_plan(omnibatch_ps_t ps, const long *plan, int workers);
+
+/** \brief This rank's view of the run (local). */
+OMNIBATCH_EXPORT int omnibatch_ps_get_stats(omnibatch_ps_t ps, omnibatch_ps_stats *stats);
+
+/** \brief Worker \p worker's pushes, as server 0 counted them (server 0 only, local). */
+OMNIBATCH_EXPORT int omnibatch_ps_get_worker_stats(omnibatch_ps_t ps, int worker,
+                                               omnibatch_ps_worker_stats *stats);
+
+/** \brief The epoch's permutation of 0 .. dataset_size - 1, the same on every rank (local). */
+OMNIBATCH_EXPORT int omnibatch_ps_permutation(omnibatch_ps_t ps, long epoch, long *perm);
+
+/**
+ * \brief Save the servers' state (server 0 only, between its omnibatch_ps_serve() calls, before
+ *        the end): server 0 writes \p path now (its range of the model and the momentum, the
+ *        version, where the data stand: the slices in flight included, handed out again after a
+ *        restore, the batches and the cycle models) and orders every other server to write its
+ *        range to "path.s" when it comes to the order in its omnibatch_ps_serve(), after the
+ *        same pushes: the files hold one version of the model.  Written aside, then renamed.
+ *        The counts of pushes are not kept.
+ * \return OMNIBATCH_SUCCESS; OMNIBATCH_ERR_STATE on a worker, on a server other than 0 or
+ *         after the end; OMNIBATCH_ERR_ARG (path NULL or not writable); OMNIBATCH_ERR_MPI.  A
+ *         server s > 0 whose own save fails returns it from that omnibatch_ps_serve().
+ */
+OMNIBATCH_EXPORT int omnibatch_ps_save(omnibatch_ps_t ps, const char *path);
+
+/**
+ * \brief Restore a server's state saved by omnibatch_ps_save() with the same count, type,
+ *        global batch, data set size, servers and workers (servers only, local, before the
+ *        first omnibatch_ps_serve()).
+ * \return OMNIBATCH_SUCCESS; OMNIBATCH_ERR_STATE on a worker or after the first serve;
+ *         OMNIBATCH_ERR_ARG for an unreadable, damaged or foreign file (nothing changed).
+ */
+OMNIBATCH_EXPORT int omnibatch_ps_restore(omnibatch_ps_t ps, const char *path);
+
+/**
+ * \brief Destroy the context and set *ps to NULL (every rank; before MPI_Finalize).
+ *
+ * A server whose workers are not all done first answers each one's next push with done
+ * (applying it); a worker that is not done tells the servers it leaves (after taking its
+ * first task if it never pulled).
+ * \return OMNIBATCH_SUCCESS; OMNIBATCH_ERR_ARG; OMNIBATCH_ERR_STATE (not a live context, or
+ *         after MPI_Finalize: only the memory is freed); OMNIBATCH_ERR_MPI.
+ */
+OMNIBATCH_EXPORT int omnibatch_ps_destroy(omnibatch_ps_t *ps);
 
 /** @} */
 

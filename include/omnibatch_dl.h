@@ -64,6 +64,23 @@ typedef struct omnibatch_dl {
     int (*save)(omnibatch_t ctx, const char *path); /**< omnibatch_save() */
     int (*restore)(omnibatch_t ctx, const char *path); /**< omnibatch_restore() */
     int (*next_chunk)(omnibatch_t ctx, omnibatch_chunk *chunk); /**< omnibatch_next_chunk() (0.4) */
+    int (*ps_options_init)(omnibatch_ps_options *opt); /**< omnibatch_ps_options_init() */
+    int (*ps_create)(MPI_Comm comm, void *params, long count, MPI_Datatype type, long global_batch,
+                     long dataset_size, const omnibatch_ps_options *opt,
+                     omnibatch_ps_t *ps); /**< omnibatch_ps_create() */
+    int (*ps_role_of)(omnibatch_ps_t ps, omnibatch_ps_role *role, int *index); /**< omnibatch_ps_role_of() */
+    int (*ps_serve)(omnibatch_ps_t ps, long max_pushes, int *done); /**< omnibatch_ps_serve() */
+    int (*ps_pull)(omnibatch_ps_t ps, omnibatch_ps_task *task); /**< omnibatch_ps_pull() */
+    int (*ps_push)(omnibatch_ps_t ps, const void *grad, omnibatch_ps_task *task); /**< omnibatch_ps_push() */
+    int (*ps_get_plan)(omnibatch_ps_t ps, long *plan, int workers); /**< omnibatch_ps_get_plan() */
+    int (*ps_set_plan)(omnibatch_ps_t ps, const long *plan, int workers); /**< omnibatch_ps_set_plan() */
+    int (*ps_get_stats)(omnibatch_ps_t ps, omnibatch_ps_stats *stats); /**< omnibatch_ps_get_stats() */
+    int (*ps_get_worker_stats)(omnibatch_ps_t ps, int worker,
+                               omnibatch_ps_worker_stats *stats); /**< omnibatch_ps_get_worker_stats() */
+    int (*ps_permutation)(omnibatch_ps_t ps, long epoch, long *perm); /**< omnibatch_ps_permutation() */
+    int (*ps_save)(omnibatch_ps_t ps, const char *path); /**< omnibatch_ps_save() */
+    int (*ps_restore)(omnibatch_ps_t ps, const char *path); /**< omnibatch_ps_restore() */
+    int (*ps_destroy)(omnibatch_ps_t *ps); /**< omnibatch_ps_destroy() */
 } omnibatch_dl;
 
 /** \brief Look up \p name into \p api->field, counting what is found (internal).
@@ -110,15 +127,30 @@ static inline int omnibatch_dl_load(omnibatch_dl *api)
     OMNIBATCH_DL_SYM(api, save, "omnibatch_save");
     OMNIBATCH_DL_SYM(api, restore, "omnibatch_restore");
     OMNIBATCH_DL_SYM(api, next_chunk, "omnibatch_next_chunk");
-    if (20 != omnibatch_dl_found_) {
+    OMNIBATCH_DL_SYM(api, ps_options_init, "omnibatch_ps_options_init");
+    OMNIBATCH_DL_SYM(api, ps_create, "omnibatch_ps_create");
+    OMNIBATCH_DL_SYM(api, ps_role_of, "omnibatch_ps_role_of");
+    OMNIBATCH_DL_SYM(api, ps_serve, "omnibatch_ps_serve");
+    OMNIBATCH_DL_SYM(api, ps_pull, "omnibatch_ps_pull");
+    OMNIBATCH_DL_SYM(api, ps_push, "omnibatch_ps_push");
+    OMNIBATCH_DL_SYM(api, ps_get_plan, "omnibatch_ps_get_plan");
+    OMNIBATCH_DL_SYM(api, ps_set_plan, "omnibatch_ps_set_plan");
+    OMNIBATCH_DL_SYM(api, ps_get_stats, "omnibatch_ps_get_stats");
+    OMNIBATCH_DL_SYM(api, ps_get_worker_stats, "omnibatch_ps_get_worker_stats");
+    OMNIBATCH_DL_SYM(api, ps_permutation, "omnibatch_ps_permutation");
+    OMNIBATCH_DL_SYM(api, ps_save, "omnibatch_ps_save");
+    OMNIBATCH_DL_SYM(api, ps_restore, "omnibatch_ps_restore");
+    OMNIBATCH_DL_SYM(api, ps_destroy, "omnibatch_ps_destroy");
+    if (34 != omnibatch_dl_found_) {
         memset(api, 0, sizeof *api);
         return 0;
     }
     /* The structures of omnibatch.h must be the library's: it writes them
      * whole into the caller's (omnibatch_step grew scale in 0.2; 0.3 added
      * omnibatch_options.react and three omnibatch_stats fields; 0.4 two
-     * omnibatch_options fields and three omnibatch_stats fields), so a
-     * library of another interface is treated as absent. */
+     * omnibatch_options fields, three omnibatch_stats fields and the
+     * asynchronous mode's functions and structures), so a library of
+     * another interface is treated as absent. */
     v = api->get_version();
     if ((v >> 16) != OMNIBATCH_VERSION_MAJOR
         || (0 == OMNIBATCH_VERSION_MAJOR && ((v >> 8) & 0xffu) != OMNIBATCH_VERSION_MINOR)) {

@@ -8,6 +8,7 @@ ob_python_sources = \
 	%reldir%/omnibatch/__init__.py \
 	%reldir%/omnibatch/_context.py \
 	%reldir%/omnibatch/_library.py \
+	%reldir%/omnibatch/_ps.py \
 	%reldir%/omnibatch/torch.py
 
 if HAVE_PYTHON

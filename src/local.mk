@@ -5,10 +5,12 @@
 #   control/   the controller's mathematics: estimator, planners, decisions, shards, state
 #   observe/   what watches an unmodified code: step detection, report, trace, timeline, profile
 #   api/       the explicit API on top of them (MPI: PMPI_* on a private communicator)
-# base, platform, control and observe are MPI-free (every file compiles with
-# a plain C compiler, tests/house/check_core_mpi_free.sh) and make up
-# libobcore.la, which the Check suites link; the library adds the API and the
-# PMPI layer (mpi_wrappers/).
+#   async/     the asynchronous mode: a parameter server over two-sided MPI, on the API's parts
+# base, platform, control and observe, and the mathematics of async/, are
+# MPI-free (every file compiles with a plain C compiler,
+# tests/house/check_core_mpi_free.sh) and make up libobcore.la, which the
+# Check suites link; the library adds the API, the asynchronous mode's MPI
+# parts and the PMPI layer (mpi_wrappers/).
 
 noinst_LTLIBRARIES += libobcore.la
 libobcore_la_SOURCES = include/omnibatch_status.h
@@ -21,3 +23,4 @@ include %reldir%/platform/local.mk
 include %reldir%/control/local.mk
 include %reldir%/observe/local.mk
 include %reldir%/api/local.mk
+include %reldir%/async/local.mk

@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "async.h"
 #include "emulate.h"
 #include "idx.h"
 #include "mlp.h"
@@ -121,10 +122,12 @@ typedef struct run {
     double final_acc;
     double final_loss;
     double train_s;
-    /* Every evaluation: steps done and test accuracy (rank 0 reports them). */
+    /* Every evaluation: steps done, test accuracy and training time (rank 0 reports them). */
     long *eval_done;
     double *eval_acc;
+    double *eval_at;
     long n_evals;
+    float **kept;                    /* --eval-after: the model at each evaluation point */
 } run;
 
 /* A failure inside the training loop, where the other ranks may already be
@@ -635,6 +638,58 @@ static double train_clock(const run *r)
     return ob_now() - r->t0 - r->eval_s;
 }
 
+/* The first time the target is reached. */
+static void note_target(run *r, double at, long steps)
+{
+    if (r->time_to_target < 0.0 && r->final_acc >= r->opt.target) {
+        r->time_to_target = at;
+        r->target_step = steps;
+    }
+}
+
+/* --eval-after: a copy of the model now, evaluated once training is over (every rank holds the
+ * same model, so each keeps its own copy and scores its slice of the test set then). */
+static void keep_model(run *r, long k)
+{
+    if (NULL == r->kept) {
+        r->kept = alloc_or_null((size_t) r->total_steps, sizeof *r->kept);
+    }
+    if (NULL == r->kept || r->n_evals >= r->total_steps) {
+        die(r, "--eval-after", "out of memory for the model's copies");
+    }
+    r->kept[r->n_evals] = alloc_or_null((size_t) r->nparams, sizeof(float));
+    if (NULL == r->kept[r->n_evals]) {
+        die(r, "--eval-after", "out of memory for the model's copies");
+    }
+    memcpy(r->kept[r->n_evals], hetsgd_mlp_params(r->model), (size_t) r->nparams * sizeof(float));
+    r->eval_done[r->n_evals] = k + 1;
+    r->eval_at[r->n_evals] = train_clock(r);
+    r->n_evals++;
+}
+
+/* --eval-after, after the last step: every copy evaluated, the final model put back. */
+static void evaluate_kept(run *r)
+{
+    float *w = hetsgd_mlp_params(r->model);
+    float *last = alloc_or_null((size_t) r->nparams, sizeof(float));
+
+    if (NULL == last) {
+        die(r, "--eval-after", "out of memory");
+    }
+    memcpy(last, w, (size_t) r->nparams * sizeof(float));
+    for (long i = 0; i < r->n_evals; i++) {
+        memcpy(w, r->kept[i], (size_t) r->nparams * sizeof(float));
+        evaluate(r, &r->final_acc, &r->final_loss);
+        r->eval_acc[i] = r->final_acc;
+        note_target(r, r->eval_at[i], r->eval_done[i]);
+        free(r->kept[i]);
+    }
+    memcpy(w, last, (size_t) r->nparams * sizeof(float));
+    free(last);
+    free(r->kept);
+    r->kept = NULL;
+}
+
 /* Evaluate now, keeping its time off the training clock; note the first
  * time the target is reached. */
 static void checkpoint(run *r, long k)
@@ -642,16 +697,19 @@ static void checkpoint(run *r, long k)
     double start = ob_now();
     double at = train_clock(r);
 
+    if (r->opt.eval_after) {
+        keep_model(r, k);
+        r->eval_s += ob_now() - start;
+        return;
+    }
     evaluate(r, &r->final_acc, &r->final_loss);
     if (r->n_evals < r->total_steps) {
         r->eval_done[r->n_evals] = k + 1;
         r->eval_acc[r->n_evals] = r->final_acc;
+        r->eval_at[r->n_evals] = at;
         r->n_evals++;
     }
-    if (r->time_to_target < 0.0 && r->final_acc >= r->opt.target) {
-        r->time_to_target = at;
-        r->target_step = k + 1;
-    }
+    note_target(r, at, k + 1);
     r->eval_s += ob_now() - start;
 }
 
@@ -870,12 +928,12 @@ static void train(run *r)
                 checkpoint(r, k);
             }
             if (0 == r->rank) {
-                char acc[32] = "-"; /* --last-eval-only: not evaluated */
+                char acc[32] = "-"; /* --last-eval-only: not evaluated; --eval-after: not yet */
 
                 if (OMNIBATCH_SUCCESS != omnibatch_get_plan(r->ctx, r->plan, r->P)) {
                     die(r, "omnibatch_get_plan", omnibatch_last_error());
                 }
-                if (evaluated) {
+                if (evaluated && !r->opt.eval_after) {
                     snprintf(acc, sizeof acc, "%.4f", r->final_acc);
                 }
                 printf("hetsgd: epoch %ld/%ld loss %.4f test_acc %s train_s %.2f wall_s %.2f "
@@ -1106,6 +1164,26 @@ out:
     return rc;
 }
 
+/* --curve: every evaluation's training time, samples trained on and test accuracy. */
+static int write_curve(const run *r)
+{
+    FILE *f = fopen(r->opt.curve, "w");
+    int bad = NULL == f;
+
+    if (!bad) {
+        bad = fprintf(f, "train_s,samples,test_acc\n") < 0;
+        for (long i = 0; !bad && i < r->n_evals; i++) {
+            long k = r->eval_done[i];
+            long rem = (k % r->steps_per_epoch) * r->B;
+            long samples = (k / r->steps_per_epoch) * r->N + (rem < r->N ? rem : r->N);
+
+            bad = fprintf(f, "%.4f,%ld,%.4f\n", r->eval_at[i], samples, r->eval_acc[i]) < 0;
+        }
+        bad = 0 != fclose(f) || bad;
+    }
+    return bad ? ob_fail(OMNIBATCH_ERR_ARG, "--curve %s: cannot write it", r->opt.curve) : OMNIBATCH_SUCCESS;
+}
+
 /* Gather every rank's trace on rank 0 and report there. */
 static int finish(run *r)
 {
@@ -1122,6 +1200,9 @@ static int finish(run *r)
     MPI_Gather(r->record, n, MPI_DOUBLE, all, n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     if (0 == r->rank) {
         rc = report(r, all);
+        if (OMNIBATCH_SUCCESS == rc && NULL != r->opt.curve) {
+            rc = write_curve(r);
+        }
     }
     free(all);
     return agree(r, rc, ob_last_error());
@@ -1187,6 +1268,56 @@ static void describe_devices(const run *r)
     free(all);
 }
 
+/* --mode async: rank 0 serves, so --speeds names the workers (P - 1 entries): the server's
+ * speed, unused, goes first, and every per-rank figure keeps its rank's index. */
+static int async_speeds(run *r)
+{
+    if (r->P < 2) {
+        return ob_fail(OMNIBATCH_ERR_ARG, "--mode async on %d rank: expected at least 2 (a server and a "
+                       "worker)", r->P);
+    }
+    if (r->opt.nspeeds > 0 && r->opt.nspeeds != r->P - 1) {
+        return ob_fail(OMNIBATCH_ERR_ARG, "--speeds has %d entries: with --mode async, expected one per "
+                       "worker (%d)", r->opt.nspeeds, r->P - 1);
+    }
+    if (r->opt.nspeeds > 0) {
+        memmove(r->opt.speeds + 1, r->opt.speeds, (size_t) r->opt.nspeeds * sizeof r->opt.speeds[0]);
+        r->opt.speeds[0] = 1.0;
+        r->opt.nspeeds++;
+    }
+    return OMNIBATCH_SUCCESS;
+}
+
+static void evaluate_for_async(void *ctx, double *acc, double *loss)
+{
+    evaluate((run *) ctx, acc, loss);
+}
+
+/* --mode async: the run on the same setup (async.c). */
+static int run_async(run *r)
+{
+    hetsgd_async_env env;
+
+    memset(&env, 0, sizeof env);
+    env.opt = &r->opt;
+    env.rank = r->rank;
+    env.P = r->P;
+    env.N = r->N;
+    env.B = r->B;
+    env.ds = &r->ds;
+    env.model = r->model;
+    env.nparams = r->nparams;
+    env.grad = r->grad;
+    env.x = r->x;
+    env.y = r->y;
+    env.perm = r->perm;
+    env.schedule = r->schedule;
+    env.slowdown = r->slowdown;
+    env.evaluate = evaluate_for_async;
+    env.ctx = r;
+    return hetsgd_async_run(&env);
+}
+
 /* Everything before the first step; each failure is agreed on by all ranks. */
 static int setup(run *r)
 {
@@ -1198,6 +1329,9 @@ static int setup(run *r)
 
     msg[0] = '\0';
     rc = find_node(r);
+    if (OMNIBATCH_SUCCESS == rc && HETSGD_MODE_ASYNC == r->opt.mode) {
+        rc = async_speeds(r);
+    }
     if (OMNIBATCH_SUCCESS == rc && r->opt.nspeeds > 0 && r->opt.nspeeds != r->P) {
         rc = ob_fail(OMNIBATCH_ERR_ARG, "--speeds has %d entries: expected one per rank (%d)",
                      r->opt.nspeeds, r->P);
@@ -1244,7 +1378,8 @@ static int setup(run *r)
         return rc;
     }
 
-    /* The API: the controller only in the omnibatch policy; the others impose plans. */
+    /* The API: the controller only in the omnibatch policy; the others impose plans.  The
+     * asynchronous mode makes its own context (async.c). */
     rc = omnibatch_options_init(&oo);
     if (OMNIBATCH_SUCCESS == rc) {
         oo.seed = r->opt.seed;
@@ -1254,7 +1389,9 @@ static int setup(run *r)
         r->lo = oo.min_batch;
         r->hi = oo.max_batch > 0 && oo.max_batch < r->B ? oo.max_batch : r->B;
         r->granularity = oo.granularity;
-        rc = omnibatch_create(MPI_COMM_WORLD, r->B, r->N, &oo, &r->ctx);
+        if (HETSGD_MODE_SYNC == r->opt.mode) {
+            rc = omnibatch_create(MPI_COMM_WORLD, r->B, r->N, &oo, &r->ctx);
+        }
     }
     snprintf(msg, sizeof msg, "omnibatch: %s", omnibatch_last_error());
     rc = agree(r, rc, msg);
@@ -1298,7 +1435,8 @@ static int setup(run *r)
         r->models = alloc_or_null((size_t) r->P, sizeof(ob_rank_model));
         r->eval_done = alloc_or_null((size_t) r->total_steps, sizeof(long));
         r->eval_acc = alloc_or_null((size_t) r->total_steps, sizeof(double));
-        if (NULL == r->eval_done || NULL == r->eval_acc) {
+        r->eval_at = alloc_or_null((size_t) r->total_steps, sizeof(double));
+        if (NULL == r->eval_done || NULL == r->eval_acc || NULL == r->eval_at) {
             rc = ob_fail(OMNIBATCH_ERR_NOMEM, "cannot allocate the evaluations of %ld steps", r->total_steps);
         }
         if (NULL == r->grad || NULL == r->x || NULL == r->y || NULL == r->perm || NULL == r->test_x ||
@@ -1328,7 +1466,8 @@ static int setup(run *r)
     r->time_to_target = -1.0;
     r->target_step = -1;
 
-    if (HETSGD_POLICY_STATIC == r->opt.policy || HETSGD_POLICY_OMNILEARN == r->opt.policy) {
+    if (HETSGD_MODE_SYNC == r->opt.mode &&
+        (HETSGD_POLICY_STATIC == r->opt.policy || HETSGD_POLICY_OMNILEARN == r->opt.policy)) {
         models_at(r, 0, NULL);
         rc = ob_plan_equal(r->models, r->P, r->B, r->granularity, r->plan);
         rc = agree(r, rc, ob_last_error());
@@ -1345,6 +1484,10 @@ static void print_setup(const run *r)
     char speeds[512];
 
     join_speeds(r, speeds, sizeof speeds);
+    if (HETSGD_MODE_ASYNC == r->opt.mode) {
+        printf("hetsgd: async: rank 0 serves (omnibatch_ps_*), ranks 1..%d work; the speeds below are "
+               "the server's (unused) and the workers'\n", r->P - 1);
+    }
     printf("hetsgd: %d ranks, policy %s, %s %s, schedule %s, batch %ld, %ld samples, %ld steps "
            "(%ld per epoch)\n", r->P, hetsgd_policy_name(r->opt.policy),
            r->opt.bind ? "cores" : "speeds", speeds, hetsgd_schedule_name(r->opt.schedule), r->B, r->N,
@@ -1415,6 +1558,7 @@ static void release(run *r)
     free(r->models);
     free(r->eval_done);
     free(r->eval_acc);
+    free(r->eval_at);
 }
 
 int main(int argc, char **argv)
@@ -1456,8 +1600,15 @@ int main(int argc, char **argv)
         if (r.opt.ndevices > 0) {
             describe_devices(&r);
         }
-        train(&r);
-        rc = finish(&r);
+        if (HETSGD_MODE_ASYNC == r.opt.mode) {
+            rc = run_async(&r);
+        } else {
+            train(&r);
+            if (r.opt.eval_after) {
+                evaluate_kept(&r);
+            }
+            rc = finish(&r);
+        }
     }
     status = OMNIBATCH_SUCCESS == rc ? 0 : 1;
     release(&r);

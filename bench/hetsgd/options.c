@@ -17,6 +17,15 @@
 static const char usage_text[] =
     "usage: mpirun -np P hetsgd [options]\n"
     "Data-parallel training of an MLP (784-256-128-10) on Fashion-MNIST, one rank per process.\n"
+    "  --mode M         sync | async (default sync).  async: rank 0 is a parameter server\n"
+    "                   (omnibatch_ps_*), the other ranks workers that push whenever they are done;\n"
+    "                   --speeds then has one entry per worker, --policy static runs equal\n"
+    "                   batches, omnibatch batches that equalise the push rates, omnilearn its\n"
+    "                   rule once per epoch within [16, 96]\n"
+    "  --staleness R    async: constant | inverse | adaptive, how a stale gradient's step shrinks\n"
+    "                   (default adaptive)\n"
+    "  --max-staleness N  async: drop gradients staler than N updates, or auto: 4 x workers\n"
+    "                   (default auto)\n"
     "  --policy P       static | omnibatch | oracle | omnilearn | chunks (default omnibatch);\n"
     "                   chunks: omnibatch's controller, each step worked in chunks that move to\n"
     "                   a rank that is free (omnibatch_next_chunk), each chunk emulated at the\n"
@@ -62,15 +71,24 @@ static const char usage_text[] =
     "  --last-eval-only evaluate after the last step only, not every epoch (nor --eval-every):\n"
     "                   for runs that measure steps, under CPU quotas, where an evaluation's\n"
     "                   CPU, off the training clock, would be paid by the next steps' quota\n"
+    "  --eval-after     keep a copy of the model at each evaluation point and evaluate the copies\n"
+    "                   after training: no evaluation's CPU inside the run (under CPU quotas); the\n"
+    "                   asynchronous mode always does so\n"
     "  --warmup N       steps left out of the steady step time (default auto: 10% of the run)\n"
     "  --data DIR       IDX files (default /usr/share/datasets/fashion-mnist)\n"
     "  --trace FILE     CSV, one row per step and rank\n"
     "  --summary FILE   append one key=value line describing the run\n"
+    "  --curve FILE     every evaluation as a CSV row: train_s,samples,test_acc\n"
     "  --help           this text\n";
 
 const char *hetsgd_options_usage(void)
 {
     return usage_text;
+}
+
+const char *hetsgd_mode_name(hetsgd_mode m)
+{
+    return HETSGD_MODE_ASYNC == m ? "async" : "sync";
 }
 
 const char *hetsgd_policy_name(hetsgd_policy p)
@@ -104,6 +122,9 @@ void hetsgd_options_defaults(hetsgd_options *o)
     o->target = HETSGD_DEFAULT_TARGET;
     o->final_evals = HETSGD_DEFAULT_FINAL_EVALS;
     o->data = HETSGD_DEFAULT_DATA;
+    o->mode = HETSGD_MODE_SYNC;
+    o->staleness = 2;               /* OMNIBATCH_PS_STALE_ADAPTIVE */
+    o->max_staleness = -1;
     o->chunk_cost = -1.0;
 }
 
@@ -281,9 +302,40 @@ static int parse_choice(const char *name, const char *text, const char *const *n
     return ob_fail(OMNIBATCH_ERR_ARG, "%s '%s': expected %s", name, text, allowed);
 }
 
+/* The asynchronous mode's limits: one server on rank 0, emulated CPU workers. */
+static int check_async(const hetsgd_options *o)
+{
+    if (HETSGD_MODE_ASYNC != o->mode) {
+        return OMNIBATCH_SUCCESS;
+    }
+    if (HETSGD_POLICY_ORACLE == o->policy || HETSGD_POLICY_CHUNKS == o->policy) {
+        return ob_fail(OMNIBATCH_ERR_ARG, "--policy %s with --mode async: expected static, omnibatch "
+                       "or omnilearn", hetsgd_policy_name(o->policy));
+    }
+    if (o->bind || o->ndevices > 0) {
+        return ob_fail(OMNIBATCH_ERR_ARG, "--mode async with --%s: the asynchronous mode runs emulated CPU "
+                       "workers only", o->bind ? "bind" : "devices");
+    }
+    if (NULL != o->trace) {
+        return ob_fail(OMNIBATCH_ERR_ARG, "--trace with --mode async: the per-step trace is the synchronous "
+                       "mode's (the asynchronous run's per-worker figures are in its report)");
+    }
+    if (o->change_at > 0.0) {
+        /* A worker's speed changes between its pushes; there is no common step to land inside. */
+        return ob_fail(OMNIBATCH_ERR_ARG, "--change-at %g with --mode async: expected 0 (the asynchronous "
+                       "mode has no common step to place a change in)", o->change_at);
+    }
+    return OMNIBATCH_SUCCESS;
+}
+
 /* Options whose value is checked after all are read, in relation to each other. */
 static int check_combinations(const hetsgd_options *o)
 {
+    int rc = check_async(o);
+
+    if (OMNIBATCH_SUCCESS != rc) {
+        return rc;
+    }
     if (HETSGD_SCHEDULE_RAMP == o->schedule && o->nspeeds > 0) {
         return ob_fail(OMNIBATCH_ERR_ARG,
                        "--schedule ramp sets every rank's speed itself: leave out --speeds");
@@ -332,6 +384,9 @@ static int *flag_of(hetsgd_options *o, const char *name)
     if (0 == strcmp(name, "--last-eval-only")) {
         return &o->last_eval_only;
     }
+    if (0 == strcmp(name, "--eval-after")) {
+        return &o->eval_after;
+    }
     return NULL;
 }
 
@@ -339,6 +394,8 @@ int hetsgd_options_parse(int argc, const char *const *argv, hetsgd_options *o)
 {
     static const char *const policies[] = { "static", "omnibatch", "oracle", "omnilearn", "chunks" };
     static const char *const schedules[] = { "none", "ramp", "transient", "vanish", "jitter" };
+    static const char *const modes[] = { "sync", "async" };
+    static const char *const stalenesses[] = HETSGD_STALENESS_NAMES;
 
     for (int i = 1; i < argc; i++) {
         char name[64];
@@ -416,6 +473,20 @@ int hetsgd_options_parse(int argc, const char *const *argv, hetsgd_options *o)
         } else if (0 == strcmp(name, "--policy")) {
             rc = parse_choice(name, value, policies, 5, &choice);
             o->policy = (hetsgd_policy) choice;
+        } else if (0 == strcmp(name, "--mode")) {
+            rc = parse_choice(name, value, modes, 2, &choice);
+            o->mode = (hetsgd_mode) choice;
+        } else if (0 == strcmp(name, "--staleness")) {
+            rc = parse_choice(name, value, stalenesses, 3, &o->staleness);
+        } else if (0 == strcmp(name, "--max-staleness")) {
+            if (0 == strcmp(value, "auto")) {
+                o->max_staleness = -1;
+            } else if (OMNIBATCH_SUCCESS != parse_long(name, value, 0, 1000000000, &o->max_staleness)) {
+                rc = ob_fail(OMNIBATCH_ERR_ARG, "--max-staleness '%s': expected auto or an integer from 0 "
+                             "to 1000000000", value);
+            }
+        } else if (0 == strcmp(name, "--curve")) {
+            o->curve = value;
         } else if (0 == strcmp(name, "--target")) {
             rc = parse_double(name, value, 0.0, 1, 1.0, 0, &o->target);
         } else if (0 == strcmp(name, "--data")) {

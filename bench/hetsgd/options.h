@@ -22,6 +22,17 @@ typedef enum hetsgd_policy {
                                         to a rank that is free (omnibatch_next_chunk) */
 } hetsgd_policy;
 
+/** How the ranks train (--mode). */
+typedef enum hetsgd_mode {
+    HETSGD_MODE_SYNC = 0,          /**< synchronous SGD: the global batch split over the ranks each step */
+    HETSGD_MODE_ASYNC = 1          /**< a parameter server on rank 0, the others push when they are done
+                                        (omnibatch_ps_*): static = equal batches, omnibatch = batches that
+                                        equalise the push rates, omnilearn = its rule once per epoch */
+} hetsgd_mode;
+
+/** --staleness: the library's rules (omnibatch_ps_staleness), by name. */
+#define HETSGD_STALENESS_NAMES { "constant", "inverse", "adaptive" }
+
 /** Most entries of --speeds. */
 #define HETSGD_MAX_SPEEDS 4096
 
@@ -64,11 +75,17 @@ typedef struct hetsgd_options {
     int bind;                      /* --bind: --speeds are cores per rank, bound with hwloc */
     int no_own_wait;               /* --no-own-wait: no Ibarrier of hetsgd's own before the reduction */
     int last_eval_only;            /* --last-eval-only: no evaluation before the last step */
+    int eval_after;                /* --eval-after: keep the model at each evaluation point, evaluate
+                                      the copies after training (always so with --mode async) */
     int ndevices;                  /* entries of --devices, 0 = every rank on the CPU */
     unsigned char gpu[HETSGD_MAX_SPEEDS]; /* --devices: 1 where the rank computes on a GPU */
     const char *data;              /* --data DIR */
     const char *trace;             /* --trace FILE, NULL = none */
     const char *summary;           /* --summary FILE, NULL = none */
+    const char *curve;             /* --curve FILE: every evaluation, "train_s,samples,test_acc", NULL = none */
+    hetsgd_mode mode;              /* --mode sync|async */
+    int staleness;                 /* --staleness constant|inverse|adaptive (async; omnibatch_ps_staleness) */
+    long max_staleness;            /* --max-staleness N|auto (async): -1 = auto */
     int help;                      /* --help was given */
 } hetsgd_options;
 
@@ -84,6 +101,9 @@ int hetsgd_options_parse(int argc, const char *const *argv, hetsgd_options *o);
 
 /** \brief The usage text (several lines). */
 const char *hetsgd_options_usage(void);
+
+/** \brief "sync" or "async". */
+const char *hetsgd_mode_name(hetsgd_mode m);
 
 /** \brief "static", "omnibatch", "oracle", "omnilearn" or "chunks". */
 const char *hetsgd_policy_name(hetsgd_policy p);

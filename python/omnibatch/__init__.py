@@ -28,12 +28,18 @@ range away); the gradient weight follows the samples each rank did::
 Without the library (:func:`available` is False) the same script runs on
 an equal split (with chunks, one chunk per step: the rank's slice).
 PyTorch: :mod:`omnibatch.torch`.
+
+Asynchronous training, where no rank waits for another (the library
+required): :class:`ParameterServer` over a flat numpy array of parameters,
+and :class:`omnibatch.torch.AsyncSGD` for a PyTorch model.
 """
 from . import _library
 from ._context import CONVENTIONS, DEFAULT_SEED, PRIORS, Chunk, Context, Error, Stats, Step
+from ._ps import STALENESS, ParameterServer, PSStats, Task, WorkerStats
 
 __all__ = ["Chunk", "Context", "Error", "Stats", "Step", "available", "library_version",
-           "library_path", "CONVENTIONS", "PRIORS", "DEFAULT_SEED", "__version__"]
+           "library_path", "CONVENTIONS", "PRIORS", "DEFAULT_SEED", "__version__",
+           "ParameterServer", "Task", "PSStats", "WorkerStats", "STALENESS"]
 
 
 def available():

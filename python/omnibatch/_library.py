@@ -75,6 +75,45 @@ class CChunk(ctypes.Structure):
                 ("done", ctypes.c_long), ("scale", ctypes.c_double)]
 
 
+class PSOptions(ctypes.Structure):
+    """omnibatch_ps_options (omnibatch.h), field for field."""
+    _fields_ = [("servers", ctypes.c_int), ("lr", ctypes.c_double), ("momentum", ctypes.c_double),
+                ("weight_decay", ctypes.c_double), ("ref_batch", ctypes.c_long),
+                ("staleness", ctypes.c_int), ("max_staleness", ctypes.c_long),
+                ("adaptive", ctypes.c_int), ("min_batch", ctypes.c_long),
+                ("max_batch", ctypes.c_long), ("granularity", ctypes.c_long),
+                ("gain", ctypes.c_double), ("deadband", ctypes.c_double),
+                ("forget", ctypes.c_double), ("period", ctypes.c_long), ("warmup", ctypes.c_long),
+                ("epochs", ctypes.c_long), ("max_pushes", ctypes.c_long), ("seed", ctypes.c_uint64)]
+
+
+class CPSTask(ctypes.Structure):
+    """omnibatch_ps_task (omnibatch.h), field for field."""
+    _fields_ = [(name, ctypes.c_long) for name in ("epoch", "start", "count", "version")] + \
+               [("done", ctypes.c_int)]
+
+
+class CPSWorkerStats(ctypes.Structure):
+    """omnibatch_ps_worker_stats (omnibatch.h), field for field."""
+    _fields_ = [("rank", ctypes.c_int)] + \
+               [(name, ctypes.c_long) for name in
+                ("pushes", "applied", "dropped", "samples", "batch")] + \
+               [("staleness_mean", ctypes.c_double), ("staleness_p99", ctypes.c_long),
+                ("staleness_max", ctypes.c_long)] + \
+               [(name, ctypes.c_double) for name in
+                ("pushes_per_s", "samples_per_s", "compute_s", "alpha", "beta")]
+
+
+class CPSStats(ctypes.Structure):
+    """omnibatch_ps_stats (omnibatch.h), field for field."""
+    _fields_ = [("role", ctypes.c_int), ("index", ctypes.c_int)] + \
+               [(name, ctypes.c_long) for name in
+                ("version", "pushes", "dropped", "epoch", "slices", "decisions", "changes")] + \
+               [(name, ctypes.c_double) for name in
+                ("elapsed_s", "busy_s", "busy_fraction", "compute_s", "wait_s")] + \
+               [("finished", ctypes.c_int)]
+
+
 def _handle_type():
     """The C type of MPI_Comm and MPI_Datatype: a pointer with Open MPI, an int with MPICH."""
     try:
@@ -86,8 +125,12 @@ def _handle_type():
 
 
 def _set(lib, signatures):
+    """Declare each function the library has: one of another interface lacks some, and is
+    refused by the version check that follows (load())."""
     for name, argtypes in signatures.items():
-        fn = getattr(lib, name)
+        fn = getattr(lib, name, None)
+        if fn is None:
+            continue
         fn.argtypes = argtypes
         fn.restype = ctypes.c_int
 
@@ -102,6 +145,8 @@ def declare_handles(lib):
                              c_void_pp],
         "omnibatch_allreduce_gradient": [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
                                          ctypes.c_int, handle],
+        "omnibatch_ps_create": [handle, ctypes.c_void_p, ctypes.c_long, handle, ctypes.c_long,
+                                ctypes.c_long, ctypes.POINTER(PSOptions), c_void_pp],
     })
 
 
@@ -124,6 +169,19 @@ def _declare(lib):
         "omnibatch_set_state": [ctx, ctypes.c_void_p, ctypes.c_size_t],
         "omnibatch_save": [ctx, ctypes.c_char_p],
         "omnibatch_restore": [ctx, ctypes.c_char_p],
+        "omnibatch_ps_options_init": [ctypes.POINTER(PSOptions)],
+        "omnibatch_ps_role_of": [ctx, ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_int)],
+        "omnibatch_ps_serve": [ctx, ctypes.c_long, ctypes.POINTER(ctypes.c_int)],
+        "omnibatch_ps_pull": [ctx, ctypes.POINTER(CPSTask)],
+        "omnibatch_ps_push": [ctx, ctypes.c_void_p, ctypes.POINTER(CPSTask)],
+        "omnibatch_ps_get_plan": [ctx, c_long_p, ctypes.c_int],
+        "omnibatch_ps_set_plan": [ctx, c_long_p, ctypes.c_int],
+        "omnibatch_ps_get_stats": [ctx, ctypes.POINTER(CPSStats)],
+        "omnibatch_ps_get_worker_stats": [ctx, ctypes.c_int, ctypes.POINTER(CPSWorkerStats)],
+        "omnibatch_ps_permutation": [ctx, ctypes.c_long, c_long_p],
+        "omnibatch_ps_save": [ctx, ctypes.c_char_p],
+        "omnibatch_ps_restore": [ctx, ctypes.c_char_p],
+        "omnibatch_ps_destroy": [c_void_pp],
     }
     _set(lib, signatures)
     lib.omnibatch_strerror.argtypes = [ctypes.c_int]

@@ -16,6 +16,9 @@ Three pieces, each usable alone:
   still joins the reduction, contributing zeros.
 - :func:`allreduce_gradients`: the same result with one mpi4py
   ``Allreduce`` (SUM) of the gradients scaled by ``count/total``.
+- :class:`AsyncSGD`: asynchronous training on omnibatch's parameter server,
+  an optimizer whose ``step()`` pushes the gradient and brings back the model
+  and the next slice (no rank waits for another).
 
 Steps worked in chunks (``Context(..., chunks=True)``): samples move to a
 rank that is free while the step runs, so a rank does a number of chunks
@@ -46,9 +49,10 @@ import numpy as np
 import torch
 
 from ._context import ERR_ARG, ERR_STATE, Chunk, Error
+from ._ps import ParameterServer, join_failed
 
 __all__ = ["PlanBatchSampler", "StepChunks", "register_ddp", "register_chunks",
-           "allreduce_gradients", "init_process_group"]
+           "allreduce_gradients", "init_process_group", "AsyncSGD"]
 
 
 def init_process_group(comm, backend="gloo", **kwargs):
@@ -681,3 +685,112 @@ def allreduce_gradients(params, ob, step=None):
                    else _mpi_sum(ob.comm))
     if model is not None:
         model._omnibatch_reduced = ob.step.global_step
+
+
+def _flat_params(params):
+    """The parameters that require a gradient, all on the CPU and of one float dtype."""
+    if isinstance(params, torch.nn.Module):
+        params = params.parameters()
+    params = [p for p in params if p.requires_grad]
+    if not params:
+        raise Error(ERR_ARG, "AsyncSGD: params: no parameter requires a gradient")
+    dtype = params[0].dtype
+    for i, p in enumerate(params):
+        if p.device.type != "cpu":
+            raise Error(ERR_ARG, "AsyncSGD: params[%d] is on %s: expected every parameter on the "
+                        "CPU (the model travels through host memory)" % (i, p.device))
+        if p.dtype != dtype or dtype not in (torch.float32, torch.float64):
+            raise Error(ERR_ARG, "AsyncSGD: params[%d] is %s: expected every parameter float32, or "
+                        "every one float64" % (i, p.dtype))
+    return params
+
+
+class AsyncSGD:
+    """Asynchronous SGD of a PyTorch model on omnibatch's parameter server.
+
+    ::
+
+        opt = AsyncSGD(comm, model, global_batch=256, dataset_size=N, lr=0.05, momentum=0.5)
+        if opt.is_server:
+            opt.serve()                           # until every worker is done
+        else:
+            task = opt.pull()                     # the model, and the first slice
+            while not task.done:
+                x, y = data[opt.indices(task)]
+                opt.zero_grad()
+                loss_fn(model(x), y).backward()   # the mean loss of the slice
+                task = opt.step()                 # push; the new model and the next slice
+        opt.close()
+
+    The model's parameters (CPU, all float32 or all float64) become views of
+    one flat buffer, which the servers update and each worker receives: the
+    update (SGD with momentum and weight decay, the step scaled by the batch
+    and shrunk for stale gradients, drops past the bound) is the server's,
+    so no torch optimizer runs.  The options are ParameterServer's.
+    Creation and close() are collective over ``comm``.
+    """
+
+    def __init__(self, comm, params, global_batch, dataset_size, **options):
+        try:
+            self.params = _flat_params(params)
+        except Error:
+            join_failed(comm)
+            raise
+        n = sum(p.numel() for p in self.params)
+        dtype = np.float32 if self.params[0].dtype == torch.float32 else np.float64
+        self.flat = np.empty(n, dtype=dtype)
+        self.grad = np.zeros(n, dtype=dtype)
+        flat, self._grad = torch.from_numpy(self.flat), torch.from_numpy(self.grad)
+        self._slices = []
+        offset = 0
+        with torch.no_grad():
+            for p in self.params:
+                k = p.numel()
+                flat[offset:offset + k].copy_(p.reshape(-1))
+                p.data = flat[offset:offset + k].view_as(p)
+                self._slices.append((offset, k))
+                offset += k
+        self.ps = ParameterServer(comm, self.flat, global_batch, dataset_size, **options)
+        self.is_server = self.ps.is_server
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    def zero_grad(self):
+        for p in self.params:
+            p.grad = None
+
+    def serve(self, max_pushes=0):
+        """Servers: ParameterServer.serve()."""
+        return self.ps.serve(max_pushes)
+
+    def pull(self):
+        """Workers: the first task; the model is in the parameters."""
+        return self.ps.pull()
+
+    def step(self):
+        """Workers: push the gradients (a parameter without one counts zero); the next task,
+        with the new model in the parameters."""
+        with torch.no_grad():
+            for p, (offset, k) in zip(self.params, self._slices):
+                if p.grad is None:
+                    self._grad[offset:offset + k].zero_()
+                else:
+                    self._grad[offset:offset + k].copy_(p.grad.reshape(-1))
+        return self.ps.push(self.grad)
+
+    def indices(self, task):
+        return self.ps.indices(task)
+
+    def stats(self):
+        return self.ps.stats()
+
+    def worker_stats(self, worker):
+        return self.ps.worker_stats(worker)
+
+    def close(self):
+        self.ps.close()

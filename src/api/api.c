@@ -243,14 +243,6 @@ static int ob_create_local(long B, long N, const omnibatch_options *opt, struct 
 
 /* The settings every rank must share: one row each, in the order they are
  * compared, so that the message names the first that differs. */
-typedef enum ob_agree_kind { OB_AGREE_I64, OB_AGREE_F64, OB_AGREE_I32, OB_AGREE_U64 } ob_agree_kind;
-
-typedef struct ob_agree_field {
-    const char *name;
-    size_t offset;
-    ob_agree_kind kind;
-} ob_agree_field;
-
 #define OB_AGREE_ROW(field, kind) { #field, offsetof(ob_create_record, field), kind }
 static const ob_agree_field ob_agree_fields[] = {
     OB_AGREE_ROW(global_batch, OB_AGREE_I64), OB_AGREE_ROW(dataset_size, OB_AGREE_I64),
@@ -262,41 +254,6 @@ static const ob_agree_field ob_agree_fields[] = {
     OB_AGREE_ROW(chunks, OB_AGREE_I32),       OB_AGREE_ROW(chunk_floor, OB_AGREE_I64),
 };
 #undef OB_AGREE_ROW
-
-static size_t ob_agree_size(ob_agree_kind kind)
-{
-    return OB_AGREE_I32 == kind ? sizeof(int32_t) : sizeof(int64_t);
-}
-
-/* One rank's value of a field, as the message shows it. */
-static void ob_agree_show(const ob_create_record *r, const ob_agree_field *f, char *out, size_t size)
-{
-    const char *p = (const char *) r + f->offset;
-    int64_t i64;
-    int32_t i32;
-    uint64_t u64;
-    double f64;
-
-    switch (f->kind) {
-    case OB_AGREE_I64:
-        memcpy(&i64, p, sizeof i64);
-        snprintf(out, size, "%lld", (long long) i64);
-        break;
-    case OB_AGREE_F64:
-        memcpy(&f64, p, sizeof f64);
-        snprintf(out, size, "%g", f64);
-        break;
-    case OB_AGREE_I32:
-        memcpy(&i32, p, sizeof i32);
-        snprintf(out, size, "%d", (int) i32);
-        break;
-    case OB_AGREE_U64:
-    default:
-        memcpy(&u64, p, sizeof u64);
-        snprintf(out, size, "%llu", (unsigned long long) u64);
-        break;
-    }
-}
 
 /* The CPU quota this rank runs under, and how it waits in the gradient
  * allreduce (OMNIBATCH_CPU_QUOTA, OMNIBATCH_WAIT); ob_create_agree() makes
@@ -330,24 +287,8 @@ static int ob_create_agree(struct omnibatch_context *c, const ob_create_record *
     for (int i = 0; i < P; i++) {
         c->wait_sleep = c->wait_sleep || 0 != all[i].wait_sleep;
     }
-    for (size_t k = 0; k < sizeof ob_agree_fields / sizeof ob_agree_fields[0]; k++) {
-        const ob_agree_field *f = &ob_agree_fields[k];
-
-        for (int i = 1; i < P; i++) {
-            char mine[32], theirs[32];
-
-            if (0 == memcmp((const char *) &all[i] + f->offset, (const char *) &all[0] + f->offset,
-                            ob_agree_size(f->kind))) {
-                continue;
-            }
-            ob_agree_show(&all[0], f, mine, sizeof mine);
-            ob_agree_show(&all[i], f, theirs, sizeof theirs);
-            return ob_fail(OMNIBATCH_ERR_ARG, "omnibatch_create: %s differs between ranks: %s on "
-                           "rank 0, %s on rank %d: every rank must pass the same", f->name, mine,
-                           theirs, i);
-        }
-    }
-    return OMNIBATCH_SUCCESS;
+    return ob_api_agree("omnibatch_create", all, sizeof *all, P, ob_agree_fields,
+                        sizeof ob_agree_fields / sizeof ob_agree_fields[0]);
 }
 
 static int ob_create_plan(struct omnibatch_context *c, const ob_create_record *all)

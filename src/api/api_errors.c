@@ -22,11 +22,6 @@ int ob_api_mpi_fail(int mpi_rc, const char *fn, const char *call)
     return ob_fail(OMNIBATCH_ERR_MPI, "%s: %s failed with MPI error %d: %s", fn, call, mpi_rc, text);
 }
 
-int ob_api_no_context(const char *fn)
-{
-    return ob_fail(OMNIBATCH_ERR_ARG, "%s: ctx=NULL: expected a context from omnibatch_create", fn);
-}
-
 int ob_api_finalized(const char *fn)
 {
     return ob_fail(OMNIBATCH_ERR_STATE, "%s: MPI is finalized: call it between MPI_Init and "

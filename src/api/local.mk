@@ -5,6 +5,7 @@
 libomnibatch_la_SOURCES += \
 	%reldir%/ob_api.h \
 	%reldir%/api_errors.c \
+	%reldir%/api_agree.c \
 	%reldir%/api.c \
 	%reldir%/api_step.c \
 	%reldir%/api_gradient.c \

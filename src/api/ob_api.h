@@ -13,6 +13,8 @@
  *   api_node.c              the gradient summed in one node's shared memory
  *   api_wait.c              waits asleep (OMNIBATCH_WAIT=sleep)
  *   api_errors.c, api_registry.c  failures reported alike; the live handles
+ *   api_agree.c             the settings every rank must pass alike
+ * The last three serve the asynchronous mode (src/async) too.
  * Not installed.
  */
 #ifndef OB_API_H
@@ -117,6 +119,11 @@ struct ob_cpu_meter {
 struct ob_node;
 struct ob_chunks;
 
+/** A node of the list of live handles (api_registry.c), held in the handle itself. */
+typedef struct ob_api_live {
+    struct ob_api_live *next;
+} ob_api_live;
+
 struct omnibatch_context {
     MPI_Comm comm;               /* private duplicate: every message of the library goes here */
     int rank;
@@ -201,7 +208,7 @@ struct omnibatch_context {
     void *scratch;
     size_t scratch_bytes;
 
-    struct omnibatch_context *registry_next; /* the live contexts (api_registry.c) */
+    ob_api_live live;            /* in the live handles (api_registry.c) */
 };
 
 /* api_chunk.c: work that moves inside a step (options.chunks). */
@@ -280,13 +287,46 @@ int ob_api_wait_asleep(MPI_Request *req, double expected, double short_s);
 /** \brief ob_fail(OMNIBATCH_ERR_MPI, ...) with MPI's own text for \p mpi_rc. */
 int ob_api_mpi_fail(int mpi_rc, const char *fn, const char *call);
 
-/** \brief The failure of a call given a NULL context, for function \p fn. */
-int ob_api_no_context(const char *fn);
-
 /** \brief The OMNIBATCH_ERR_STATE of a call of \p fn after MPI_Finalize. */
 int ob_api_finalized(const char *fn);
 
+/* api_agree.c */
+
+/** How a field of a gathered record is compared and shown. */
+typedef enum ob_agree_kind { OB_AGREE_I64, OB_AGREE_F64, OB_AGREE_I32, OB_AGREE_U64 } ob_agree_kind;
+
+/** A field every rank must pass alike: its name in the message, where it lies in the record. */
+typedef struct ob_agree_field {
+    const char *name;
+    size_t offset;
+    ob_agree_kind kind;
+} ob_agree_field;
+
+/**
+ * \brief Compare every rank's record of \p all (P records of \p record_bytes, gathered alike
+ *        on every rank) with rank 0's, field by field in the table's order.
+ * \return OMNIBATCH_SUCCESS, or OMNIBATCH_ERR_ARG with the line "fn: NAME differs between
+ *         ranks: X on rank 0, Y on rank I: every rank must pass the same" for the first field
+ *         that differs: the same verdict on every rank.
+ */
+int ob_api_agree(const char *fn, const void *all, size_t record_bytes, int P,
+                 const ob_agree_field *fields, size_t nfields);
+
 /* api_registry.c */
+
+/** \brief Make the handle holding \p node a live one (allocates nothing, cannot fail). */
+void ob_api_live_add(ob_api_live *node);
+
+/** \brief Take \p node out of the live handles; 1 if it was one, 0 if not (nothing changed). */
+int ob_api_live_remove(ob_api_live *node);
+
+/**
+ * \brief The check every function taking a handle starts with, for function \p fn:
+ *        OMNIBATCH_ERR_ARG for a NULL \p handle, OMNIBATCH_ERR_STATE for one whose \p node
+ *        is not live (never read through) or after MPI_Finalize, each with its line naming
+ *        \p creator, the function that makes such handles.
+ */
+int ob_api_check_live(const char *fn, const char *creator, const void *handle, const ob_api_live *node);
 
 /** \brief Make \p c a live context (allocates nothing, cannot fail). */
 void ob_api_registry_add(struct omnibatch_context *c);

@@ -66,6 +66,13 @@ typedef struct ob_state_entry {
     ob_estimator est;            /* its speed model */
 } ob_state_entry;
 
+/** FNV-1a 64's starting value. */
+#define OB_STATE_FNV_BASIS UINT64_C(0xcbf29ce484222325)
+
+/** \brief FNV-1a 64 of \p n bytes, from \p h (OB_STATE_FNV_BASIS to start; the result to go on):
+ *         the checksum of the states here and of the asynchronous mode's (ob_psstate.h). */
+uint64_t ob_state_fnv(uint64_t h, const void *buf, size_t n);
+
 /** \brief Bytes of the state of \p nranks ranks. */
 size_t ob_state_size(int nranks);
 

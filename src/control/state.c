@@ -15,8 +15,10 @@ size_t ob_state_size(int nranks)
     return sizeof(ob_state_header) + (size_t) (nranks > 0 ? nranks : 0) * sizeof(ob_state_entry);
 }
 
-static uint64_t ob_state_fnv(uint64_t h, const unsigned char *p, size_t n)
+uint64_t ob_state_fnv(uint64_t h, const void *buf, size_t n)
 {
+    const unsigned char *p = buf;
+
     for (size_t k = 0; k < n; k++) {
         h ^= p[k];
         h *= UINT64_C(0x100000001b3);
@@ -31,8 +33,8 @@ static uint64_t ob_state_checksum(const ob_state_header *header, const void *buf
     ob_state_header h = *header;
 
     h.checksum = 0;
-    return ob_state_fnv(ob_state_fnv(UINT64_C(0xcbf29ce484222325), (const unsigned char *) &h, sizeof h),
-                        (const unsigned char *) buf + sizeof h, size - sizeof h);
+    return ob_state_fnv(ob_state_fnv(OB_STATE_FNV_BASIS, &h, sizeof h), (const unsigned char *) buf + sizeof h,
+                        size - sizeof h);
 }
 
 void ob_state_finish(void *buf, int nranks, long global_batch, long dataset_size, long next_step,

@@ -119,6 +119,28 @@ START_TEST(test_bind_takes_whole_cores)
 }
 END_TEST
 
+START_TEST(test_async_mode)
+{
+    const char *async[] = { "hetsgd", "--mode", "async", "--policy", "omnilearn", "--staleness", "inverse",
+                            "--max-staleness", "12", "--curve", "c.csv", "--eval-after" };
+    const char *plain[] = { "hetsgd" };
+
+    ck_assert_int_eq(parse(ARGC(plain), plain), OMNIBATCH_SUCCESS);
+    ck_assert_int_eq(opts.mode, HETSGD_MODE_SYNC);
+    ck_assert_int_eq(opts.staleness, 2);
+    ck_assert_int_eq(opts.max_staleness, -1);
+    ck_assert_ptr_null(opts.curve);
+    ck_assert_int_eq(parse(ARGC(async), async), OMNIBATCH_SUCCESS);
+    ck_assert_int_eq(opts.mode, HETSGD_MODE_ASYNC);
+    ck_assert_int_eq(opts.policy, HETSGD_POLICY_OMNILEARN);
+    ck_assert_int_eq(opts.staleness, 1);
+    ck_assert_int_eq(opts.max_staleness, 12);
+    ck_assert_str_eq(opts.curve, "c.csv");
+    ck_assert_int_eq(opts.eval_after, 1);
+    ck_assert_str_eq(hetsgd_mode_name(opts.mode), "async");
+}
+END_TEST
+
 START_TEST(test_devices_per_rank)
 {
     const char *mixed[] = { "hetsgd", "--bind", "--speeds", "4,4,4,2", "--devices", "cpu,cpu,cpu,gpu" };
@@ -189,6 +211,21 @@ static const struct {
     { { "--devices", "GPU" }, "--devices 'GPU': entry 'GPU' is not cpu or gpu (e.g. cpu,cpu,cpu,gpu)" },
     { { "--schedule", "ramp", "--speeds=1,2" },
       "--schedule ramp sets every rank's speed itself: leave out --speeds" },
+    { { "--mode", "hybrid" }, "--mode 'hybrid': expected sync or async" },
+    { { "--staleness", "none" }, "--staleness 'none': expected constant, inverse or adaptive" },
+    { { "--max-staleness", "-2" }, "--max-staleness '-2': expected auto or an integer from 0 to 1000000000" },
+    { { "--mode=async", "--policy", "oracle" },
+      "--policy oracle with --mode async: expected static, omnibatch or omnilearn" },
+    { { "--mode=async", "--bind" },
+      "--mode async with --bind: the asynchronous mode runs emulated CPU workers only" },
+    { { "--mode=async", "--trace", "t.csv" }, "--trace with --mode async: the per-step trace is the "
+      "synchronous mode's (the asynchronous run's per-worker figures are in its report)" },
+    { { "--mode=async", "--policy", "chunks" },
+      "--policy chunks with --mode async: expected static, omnibatch or omnilearn" },
+    { { "--mode=async", "--schedule=ramp", "--change-at=0.5" },
+      "--change-at 0.5 with --mode async: expected 0 (the asynchronous mode has no common step to place "
+      "a change in)" },
+    { { "--eval-after=1" }, "--eval-after takes no value, got '1'" },
 };
 
 START_TEST(test_mistakes_name_option_value_and_range)
@@ -210,7 +247,8 @@ START_TEST(test_usage_mentions_every_option)
     static const char *const names[] = {
         "--policy", "--speeds", "--schedule", "--change-at", "--alpha", "--slowdown", "--cost", "--calibrate", "--bind", "--devices", "--epochs",
         "--max-steps", "--batch", "--lr", "--momentum", "--seed", "--subset", "--target",
-        "--eval-every", "--final-evals", "--last-eval-only", "--no-own-wait", "--warmup", "--data", "--trace", "--summary", "--help"
+        "--eval-every", "--final-evals", "--last-eval-only", "--no-own-wait", "--warmup", "--data", "--trace", "--summary", "--help",
+        "--mode", "--staleness", "--max-staleness", "--eval-after", "--curve"
     };
 
     for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
@@ -227,6 +265,7 @@ static Suite *make_hetsgd_options_suite(void)
     tcase_add_test(tc, test_defaults);
     tcase_add_test(tc, test_every_option_is_read);
     tcase_add_test(tc, test_devices_per_rank);
+    tcase_add_test(tc, test_async_mode);
     tcase_add_test(tc, test_bind_takes_whole_cores);
     tcase_add_test(tc, test_chunks_jitter_and_changes_inside_a_step);
     tcase_add_loop_test(tc, test_mistakes_name_option_value_and_range, 0,

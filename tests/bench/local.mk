@@ -95,6 +95,10 @@ EXTRA_DIST += %reldir%/hosts_smoke.sh %reldir%/quota_smoke.sh
 TESTS += %reldir%/bench_runner_smoke.sh
 EXTRA_DIST += %reldir%/bench_runner_smoke.sh
 
+# make bench-async: its table on made-up runs, and a --quick run of it.
+TESTS += %reldir%/check_async_table.sh %reldir%/async_smoke.sh
+EXTRA_DIST += %reldir%/check_async_table.sh %reldir%/async_smoke.sh
+
 # make bench's table and targets (bench/table.py) on made-up runs.
 TESTS += %reldir%/check_bench_table.sh
 EXTRA_DIST += %reldir%/check_bench_table.sh

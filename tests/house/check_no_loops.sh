@@ -2,7 +2,7 @@
 # Dependencies point down (docs/ARCHITECTURE.md):
 #   - no two files of the library call or include each other in a loop;
 #   - no folder calls or includes one above it, in the order
-#       base < platform < control < observe < api < mpi_wrappers
+#       base < platform < control < observe < api < async < mpi_wrappers
 #     (src/<part>/ and mpi_wrappers/; include/ is below them all).
 # Calls come from the built objects: an edge A -> B where A's object uses a
 # symbol B's object defines (nm).  Includes: an edge A -> B where header or
@@ -20,7 +20,7 @@ NM=${NM:-nm}
 set -- $NM
 command -v "${1:-}" >/dev/null 2>&1 || { echo "check_no_loops: no nm ('$NM'): skipped"; exit 77; }
 command -v tsort >/dev/null 2>&1 || { echo "check_no_loops: no tsort: skipped"; exit 77; }
-layers="include base platform control observe api mpi_wrappers"
+layers="include base platform control observe api async mpi_wrappers"
 work=$(mktemp -d "${TMPDIR:-/tmp}/loops.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 fail=0

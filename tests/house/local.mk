@@ -1,8 +1,8 @@
 # tests/house/: checks of the whole tree's shape rather than of a module.
 
 # The MPI-free parts are MPI-free: every file of src/base, platform,
-# control and observe compiles with the plain C compiler and no MPI
-# include path.
+# control and observe, and of src/async but its parameter server (ps_*.c),
+# compiles with the plain C compiler and no MPI include path.
 TESTS += %reldir%/check_core_mpi_free.sh
 EXTRA_DIST += %reldir%/check_core_mpi_free.sh
 

@@ -41,6 +41,20 @@ SAME_TYPE(set_state, omnibatch_set_state);
 SAME_TYPE(save, omnibatch_save);
 SAME_TYPE(restore, omnibatch_restore);
 SAME_TYPE(next_chunk, omnibatch_next_chunk);
+SAME_TYPE(ps_options_init, omnibatch_ps_options_init);
+SAME_TYPE(ps_create, omnibatch_ps_create);
+SAME_TYPE(ps_role_of, omnibatch_ps_role_of);
+SAME_TYPE(ps_serve, omnibatch_ps_serve);
+SAME_TYPE(ps_pull, omnibatch_ps_pull);
+SAME_TYPE(ps_push, omnibatch_ps_push);
+SAME_TYPE(ps_get_plan, omnibatch_ps_get_plan);
+SAME_TYPE(ps_set_plan, omnibatch_ps_set_plan);
+SAME_TYPE(ps_get_stats, omnibatch_ps_get_stats);
+SAME_TYPE(ps_get_worker_stats, omnibatch_ps_get_worker_stats);
+SAME_TYPE(ps_permutation, omnibatch_ps_permutation);
+SAME_TYPE(ps_save, omnibatch_ps_save);
+SAME_TYPE(ps_restore, omnibatch_ps_restore);
+SAME_TYPE(ps_destroy, omnibatch_ps_destroy);
 
 /* 0.3 grew omnibatch_options and omnibatch_stats at their ends only. */
 _Static_assert(offsetof(omnibatch_options, react) == offsetof(omnibatch_options, seed) + sizeof(uint64_t),
@@ -95,6 +109,20 @@ START_TEST(test_linked_library_is_found)
     ck_assert_ptr_eq(ob.save, &omnibatch_save);
     ck_assert_ptr_eq(ob.restore, &omnibatch_restore);
     ck_assert_ptr_eq(ob.next_chunk, &omnibatch_next_chunk);
+    ck_assert_ptr_eq(ob.ps_options_init, &omnibatch_ps_options_init);
+    ck_assert_ptr_eq(ob.ps_create, &omnibatch_ps_create);
+    ck_assert_ptr_eq(ob.ps_role_of, &omnibatch_ps_role_of);
+    ck_assert_ptr_eq(ob.ps_serve, &omnibatch_ps_serve);
+    ck_assert_ptr_eq(ob.ps_pull, &omnibatch_ps_pull);
+    ck_assert_ptr_eq(ob.ps_push, &omnibatch_ps_push);
+    ck_assert_ptr_eq(ob.ps_get_plan, &omnibatch_ps_get_plan);
+    ck_assert_ptr_eq(ob.ps_set_plan, &omnibatch_ps_set_plan);
+    ck_assert_ptr_eq(ob.ps_get_stats, &omnibatch_ps_get_stats);
+    ck_assert_ptr_eq(ob.ps_get_worker_stats, &omnibatch_ps_get_worker_stats);
+    ck_assert_ptr_eq(ob.ps_permutation, &omnibatch_ps_permutation);
+    ck_assert_ptr_eq(ob.ps_save, &omnibatch_ps_save);
+    ck_assert_ptr_eq(ob.ps_restore, &omnibatch_ps_restore);
+    ck_assert_ptr_eq(ob.ps_destroy, &omnibatch_ps_destroy);
     ck_assert_str_eq(ob.strerror(OMNIBATCH_ERR_ARG), "invalid argument");
 }
 END_TEST

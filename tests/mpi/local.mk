@@ -22,6 +22,7 @@ check_PROGRAMS += \
 	%reldir%/mpi_api_wait \
 	%reldir%/mpi_api_nodesum \
 	%reldir%/mpi_api_chunks \
+	%reldir%/mpi_ps \
 	%reldir%/check_api_dl
 
 %canon_reldir%_mpi_api_plan_SOURCES = %reldir%/mpi_api_plan.c %reldir%/mpi_api_common.h
@@ -76,6 +77,11 @@ check_PROGRAMS += %reldir%/mpi_api_quota
 %canon_reldir%_mpi_api_chunks_CFLAGS = $(OB_API_TEST_CFLAGS)
 %canon_reldir%_mpi_api_chunks_LDADD = $(OB_API_TEST_LDADD)
 
+%canon_reldir%_mpi_ps_SOURCES = %reldir%/mpi_ps.c %reldir%/mpi_api_common.h
+%canon_reldir%_mpi_ps_CPPFLAGS = $(OB_TEST_CPPFLAGS)
+%canon_reldir%_mpi_ps_CFLAGS = $(OB_API_TEST_CFLAGS)
+%canon_reldir%_mpi_ps_LDADD = $(OB_API_TEST_LDADD)
+
 %canon_reldir%_check_api_dl_SOURCES = %reldir%/check_api_dl.c
 %canon_reldir%_check_api_dl_CFLAGS = $(OB_API_TEST_CFLAGS)
 %canon_reldir%_check_api_dl_LDADD = $(OB_API_TEST_LDADD)
@@ -96,6 +102,7 @@ TESTS += \
 	%reldir%/mpi_api_chunks.sh \
 	%reldir%/mpi_api_chunks_hosts.sh \
 	%reldir%/mpi_api_quota.sh \
+	%reldir%/mpi_ps.sh \
 	%reldir%/example_lsq.sh \
 	%reldir%/example_python.sh \
 	%reldir%/install_prefix.sh \
@@ -119,6 +126,7 @@ EXTRA_DIST += \
 	%reldir%/mpi_api_chunks.sh \
 	%reldir%/mpi_api_chunks_hosts.sh \
 	%reldir%/mpi_api_quota.sh \
+	%reldir%/mpi_ps.sh \
 	%reldir%/example_lsq.sh \
 	%reldir%/example_python.sh
 

@@ -14,9 +14,13 @@ from omnibatch import _library
 
 C_SIZES = {"long": ctypes.sizeof(ctypes.c_long), "double": 8, "int": ctypes.sizeof(ctypes.c_int),
            "uint64_t": 8, "omnibatch_convention": ctypes.sizeof(ctypes.c_int),
-           "omnibatch_prior": ctypes.sizeof(ctypes.c_int)}
+           "omnibatch_prior": ctypes.sizeof(ctypes.c_int),
+           "omnibatch_ps_staleness": ctypes.sizeof(ctypes.c_int),
+           "omnibatch_ps_role": ctypes.sizeof(ctypes.c_int)}
 MIRRORS = {"omnibatch_options": _library.Options, "omnibatch_step": _library.CStep,
-           "omnibatch_stats": _library.CStats, "omnibatch_chunk": _library.CChunk}
+           "omnibatch_stats": _library.CStats, "omnibatch_chunk": _library.CChunk,
+           "omnibatch_ps_options": _library.PSOptions, "omnibatch_ps_task": _library.CPSTask,
+           "omnibatch_ps_stats": _library.CPSStats, "omnibatch_ps_worker_stats": _library.CPSWorkerStats}
 
 
 def header_fields(text, name):

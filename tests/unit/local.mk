@@ -6,4 +6,5 @@ include %reldir%/base/local.mk
 include %reldir%/platform/local.mk
 include %reldir%/control/local.mk
 include %reldir%/observe/local.mk
+include %reldir%/async/local.mk
 include %reldir%/wrappers/local.mk

@@ -1,0 +1,89 @@
+/*
+ * Copyright (c) 2026 The omnibatch authors.
+ *
+ * Batch scaling in the asynchronous mode: the parameter server sizes each
+ * worker's next batch so that every worker pushes at the same rate.  A
+ * worker's push rate is one over its cycle, t_w(b) = alpha_w + beta_w * b
+ * (its compute of b samples plus its round trip to the server), learnt
+ * online from every push by the synchronous mode's estimator
+ * (ob_estimator.h: outliers, lasting changes of speed).  The batches keep
+ * summing to B (the global batch: the samples of one round of pushes, so
+ * the learning rate per sample stays that of B), within each worker's
+ * bounds, and the cycles are equal exactly when the batches are the
+ * water-filling split of B over the workers' models: the synchronous
+ * planner's (ob_planner.h), proportional step and dead-band included.
+ *
+ * Equal rates make equal staleness: a worker's gradient is as stale as the
+ * updates the others applied during its cycle, sum_{j != w} t_w / t_j,
+ * which is W - 1 for every worker when all t are equal, and spreads by the
+ * ratio of the speeds when the batches are equal.
+ *
+ * Continuously: a decision every \p period pushes (any workers'), no
+ * barrier; a new plan reaches each worker with its next batch.  With
+ * adaptive off the plan stays as set (ob_balance_set_plan(): equal
+ * batches, or a rule of the caller's).  MPI-free.
+ */
+#ifndef OB_BALANCE_H
+#define OB_BALANCE_H
+
+#include "ob_estimator.h"
+#include "ob_planner.h"
+
+/** The controller's settings. */
+typedef struct ob_balance_params {
+    double gain;                 /* Kp in (0, 1] */
+    double deadband;             /* least predicted gain in cycle time worth a change */
+    long granularity;            /* batches are multiples of it (one worker may carry B mod it) */
+    double forget;               /* the estimators' forgetting factor */
+    long period;                 /* pushes between decisions, >= 1 */
+    long warmup;                 /* each worker's first pushes not learnt (cold caches), >= 0 */
+    int adaptive;                /* 1: the decisions move the plan; 0: it stays as set */
+} ob_balance_params;
+
+typedef struct ob_balance {
+    int W;                       /* workers */
+    long B;                      /* the sum of the batches */
+    ob_balance_params p;
+    ob_rank_model *models;       /* W: bounds, and the models of the last decision */
+    ob_estimator *est;           /* W: each worker's cycle */
+    long *plan;                  /* W: the batch each worker is handed next */
+    long *next;                  /* W: scratch */
+    long *pushes;                /* W: pushes seen of each worker */
+    long since;                  /* pushes since the last decision */
+    long decisions;              /* decisions taken (every worker had a model) */
+    long changes;                /* decisions that moved the plan */
+    ob_decision last;            /* the last decision's figures */
+} ob_balance;
+
+/**
+ * \brief Start with the equal split of \p B over \p W workers within bounds [lo_w, hi_w].
+ * \return OMNIBATCH_SUCCESS; OMNIBATCH_ERR_ARG for a bad setting (named);
+ *         OMNIBATCH_ERR_INFEASIBLE when the bounds cannot hold B; OMNIBATCH_ERR_NOMEM.
+ */
+int ob_balance_init(ob_balance *b, int W, long B, const long *lo, const long *hi,
+                    const ob_balance_params *p);
+
+/** \brief Free what ob_balance_init() took. */
+void ob_balance_free(ob_balance *b);
+
+/**
+ * \brief Worker \p w pushed a batch of \p batch samples after a cycle of \p seconds: learn it,
+ *        and decide every \p period pushes.
+ * \return 1 when the plan changed, else 0.
+ */
+int ob_balance_observe(ob_balance *b, int w, long batch, double seconds);
+
+/** \brief The batch worker \p w is handed next. */
+long ob_balance_batch(const ob_balance *b, int w);
+
+/**
+ * \brief Impose \p plan (W batches summing to B within the bounds) from each worker's next
+ *        batch on; the decisions (adaptive) move on from it.
+ * \return OMNIBATCH_SUCCESS, or OMNIBATCH_ERR_ARG naming the worker or the sum at fault.
+ */
+int ob_balance_set_plan(ob_balance *b, const long *plan);
+
+/** \brief Worker \p w's cycle model (0 and 0 before it was learnt): 1 when learnt. */
+int ob_balance_model(const ob_balance *b, int w, double *alpha, double *beta);
+
+#endif /* OB_BALANCE_H */

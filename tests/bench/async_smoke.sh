@@ -1,0 +1,38 @@
+#!/bin/sh
+# bench/hetsgd/async.sh (make bench-async) end to end in --quick mode on a
+# small generated data set, one synchronous and one asynchronous policy at
+# HL8: it must exit 0, print a row per policy, the asynchronous run's
+# staleness line and the targets; the figures are never checked (a few
+# steps on tiny batches mean nothing; the table's arithmetic is
+# check_async_table.sh's).  Then --timeout 1: the calibration is stopped and
+# the runner exits 1 with a line saying so.
+set -eu
+srcdir=${top_srcdir:-.}
+builddir=${top_builddir:-.}
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/async-smoke.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT INT TERM
+fail() {
+    echo "FAIL: async_smoke: $*" >&2
+    [ -f "$tmp/out" ] && cat "$tmp/out" >&2
+    exit 1
+}
+"$builddir/tests/bench/hetsgd_mkdata" "$tmp/data" 512 128 || fail "generating the data set"
+sh "$srcdir/bench/hetsgd/async.sh" --builddir "$builddir" --quick --data "$tmp/data" --out "$tmp/out.d" \
+    --levels hl8 --policies sync-static,async-omnibatch >"$tmp/out" 2>&1 || fail "the runner exited non-zero"
+grep -q '^== hl8 (6,6,4,32): T_eq ' "$tmp/out" || fail "no hl8 table"
+grep -q '^  sync-static  ' "$tmp/out" || fail "no sync-static row"
+grep -q '^  async-omnibatch  ' "$tmp/out" || fail "no async-omnibatch row"
+grep -q '^  async-omnibatch  *staleness mean [0-9.,]* p99 [0-9,]*: largest/least ' "$tmp/out" ||
+    fail "no staleness line"
+grep -q "^target: hl8: async-omnibatch's per-worker mean staleness within 1.5x: .*pushes lost: 0$" "$tmp/out" ||
+    fail "no staleness target, or a push lost"
+[ "$(wc -l <"$tmp/out.d/runs/summary.txt")" -eq 2 ] || fail "not two runs in the summary"
+# --timeout reaches every mpirun (tests/mpirun.sh's own 120 s stopped benchmark runs on a
+# loaded machine): one second stops the calibration, and the runner says so.
+rc=0
+sh "$srcdir/bench/hetsgd/async.sh" --builddir "$builddir" --quick --data "$tmp/data" --out "$tmp/out.t" \
+    --levels hl8 --policies async-static --timeout 1 >"$tmp/out" 2>&1 || rc=$?
+[ "$rc" -eq 1 ] || fail "--timeout 1: exit status $rc, expected 1"
+grep -q '^async: the calibration FAILED, stopped after --timeout 1 s:' "$tmp/out" ||
+    fail "--timeout 1: no line saying the calibration was stopped"
+echo "async_smoke: bench/hetsgd/async.sh --quick ran and printed its table; --timeout stops a run"
