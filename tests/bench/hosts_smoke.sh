@@ -44,8 +44,9 @@ for c in equal slowcpu slowlink; do
     done
 done
 # The slow CPU case ran the oracle and the chunked step too, from one
-# calibrated cost: a row per pair, the medians, the target's line, and
-# samples that moved across hosts in the chunked runs.
+# calibrated cost: a row per pair, the medians and the target's line.
+# Whether samples moved is the run's (a balanced plan moves none); that they
+# can move across hosts, exactly, tests/mpi/mpi_api_chunks_hosts.sh asserts.
 for k in 1 2; do
     for p in oracle chunks; do
         [ -s "$tmp/runs/slowcpu-$p.$k.summary" ] || fail "case slowcpu: no run $k of $p"
@@ -55,8 +56,8 @@ for k in 1 2; do
 done
 grep -q '^bench-hosts: slow CPU, the chunked step .*--cost [0-9]' "$tmp/out" || fail "no calibrated cost named"
 grep -Eq '^median +[0-9.]+ ' "$tmp/out" || fail "no median row of the chunked step's table"
-grep -Eq '^chunks/oracle: median [0-9.]+ \(range [0-9.]+-[0-9.]+\) over 2 repetition\(s\): target <= 1.05: (met|MISSED); samples moved across hosts in every run' \
-    "$tmp/out" || fail "no target line of the chunked step, or samples did not move across hosts in every run"
+grep -Eq '^chunks/oracle: median [0-9.]+ \(range [0-9.]+-[0-9.]+\) over 2 repetition\(s\): target <= 1.05: (met|MISSED); samples moved across hosts in (every|NOT every) run' \
+    "$tmp/out" || fail "no target line of the chunked step"
 # The ranks ran on three distinct hosts, as the report saw them.
 for h in obhost0 obhost1 obhost2; do
     grep -q "\"host\": \"$h\"" "$tmp/runs/equal-static.1.json" || fail "the report saw no host $h"
