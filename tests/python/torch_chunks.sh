@@ -12,6 +12,8 @@ needs="mpi4py, numpy, torch"
 . "$(dirname "$0")/common.sh"
 # torch.distributed's rendezvous: rank 0's free port, on this host.
 export OB_PY_ENV="OMNIBATCH_LIBRARY=$library MASTER_ADDR=127.0.0.1 OMP_NUM_THREADS=1"
+# Four ranks of torch in chunks took over 120 s at a load of 16-20 on 2 cores.
+export OB_MPI_TIMEOUT="${OB_MPI_TIMEOUT:-300}"
 run 2 "$here/test_torch_chunks.py" exact misuse
 run 3 "$here/test_torch_chunks.py" exact loader
 run 4 "$here/test_torch_chunks.py" exact
