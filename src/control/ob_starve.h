@@ -14,11 +14,12 @@
  *     of the wall time: it lost that share;
  *   - by its neighbours when it waited for a CPU at least
  *     OB_STARVED_CONTENTION more of the time it was ready to run (and not
- *     stopped by a quota) than the rank that waited least: on a crowded
+ *     stopped by a quota) than the usual rank (the lower median over the
+ *     ranks no quota starved; the report's, report.c): on a crowded
  *     machine shared fairly every rank waits alike (no one is singled out,
- *     and nothing here moves), a rank whose cores are busier loses the
- *     share of its wall time it was held off, not by a quota, beyond the
- *     least-waiting rank's rate.
+ *     and nothing here moves), a rank whose cores are busier than most
+ *     loses the share of its wall time it was held off, not by a quota,
+ *     beyond the usual rank's rate.
  * The stalls are spread over its step as the kernel spreads them (a quota
  * stops a rank whenever the period's budget is spent, whatever it does),
  * so a starved rank that lost a share s of its time has s of its blocked
@@ -34,7 +35,7 @@
 /** Least share of the wall time a rank's cgroup was stopped for its quota to starve it. */
 #define OB_STARVED_THROTTLED 0.10
 /** Least excess of a rank's wait for a CPU, as a share of the time it was ready to run, over
- *  the least-waiting rank's, for its neighbours to starve it. */
+ *  the usual rank's, for its neighbours to starve it. */
 #define OB_STARVED_CONTENTION 0.25
 
 /** What starved a rank (flags). */
@@ -48,9 +49,9 @@
  * \param[in] held        its share of the wall time runnable off the CPU (< 0: unknown).
  * \param[in] wait        its share of the time ready to run, not stopped by the quota, spent
  *                        waiting (< 0: unknown; ob_cpu_use_wait_share()).
- * \param[in] least_wait  the least \p wait over the ranks (< 0: unknown: no contention judged).
+ * \param[in] usual_wait  the usual rank's \p wait (< 0: unknown: no contention judged).
  */
-double ob_starved_share(double throttled, double held, double wait, double least_wait, int *why);
+double ob_starved_share(double throttled, double held, double wait, double usual_wait, int *why);
 
 /**
  * \brief What a record's rank lost to its quota (ob_starved_share() of its throttled share).

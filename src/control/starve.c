@@ -9,7 +9,7 @@
 
 #include "ob_starve.h"
 
-double ob_starved_share(double throttled, double held, double wait, double least_wait, int *why)
+double ob_starved_share(double throttled, double held, double wait, double usual_wait, int *why)
 {
     double lost = 0.0;
     int cause = 0;
@@ -18,11 +18,11 @@ double ob_starved_share(double throttled, double held, double wait, double least
         lost = throttled < 1.0 ? throttled : 1.0;
         cause |= OB_STARVED_BY_QUOTA;
     }
-    if (held >= 0.0 && least_wait >= 0.0 && wait - least_wait >= OB_STARVED_CONTENTION) {
-        /* Held off, not by the quota, beyond the rate the least-waiting rank
-         * was held off at. */
+    if (held >= 0.0 && usual_wait >= 0.0 && wait - usual_wait >= OB_STARVED_CONTENTION) {
+        /* Held off, not by the quota, beyond the rate the usual rank was
+         * held off at. */
         double waited = throttled > 0.0 && held > throttled ? held - throttled : held;
-        double beyond = waited * (wait - least_wait) / wait;
+        double beyond = waited * (wait - usual_wait) / wait;
 
         cause |= OB_STARVED_BY_CONTENTION;
         lost = beyond > lost ? beyond : lost;

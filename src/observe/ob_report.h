@@ -214,7 +214,7 @@ typedef struct ob_report {
     int most_starved;            /* the one that lost the largest share, -1: none */
     double starved_step_s;       /* its stalls per step: its lost share of its step */
     double starved_share;        /* that over the mean step */
-    double least_wait;           /* the least wait share of a rank for a CPU, < 0: unknown */
+    double usual_wait;           /* the usual rank's wait share for a CPU (report.c), < 0: unknown */
 } ob_report;
 
 /**

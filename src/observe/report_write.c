@@ -174,8 +174,8 @@ static void ob_report_text_starved_rank(FILE *f, const ob_report *rep, int i)
                 (long long) s->cpu.periods, s->cpu.throttled_s, 100.0 * r->throttled_share);
     }
     if (r->starved_by & OB_STARVED_BY_CONTENTION) {
-        fprintf(f, " it waited for a CPU %.0f%% of the time it was ready to run (the least-waiting rank %.0f%%);",
-                100.0 * r->wait_share, 100.0 * rep->least_wait);
+        fprintf(f, " it waited for a CPU %.0f%% of the time it was ready to run (the median rank %.0f%%);",
+                100.0 * r->wait_share, 100.0 * rep->usual_wait);
     }
     fprintf(f, " held off the CPU %.0f%% of the time, on one %.0f%%, %lld involuntary switches\n",
             100.0 * (r->held_share >= 0.0 ? r->held_share : r->lost), 100.0 * r->cpu_share,

@@ -155,7 +155,7 @@ START_TEST(test_starved_share_by_quota_and_by_neighbours)
     ck_assert_int_eq(why, 0);
     ck_assert_double_eq_tol(ob_starved_share(0.74, 0.9, 0.9, 0.8, &why), 0.74, 1e-12);
     ck_assert_int_eq(why, OB_STARVED_BY_QUOTA);
-    /* Waited for a CPU 60% of the time it was ready, the least-waiting rank
+    /* Waited for a CPU 60% of the time it was ready, the usual rank
      * 10%: held off 50% of the wall time, 5/6 of it beyond the others' rate. */
     ck_assert_double_eq_tol(ob_starved_share(-1.0, 0.5, 0.6, 0.1, &why), 0.5 * 0.5 / 0.6, 1e-12);
     ck_assert_int_eq(why, OB_STARVED_BY_CONTENTION);

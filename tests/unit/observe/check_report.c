@@ -740,6 +740,51 @@ START_TEST(test_a_fairly_crowded_machine_keeps_the_network_bound_verdict)
 }
 END_TEST
 
+/* Two runs of the starved scenario: 4 ranks on 2 cores, rank 3 under a
+ * 0.1-core quota, stopped by it 84% of the time.  The three others poll in
+ * the allreduce: in CI they waited for a CPU 62%, 65% and 68% of the time
+ * they were ready to run, rank 3 only 37% of the short stretches its
+ * budget allows; in a shorter run here, 33%, 52% and 25%.  Neither rank 3's
+ * rate (it once made ranks 0-2 look starved by their neighbours) nor the
+ * luckiest poller's (it made rank 1 look so) is the usual rank's: rank 3
+ * alone is named, by its quota. */
+START_TEST(test_the_usual_rank_sets_the_rate_not_the_luckiest)
+{
+    static const double compute[4] = { 0.000045, 0.000047, 0.000047, 0.000044 };
+    static const double ci[3] = { 12.4, 13.0, 13.6 };          /* delay of 20 s, held 62-68% */
+    static const double here[3] = { 6.6, 10.4, 5.0 };          /* 33%, 52%, 25% */
+    const double *runs[2] = { ci, here };
+    const double usual[2] = { 13.0 / 20.0, 6.6 / 20.0 };
+    run r;
+
+    for (int k = 0; k < 2; k++) {
+        run_fill(&r, 4, compute, 0.019476, 20, NULL);
+        for (int i = 0; i < 3; i++) {
+            set_cpu(&r, i, 20.0 - runs[k][i], 20.0 - runs[k][i], runs[k][i], 0.0, 0, 0, 0.0);
+        }
+        set_cpu(&r, 3, 2.0, 2.0, 18.0, 0.1, 2000, 1960, 16.8);
+        run_report(&r);
+        ck_assert_double_eq_tol(r.rep.usual_wait, usual[k], 1e-12);
+        ck_assert_int_eq(r.rep.nstarved, 1);
+        ck_assert_int_eq(r.rep.starved[0], 3);
+        ck_assert_int_eq(r.rep.ranks[3].starved_by, OB_STARVED_BY_QUOTA);
+        ck_assert_int_eq(r.rep.verdict, OB_VERDICT_CPU_STARVED);
+        assert_contains(r.text, "verdict: cpu-starved: rank 3 (host h3) was starved of CPU: its stalls take 84% of ");
+        assert_contains(r.json, "\"starved_ranks\": [3]");
+        run_free(&r);
+    }
+
+    /* Every rank under a quota: the median of all is the rate. */
+    run_fill(&r, 2, compute, 0.019476, 20, NULL);
+    set_cpu(&r, 0, 2.0, 2.0, 18.0, 0.1, 2000, 1960, 16.8);
+    set_cpu(&r, 1, 2.0, 2.0, 18.0, 0.1, 2000, 1900, 17.2);
+    run_report(&r);
+    ck_assert_double_eq_tol(r.rep.usual_wait, 0.8 / 2.8, 1e-12);
+    ck_assert_int_eq(r.rep.nstarved, 2);
+    run_free(&r);
+}
+END_TEST
+
 /* A busy neighbour on rank 1's cores: it waits for a CPU 60% of the time
  * it is ready to run, the others 5%; it is starved by contention, and the
  * rank the others wait for is not called a slow link. */
@@ -766,7 +811,7 @@ START_TEST(test_a_rank_crowded_by_neighbours_is_no_slow_link)
     ck_assert_double_eq_tol(r.rep.ranks[1].lost, 0.6 * 0.55 / 0.6, 1e-12);
     ck_assert_double_eq_tol(r.rep.reduction, 0.159 * (1.0 - 0.55), 1e-12);
     assert_contains(r.text, "starved of CPU: rank 1 (host host1): it waited for a CPU 60% of the time it was "
-                    "ready to run (the least-waiting rank 5%); held off the CPU 60% of the time, on one 40%");
+                    "ready to run (the median rank 5%); held off the CPU 60% of the time, on one 40%");
     assert_contains(r.text, "what helps: OMNIBATCH_WAIT=sleep with");
     ck_assert_ptr_null(strstr(r.text, "slow link"));
     assert_contains(r.json, "\"starved_by\": \"contention\"");
@@ -859,6 +904,7 @@ static Suite *make_report_suite(void)
     tcase_add_test(tc, test_a_rank_starved_by_its_quota_is_named_not_the_network);
     tcase_add_test(tc, test_a_fairly_crowded_machine_keeps_the_network_bound_verdict);
     tcase_add_test(tc, test_a_rank_crowded_by_neighbours_is_no_slow_link);
+    tcase_add_test(tc, test_the_usual_rank_sets_the_rate_not_the_luckiest);
     tcase_add_test(tc, test_a_starved_straggler_keeps_compute_imbalanced_and_is_named);
     tcase_add_test(tc, test_without_the_evidence_nothing_is_said_of_it);
     tcase_add_test(tc, test_an_evaluation_between_steps_is_not_the_step);
