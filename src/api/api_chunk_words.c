@@ -32,8 +32,8 @@
  * makes both expect to finish together, when that is at least the floor;
  * below the floor, the whole tail of a rank less than half as fast as the
  * thief.  A rank whose latest chunk ran at less than half its rate in the
- * step claims the floor: a rank that slows down 20x mid-step then holds up
- * the rest of the chunk it was in and at most one floor, no full chunk more.
+ * step claims one granule: a rank that slows down 20x mid-step then holds
+ * up the rest of the chunk it was in and one granule, no full chunk more.
  */
 #include "config.h"
 
@@ -82,8 +82,10 @@ static long ob_words_size(const struct ob_chunks *k, long left)
 
 /* Whether this rank's latest chunk ran at less than 1 / OB_WORDS_SLOWER of
  * its rate in the step before it: it slowed down inside the step, and its
- * next chunk is the floor, the least it can hold up the step with (the
- * others take what it leaves).  No measure before the step's second chunk. */
+ * next chunk is one granule, the least it can hold up the step with (the
+ * others take what it leaves), below the floor: at 1/20 of its speed a
+ * floor's chunk would cost the step as much as the chunk it was in.  No
+ * measure before the step's second chunk. */
 static int ob_words_slowed(const struct ob_chunks *k, uint64_t now)
 {
     const uint64_t begin = k->slot[k->me].begin_ns;
@@ -112,7 +114,7 @@ long ob_words_claim(struct ob_chunks *k, long *start)
             return 0;
         }
         n = ob_words_size(k, end - next);
-        n = slowed && n > k->floor ? k->floor : n;
+        n = slowed && n > k->granularity ? k->granularity : n;
         if (__atomic_compare_exchange_n(word, &w, ob_words_pack(k->gen, next + n, end), 0, __ATOMIC_ACQ_REL,
                                         __ATOMIC_ACQUIRE)) {
             k->last = n;

@@ -339,11 +339,11 @@ START_TEST(test_a_stalled_rank_keeps_little)
 }
 END_TEST
 
-/* A rank whose chunk ran far slower than its step before it claims the
- * floor next, not a full chunk: a rank that slowed down inside the step
+/* A rank whose chunk ran far slower than its step before it claims one
+ * granule next, below the floor, not a full chunk: a rank that slowed down inside the step
  * holds the step up with as little as it can.  Its next chunk, at its
  * speed again, is a full one.  The others arrive after it is done. */
-START_TEST(test_a_slowed_rank_claims_the_floor)
+START_TEST(test_a_slowed_rank_claims_one_granule)
 {
     const int P = mpi_size();
     const int sleeper = P - 1 == mpi_rank();
@@ -381,9 +381,9 @@ START_TEST(test_a_slowed_rank_claims_the_floor)
     /* Every rank judges the sleeper's chunks, so that all fail alike. */
     MPI_Bcast(sizes, 3, MPI_LONG, P - 1, MPI_COMM_WORLD);
     MPI_Bcast(&cap, 1, MPI_LONG, P - 1, MPI_COMM_WORLD);
-    ck_assert_msg(sizes[0] == cap && sizes[1] == opt.chunk_floor && sizes[2] == cap,
-                  "rank %d: chunks %ld (slow), %ld, %ld; expected %ld, the floor %ld, then %ld again", P - 1,
-                  sizes[0], sizes[1], sizes[2], cap, opt.chunk_floor, cap);
+    ck_assert_msg(sizes[0] == cap && sizes[1] == opt.granularity && sizes[2] == cap,
+                  "rank %d: chunks %ld (slow), %ld, %ld; expected %ld, one granule (%ld; floor %ld), then %ld "
+                  "again", P - 1, sizes[0], sizes[1], sizes[2], cap, opt.granularity, opt.chunk_floor, cap);
 }
 END_TEST
 
@@ -398,7 +398,7 @@ static Suite *chunks_suite(void)
     tcase_add_test(tc, test_bad_settings_and_disagreement);
     tcase_add_test(tc, test_parked_rank_takes_part);
     tcase_add_test(tc, test_a_stalled_rank_keeps_little);
-    tcase_add_test(tc, test_a_slowed_rank_claims_the_floor);
+    tcase_add_test(tc, test_a_slowed_rank_claims_one_granule);
     suite_add_tcase(s, tc);
     return s;
 }
