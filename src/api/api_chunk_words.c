@@ -27,14 +27,23 @@
  * about 1.25 of its steps), at least the floor, in granules.  A thief takes
  * from the rank whose expected time left is the longest (what is left over
  * its rate in the step: what it claimed over the time since it began, or
- * the thief's rate in proportion to the plans before it has a measure), the
- * share that makes both expect to finish together, when that is at least
- * the floor.
+ * the thief's rate in proportion to the plans before it has a measure, and
+ * at most its latest claim over the time since it made it), the share that
+ * makes both expect to finish together, when that is at least the floor;
+ * below the floor, the whole tail of a rank less than half as fast as the
+ * thief.  A rank whose latest chunk ran at less than half its rate in the
+ * step claims one granule: a rank that slows down 20x mid-step then holds
+ * up the rest of the chunk it was in and one granule, no full chunk more.
  */
 #include "config.h"
 
 #include "ob_api_chunk.h"
 #include "ob_timing.h"
+
+/* A rank whose latest chunk ran this many times slower than its step so far
+ * has slowed down; a thief takes a whole tail below the floor from a rank
+ * this many times slower than itself. */
+#define OB_WORDS_SLOWER 2.0
 
 static uint64_t ob_words_pack(uint64_t gen, long next, long end)
 {
@@ -71,10 +80,31 @@ static long ob_words_size(const struct ob_chunks *k, long left)
     return n < left ? n : left;
 }
 
+/* Whether this rank's latest chunk ran at less than 1 / OB_WORDS_SLOWER of
+ * its rate in the step before it: it slowed down inside the step, and its
+ * next chunk is one granule, the least it can hold up the step with (the
+ * others take what it leaves), below the floor: at 1/20 of its speed a
+ * floor's chunk would cost the step as much as the chunk it was in.  No
+ * measure before the step's second chunk. */
+static int ob_words_slowed(const struct ob_chunks *k, uint64_t now)
+{
+    const uint64_t begin = k->slot[k->me].begin_ns;
+    const long before = k->done - k->last;
+    double then, lately;
+
+    if (k->last <= 0 || before <= 0 || k->last_ns <= begin || now <= k->last_ns) {
+        return 0;
+    }
+    then = (double) before / (double) (k->last_ns - begin);
+    lately = (double) k->last / (double) (now - k->last_ns);
+    return OB_WORDS_SLOWER * lately < then;
+}
+
 long ob_words_claim(struct ob_chunks *k, long *start)
 {
     uint64_t *word = &k->slot[k->me].range;
     uint64_t w = __atomic_load_n(word, __ATOMIC_ACQUIRE);
+    const int slowed = ob_words_slowed(k, ob_now_ns());
 
     for (;;) {
         long next, end, n;
@@ -84,8 +114,10 @@ long ob_words_claim(struct ob_chunks *k, long *start)
             return 0;
         }
         n = ob_words_size(k, end - next);
+        n = slowed && n > k->granularity ? k->granularity : n;
         if (__atomic_compare_exchange_n(word, &w, ob_words_pack(k->gen, next + n, end), 0, __ATOMIC_ACQ_REL,
                                         __ATOMIC_ACQUIRE)) {
+            k->last = n;
             *start = next;
             return n;
         }
@@ -102,27 +134,62 @@ ob_chunk_thief ob_words_thief(const struct ob_chunks *k, uint64_t now)
     return t;
 }
 
+/* At most node rank j's rate now, from its latest claim: that chunk over
+ * the time since j claimed it, j being still on it or just past it; none
+ * (a huge rate) before j's first claim of the step.  A rank that slowed
+ * down inside its chunk shows it here, while its rate over the step still
+ * counts the samples it did at its old speed. */
+static double ob_words_rate_now(const struct ob_chunks *k, int j, uint64_t now)
+{
+    const uint64_t last = __atomic_load_n(&k->slot[j].last, __ATOMIC_ACQUIRE);
+    const uint64_t at = __atomic_load_n(&k->slot[j].last_ns, __ATOMIC_ACQUIRE);
+    const uint64_t n = last & OB_CHUNK_POS_MASK;
+
+    if (!ob_words_current(k, last) || 0 == n || now <= at) {
+        return 1e300;
+    }
+    return (double) n / ((double) (now - at) * 1e-9);
+}
+
 /* Node rank j's rate in the step, samples per second: what it claimed over
  * the time since it began, or the thief's in proportion to the plans where
  * that is less (a claim counts the chunk in hand as done: a rate seen is at
- * most what it is) or j has no measure yet. */
+ * most what it is) or j has no measure yet; and at most its rate now, so
+ * that a rank stalled inside its chunk keeps no more of its range than it
+ * can do at that rate. */
 static double ob_words_rate(const struct ob_chunks *k, int j, uint64_t now, const ob_chunk_thief *thief)
 {
     const uint64_t done = __atomic_load_n(&k->slot[j].done, __ATOMIC_ACQUIRE);
     const uint64_t begin = __atomic_load_n(&k->slot[j].begin_ns, __ATOMIC_ACQUIRE);
     const double planned = thief->plan > 0 ? thief->rate * (double) k->plan[j] / (double) thief->plan : thief->rate;
-    double seen;
+    double seen, lately;
 
     if (!ob_words_current(k, done) || now <= begin) {
         return planned;
     }
     seen = (double) (done & OB_CHUNK_POS_MASK) / ((double) (now - begin) * 1e-9);
-    return seen < planned ? seen : planned;
+    seen = seen < planned ? seen : planned;
+    lately = ob_words_rate_now(k, j, now);
+    return lately < seen ? lately : seen;
+}
+
+/* The share of a tail of \p left samples, its owner's rate \p r, for \p
+ * thief: what makes both expect to finish together, in granules, when that
+ * reaches the floor; below it, the whole tail when the owner is less than
+ * 1 / OB_WORDS_SLOWER as fast as the thief (a rank stalled inside its
+ * chunk would do those last samples at its own pace, after it), else 0. */
+static long ob_words_share(const struct ob_chunks *k, const ob_chunk_thief *thief, long left, double r)
+{
+    const long x = (long) ((double) left * (thief->rate / (thief->rate + r))) / k->granularity * k->granularity;
+
+    if (x >= k->floor) {
+        return x < left ? x : left;
+    }
+    return OB_WORDS_SLOWER * r < thief->rate ? left : 0;
 }
 
 /* The node rank most behind (the longest expected time left, not \p skip)
- * and the share of its tail that makes it and the thief expect to finish
- * together; -1 when no share reaches the floor. */
+ * and its share for the thief (ob_words_share()); -1 when none has one. */
 static int ob_words_victim(const struct ob_chunks *k, const ob_chunk_thief *thief, int skip, long *take,
                            uint64_t *seen)
 {
@@ -140,16 +207,16 @@ static int ob_words_victim(const struct ob_chunks *k, const ob_chunk_thief *thie
         }
         w = __atomic_load_n(&k->slot[j].range, __ATOMIC_ACQUIRE);
         ob_words_unpack(k, j, w, &next, &end);
-        if (end - next < k->floor) {
+        if (end <= next) {
             continue;
         }
         r = ob_words_rate(k, j, now, thief);
         left_s = r > 0.0 ? (double) (end - next) / r : 1e300;
-        x = (long) ((double) (end - next) * (thief->rate / (thief->rate + r))) / k->granularity * k->granularity;
-        if (left_s > worst && x >= k->floor) {
+        x = ob_words_share(k, thief, end - next, r);
+        if (left_s > worst && x > 0) {
             worst = left_s;
             victim = j;
-            *take = x < end - next ? x : end - next;
+            *take = x;
             *seen = w;
         }
     }
@@ -196,7 +263,10 @@ void ob_words_begin(struct ob_chunks *k)
 
     k->seq++;
     k->gen = k->seq & OB_CHUNK_GEN_MASK;
+    k->last = 0;
+    k->last_ns = 0;
     __atomic_store_n(&k->slot[k->me].done, k->gen << OB_CHUNK_GEN_SHIFT, __ATOMIC_RELEASE);
+    __atomic_store_n(&k->slot[k->me].last, k->gen << OB_CHUNK_GEN_SHIFT, __ATOMIC_RELEASE);
     __atomic_store_n(&k->slot[k->me].begin_ns, ob_now_ns(), __ATOMIC_RELEASE);
     /* The plan's range, unless a thief has begun the word (then it holds
      * what is left). */
@@ -210,5 +280,8 @@ void ob_words_begin(struct ob_chunks *k)
 
 void ob_words_done(struct ob_chunks *k)
 {
+    k->last_ns = ob_now_ns();
+    __atomic_store_n(&k->slot[k->me].last_ns, k->last_ns, __ATOMIC_RELEASE);
+    __atomic_store_n(&k->slot[k->me].last, (k->gen << OB_CHUNK_GEN_SHIFT) | (uint64_t) k->last, __ATOMIC_RELEASE);
     __atomic_store_n(&k->slot[k->me].done, (k->gen << OB_CHUNK_GEN_SHIFT) | (uint64_t) k->done, __ATOMIC_RELEASE);
 }

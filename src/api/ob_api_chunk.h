@@ -29,7 +29,9 @@ typedef struct ob_chunk_slot {
     uint64_t range;              /* generation | next | end: the range the rank works now */
     uint64_t done;               /* generation | samples the rank has claimed in the step */
     uint64_t begin_ns;           /* when it began the step (one monotonic clock on a node) */
-    char pad[64 - 3 * sizeof(uint64_t)];
+    uint64_t last;               /* generation | samples of its latest claim (0: none yet) */
+    uint64_t last_ns;            /* when it made that claim */
+    char pad[64 - 5 * sizeof(uint64_t)];
 } ob_chunk_slot;
 
 /* Across nodes (api_chunk_wire.c): who is where, and this rank's asking. */
@@ -65,6 +67,8 @@ struct ob_chunks {
     long own;                    /* samples claimed from its own range */
     long done;                   /* samples claimed in all */
     long chunks;                 /* chunks handed out in the step */
+    long last;                   /* samples of this rank's latest claim in the step (0: none) */
+    uint64_t last_ns;            /* when it made it */
     int over;                    /* count 0 answered in the step */
     int asleep;                  /* OMNIBATCH_WAIT=sleep: nap while waiting on the wire */
     ob_chunk_wire wire;
@@ -101,7 +105,8 @@ void ob_words_hold(struct ob_chunks *k, long start, long count, int from);
  *  range in the plan (or what a thief left of it). */
 void ob_words_begin(struct ob_chunks *k);
 
-/** \brief After a claim: the samples this rank has claimed, for the thieves' rates. */
+/** \brief After a claim: the samples this rank has claimed, and its latest claim with its time,
+ *  for the thieves' rates. */
 void ob_words_done(struct ob_chunks *k);
 
 /* api_chunk_wire.c */

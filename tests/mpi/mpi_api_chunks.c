@@ -404,6 +404,111 @@ START_TEST(test_waits_are_not_compute)
 }
 END_TEST
 
+/* A rank that stalls inside a chunk half-way through its range, after
+ * claiming its first half at full speed: the others, arriving while it is
+ * stalled, take all the rest, the last samples below the floor included,
+ * so that it has none left to do at its stalled pace once it wakes.  (Its
+ * rate over the whole step still counts the half it did fast; and a tail
+ * below the floor was never taken.) */
+#define STALL_B 640
+START_TEST(test_a_stalled_rank_keeps_little)
+{
+    const int P = mpi_size();
+    const int sleeper = P - 1 == mpi_rank();
+    omnibatch_options opt;
+    omnibatch_t ctx;
+    omnibatch_step st;
+    omnibatch_chunk ch;
+    long done = 0, after = -1, floor_all = 0;
+    double g = 1.0, s = 0.0;
+
+    /* The others take the stalled rank's tail through its node's words. */
+    if (!on_one_node("a stalled rank's tail")) {
+        return;
+    }
+    chunk_options(&opt);
+    opt.adaptive = 0;
+    opt.chunk_floor = STALL_B / 20 / P;
+    OB_CK_OK(omnibatch_create(MPI_COMM_WORLD, STALL_B, 10 * STALL_B, &opt, &ctx));
+    OB_CK_OK(omnibatch_next_step(ctx, &st));
+    if (!sleeper) {
+        mpi_sleep_ns(300000000L); /* arrive while the sleeper is stalled */
+    }
+    do {
+        OB_CK_OK(omnibatch_next_chunk(ctx, &ch));
+        done += ch.count;
+        if (after >= 0) {
+            after += ch.count;
+        } else if (sleeper && ch.count > 0 && 2 * done >= st.count) {
+            after = 0;
+            mpi_sleep_ns(600000000L); /* stalled inside this chunk */
+        }
+    } while (ch.count > 0);
+    OB_CK_OK(omnibatch_allreduce_gradient(ctx, &g, &s, 1, MPI_DOUBLE));
+    OB_CK_OK(omnibatch_destroy(&ctx));
+    MPI_Allreduce(&done, &floor_all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    ck_assert_int_eq(floor_all, st.total);
+    /* Every rank judges the sleeper's figures, so that all fail alike. */
+    MPI_Bcast(&after, 1, MPI_LONG, P - 1, MPI_COMM_WORLD);
+    MPI_Bcast(&done, 1, MPI_LONG, P - 1, MPI_COMM_WORLD);
+    ck_assert_msg(after >= 0, "rank %d never reached half of its %ld samples (did %ld)", P - 1, st.count, done);
+    ck_assert_msg(0 == after, "rank %d, stalled, did %ld samples after the stall; expected 0 (floor %ld, plan %ld)",
+                  P - 1, after, opt.chunk_floor, st.count);
+}
+END_TEST
+
+/* A rank whose chunk ran far slower than its step before it claims one
+ * granule next, below the floor, not a full chunk: a rank that slowed down
+ * inside the step holds the step up with as little as it can.  Its next chunk, at its
+ * speed again, is a full one.  The others arrive after it is done. */
+START_TEST(test_a_slowed_rank_claims_one_granule)
+{
+    const int P = mpi_size();
+    const int sleeper = P - 1 == mpi_rank();
+    omnibatch_options opt;
+    omnibatch_t ctx;
+    omnibatch_step st;
+    omnibatch_chunk ch;
+    long done = 0, cap, sizes[3] = { -1, -1, -1 };
+    int seen = -1;
+    double g = 1.0, s = 0.0;
+
+    /* A rank's latest chunk is timed in its node's words. */
+    if (!on_one_node("a slowed rank's next chunk")) {
+        return;
+    }
+    chunk_options(&opt);
+    opt.adaptive = 0;
+    opt.chunk_floor = 2;
+    OB_CK_OK(omnibatch_create(MPI_COMM_WORLD, STALL_B, 10 * STALL_B, &opt, &ctx));
+    OB_CK_OK(omnibatch_next_step(ctx, &st));
+    cap = st.count / 16 > opt.chunk_floor ? st.count / 16 : opt.chunk_floor; /* the library's cap */
+    if (!sleeper) {
+        mpi_sleep_ns(400000000L); /* arrive after the sleeper is done */
+    }
+    do {
+        OB_CK_OK(omnibatch_next_chunk(ctx, &ch));
+        done += ch.count;
+        if (seen >= 0 && seen < 3) {
+            sizes[seen++] = ch.count;
+        }
+        if (sleeper && seen < 0 && ch.count > 0 && 4 * done >= st.count) {
+            sizes[0] = ch.count;
+            seen = 1;
+            mpi_sleep_ns(50000000L); /* this chunk is slow */
+        }
+    } while (ch.count > 0);
+    OB_CK_OK(omnibatch_allreduce_gradient(ctx, &g, &s, 1, MPI_DOUBLE));
+    OB_CK_OK(omnibatch_destroy(&ctx));
+    /* Every rank judges the sleeper's chunks, so that all fail alike. */
+    MPI_Bcast(sizes, 3, MPI_LONG, P - 1, MPI_COMM_WORLD);
+    MPI_Bcast(&cap, 1, MPI_LONG, P - 1, MPI_COMM_WORLD);
+    ck_assert_msg(sizes[0] == cap && sizes[1] == opt.granularity && sizes[2] == cap,
+                  "rank %d: chunks %ld (slow), %ld, %ld; expected %ld, one granule (%ld; floor %ld), then %ld "
+                  "again", P - 1, sizes[0], sizes[1], sizes[2], cap, opt.granularity, opt.chunk_floor, cap);
+}
+END_TEST
+
 static Suite *chunks_suite(void)
 {
     Suite *s = suite_create("chunks");
@@ -415,6 +520,8 @@ static Suite *chunks_suite(void)
     tcase_add_test(tc, test_bad_settings_and_disagreement);
     tcase_add_test(tc, test_parked_rank_takes_part);
     tcase_add_test(tc, test_waits_are_not_compute);
+    tcase_add_test(tc, test_a_stalled_rank_keeps_little);
+    tcase_add_test(tc, test_a_slowed_rank_claims_one_granule);
     suite_add_tcase(s, tc);
     return s;
 }
