@@ -119,7 +119,9 @@ typedef struct omnibatch_options {
                                          rank that is free (omnibatch_next_chunk()); 0: off
                                          (OMNIBATCH_CHUNKS, 0; since 0.4.0) */
     long chunk_floor;               /**< least samples of a chunk (the last of a range may be
-                                         less), a multiple of \p granularity, or 0 = auto
+                                         less), a multiple of \p granularity, or 0 = auto:
+                                         B / (32 P), raised so that a chunk's measured fixed
+                                         cost is at most a quarter of its time
                                          (OMNIBATCH_CHUNK_FLOOR, 0; since 0.4.0) */
 } omnibatch_options;
 

@@ -29,6 +29,8 @@
 #define OB_CHUNK_FIRST_SHARE 16
 /* The automatic floor: the global batch over this many ranks' worth. */
 #define OB_CHUNK_FLOOR_RANKS 32
+/* The weight of a step's chunk times when the next step begins. */
+#define OB_CHUNK_COST_KEEP 0.75
 
 _Static_assert(OB_CONFIG_BATCH_LIMIT < (1L << OB_CHUNK_POS_BITS), "a step's positions fit the word");
 
@@ -61,7 +63,7 @@ static int ob_chunk_steal(struct omnibatch_context *c, int *mpi_rc)
 
 /* The next chunk: from this rank's word, or once that is empty from a
  * share taken on the node, then from another node.  0: none to take. */
-static long ob_chunk_next(struct omnibatch_context *c, long *start, int *mpi_rc)
+static long ob_chunk_claim_next(struct omnibatch_context *c, long *start, int *mpi_rc)
 {
     struct ob_chunks *k = c->chunks;
     long n = ob_words_claim(k, start);
@@ -136,6 +138,15 @@ static int ob_chunk_args(const char *fn, struct omnibatch_context *c, const omni
     return OMNIBATCH_SUCCESS;
 }
 
+/* The latest chunk claimed, done at \p now, counted in the rank's chunk
+ * times (none after a step's last). */
+static void ob_chunk_timed(struct ob_chunks *k, uint64_t now)
+{
+    if (k->last > 0 && now > k->last_ns) {
+        ob_chunk_cost_add(&k->cost, k->last, (double) (now - k->last_ns) * 1e-9);
+    }
+}
+
 OMNIBATCH_EXPORT int omnibatch_next_chunk(omnibatch_t ctx, omnibatch_chunk *chunk)
 {
     const char *fn = "omnibatch_next_chunk";
@@ -149,9 +160,11 @@ OMNIBATCH_EXPORT int omnibatch_next_chunk(omnibatch_t ctx, omnibatch_chunk *chun
         return rc;
     }
     k = c->chunks;
+    /* The chunk claimed last is done: its time, for the cost of a chunk. */
+    ob_chunk_timed(k, ob_now_ns());
     /* Requests from other nodes are answered between chunks. */
     mpi_rc = ob_wire_serve(k);
-    n = MPI_SUCCESS == mpi_rc ? ob_chunk_next(c, &start, &mpi_rc) : 0;
+    n = MPI_SUCCESS == mpi_rc ? ob_chunk_claim_next(c, &start, &mpi_rc) : 0;
     if (MPI_SUCCESS != mpi_rc) {
         return ob_api_mpi_fail(mpi_rc, fn, "MPI_Send");
     }
@@ -177,6 +190,28 @@ OMNIBATCH_EXPORT int omnibatch_next_chunk(omnibatch_t ctx, omnibatch_chunk *chun
     return OMNIBATCH_SUCCESS;
 }
 
+/* The step's floor: the one set, or the automatic one raised so that a
+ * chunk's fixed part (the library's call, the code's setup of a chunk) is at
+ * most OB_CHUNK_COST_SHARE of its time, at most the rank's plan: where each
+ * chunk costs more beside its samples than on them, fewer and larger chunks. */
+static void ob_chunk_step_floor(struct omnibatch_context *c, struct ob_chunks *k)
+{
+    double b;
+
+    ob_chunk_cost_decay(&k->cost, OB_CHUNK_COST_KEEP);
+    /* Steps whose chunks determine no fit (all one size, or timing noise)
+     * keep the last fit's floor. */
+    if (ob_chunk_cost_fit(&k->cost, &k->fixed_s, &b)) {
+        k->floor_cost = ob_chunk_cost_floor(&k->cost, OB_CHUNK_COST_SHARE, k->granularity, k->plan[k->me]);
+    }
+    k->floor = k->floor_set;
+    if (k->floor_auto && k->floor_cost > k->floor) {
+        k->floor = k->floor_cost;
+    }
+    ob_log_debug(2, "rank %d: step %ld: chunks cost %.3g s + %.3g s a sample, floor %ld", c->rank,
+                 c->step.global_step, k->fixed_s, b, k->floor);
+}
+
 int ob_chunk_begin(struct omnibatch_context *c)
 {
     struct ob_chunks *k = c->chunks;
@@ -200,6 +235,7 @@ int ob_chunk_begin(struct omnibatch_context *c)
         before += k->counts[i];
     }
     k->base = c->step.step * c->global_batch;
+    ob_chunk_step_floor(c, k);
     k->cap = (k->plan[k->me] / OB_CHUNK_FIRST_SHARE + k->granularity - 1) / k->granularity * k->granularity;
     k->cap = k->cap > k->floor ? k->cap : k->floor;
     k->holder = k->rank;
@@ -338,7 +374,9 @@ int ob_chunk_open(struct omnibatch_context *c, const char **call)
         k->win = MPI_WIN_NULL;
         k->wire.comm = MPI_COMM_NULL;
         k->rank = c->rank;
-        k->floor = ob_chunk_floor(c);
+        k->floor_set = ob_chunk_floor(c);
+        k->floor_auto = 0 == c->opt.chunk_floor;
+        k->floor = k->floor_set;
         k->granularity = c->opt.granularity;
         k->asleep = c->wait_sleep;
         mpi_rc = ob_chunks_local(c, k, call);

@@ -24,15 +24,17 @@
  *
  * Chunk sizes: half of what is left, at most the cap (a sixteenth of the
  * rank's plan: a rank that slows down 20x mid-step holds up one such chunk,
- * about 1.25 of its steps), at least the floor, in granules.  A thief takes
+ * about 1.25 of its steps, or the floor where that is larger), at least the
+ * floor (api_chunk.c: raised where a chunk's fixed cost would weigh), in
+ * granules.  A thief takes
  * from the rank whose expected time left is the longest (what is left over
  * its rate in the step: what it claimed over the time since it began, or
  * the thief's rate in proportion to the plans before it has a measure, and
  * at most its latest claim over the time since it made it), the share that
  * makes both expect to finish together, when that is at least the floor;
  * below the floor, the whole tail of a rank less than half as fast as the
- * thief.  A rank whose latest chunk ran at less than half its rate in the
- * step claims one granule: a rank that slows down 20x mid-step then holds
+ * thief.  A rank whose latest chunk ran at less than half its pace in the
+ * step (the chunks' fixed part counted, ob_chunk_slower()) claims one granule: a rank that slows down 20x mid-step then holds
  * up the rest of the chunk it was in and one granule, no full chunk more.
  */
 #include "config.h"
@@ -89,15 +91,12 @@ static long ob_words_size(const struct ob_chunks *k, long left)
 static int ob_words_slowed(const struct ob_chunks *k, uint64_t now)
 {
     const uint64_t begin = k->slot[k->me].begin_ns;
-    const long before = k->done - k->last;
-    double then, lately;
 
-    if (k->last <= 0 || before <= 0 || k->last_ns <= begin || now <= k->last_ns) {
+    if (k->last <= 0 || k->last_ns <= begin || now <= k->last_ns) {
         return 0;
     }
-    then = (double) before / (double) (k->last_ns - begin);
-    lately = (double) k->last / (double) (now - k->last_ns);
-    return OB_WORDS_SLOWER * lately < then;
+    return ob_chunk_slower(k->last, (double) (now - k->last_ns) * 1e-9, k->done - k->last, k->chunks - 1,
+                           (double) (k->last_ns - begin) * 1e-9, k->fixed_s, OB_WORDS_SLOWER);
 }
 
 long ob_words_claim(struct ob_chunks *k, long *start)

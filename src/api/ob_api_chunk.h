@@ -16,6 +16,8 @@
 #include <stdint.h>
 #include <mpi.h>
 
+#include "ob_chunk.h"
+
 /* A word: generation (4 bits) | next (30 bits) | end (30 bits), positions
  * within the step (a step holds at most OB_CONFIG_BATCH_LIMIT < 2^30
  * samples). */
@@ -57,7 +59,12 @@ struct ob_chunks {
     long *counts;                /* P: every rank's count in the step (ob_shard_counts()) */
     long *first;                 /* nnode: each node rank's first position in the step */
     long *plan;                  /* nnode: each node rank's count in the step */
-    long floor;                  /* least samples of a chunk */
+    long floor;                  /* least samples of a chunk in the step */
+    long floor_set;              /* the floor set, or the automatic one's least (B / (32 P)) */
+    int floor_auto;              /* options.chunk_floor 0: the floor follows the chunks' cost */
+    ob_chunk_cost cost;          /* this rank's chunks' times, for their fixed part */
+    double fixed_s;              /* that fixed part (seconds; 0: none measured), as the step began */
+    long floor_cost;             /* the floor that part asked for at the last fit (0: none yet) */
     long granularity;
     uint64_t seq;                /* steps begun since create */
     uint64_t gen;                /* seq's generation: the words' tag for this step */

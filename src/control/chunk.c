@@ -255,6 +255,94 @@ long ob_chunk_share(const ob_chunk_policy *p, long tail, long excess, long quota
 
 /* ---- whom to ask ---------------------------------------------------------- */
 
+void ob_chunk_cost_add(ob_chunk_cost *c, long n, double seconds)
+{
+    const double x = (double) n;
+
+    if (n <= 0 || !(seconds >= 0.0)) {
+        return;
+    }
+    c->w += 1.0;
+    c->n += x;
+    c->t += seconds;
+    c->nn += x * x;
+    c->nt += x * seconds;
+}
+
+void ob_chunk_cost_decay(ob_chunk_cost *c, double keep)
+{
+    c->w *= keep;
+    c->n *= keep;
+    c->t *= keep;
+    c->nn *= keep;
+    c->nt *= keep;
+}
+
+int ob_chunk_cost_fit(const ob_chunk_cost *c, double *a, double *b)
+{
+    double var, cov, slope, cut;
+
+    *a = 0.0;
+    *b = 0.0;
+    if (!(c->w > 0.0)) {
+        return 0;
+    }
+    /* Centred: var and cov of (n, t) times w.  Sizes that differ by a
+     * thousandth of their mean's square or less determine no slope. */
+    var = c->nn - c->n * c->n / c->w;
+    cov = c->nt - c->n * c->t / c->w;
+    if (!(var > 1e-3 * c->nn / c->w) || !(cov > 0.0)) {
+        return 0;
+    }
+    slope = cov / var;
+    cut = (c->t - slope * c->n) / c->w;
+    if (cut < 0.0) {
+        /* No fixed part: the time in proportion to the samples. */
+        cut = 0.0;
+        slope = c->nt / c->nn;
+    }
+    *a = cut;
+    *b = slope;
+    return 1;
+}
+
+long ob_chunk_cost_floor(const ob_chunk_cost *c, double share, long granularity, long limit)
+{
+    const long g = granularity > 0 ? granularity : 1;
+    const long top = limit > g ? limit : g;
+    double a, b, need;
+    long n;
+
+    if (!ob_chunk_cost_fit(c, &a, &b) || !(a > 0.0) || !(share > 0.0 && share < 1.0)) {
+        return g;
+    }
+    /* A fit's rounding (a / b a hair above a whole number) costs no granule. */
+    need = ceil(a * (1.0 - share) / (share * b) * (1.0 - 1e-9));
+    if (!(need < (double) top)) {
+        return top;
+    }
+    n = (long) need;
+    n = (n + g - 1) / g * g;
+    n = n < g ? g : n;
+    return n < top ? n : top;
+}
+
+int ob_chunk_slower(long n, double seconds, long before, long chunks, double before_s, double a, double factor)
+{
+    double b;
+
+    if (n <= 0 || before <= 0 || chunks <= 0 || !(before_s > 0.0) || !(seconds > 0.0)) {
+        return 0;
+    }
+    a = a > 0.0 ? a : 0.0;
+    b = (before_s - (double) chunks * a) / (double) before;
+    if (!(b > 0.0)) {
+        /* The fixed parts are all the time before: judge by them alone. */
+        b = 0.0;
+    }
+    return seconds > factor * (a + (double) n * b);
+}
+
 int ob_chunk_layout_check(const ob_chunk_layout *l)
 {
     if (NULL == l) {

@@ -117,6 +117,48 @@ int ob_chunk_level(int n, const int64_t *avail_ns, const int64_t *ns_per_sample,
  */
 long ob_chunk_share(const ob_chunk_policy *p, long tail, long excess, long quota);
 
+/**
+ * A chunk's time as a fixed part and a part per sample, t = a + b n, fitted by least squares to a
+ * rank's chunks, the older steps' weights decayed.  The fixed part is what a chunk costs beside
+ * its samples (a call into the library, a forward and backward's setup, a gradient accumulated
+ * whole): many small chunks spend a step on it.  The sums are of every chunk's (n, t), t in
+ * seconds.
+ */
+typedef struct ob_chunk_cost {
+    double w, n, t, nn, nt;
+} ob_chunk_cost;
+
+/* A chunk's fixed part is at most this fraction of its time when its size is from the cost. */
+#define OB_CHUNK_COST_SHARE 0.25
+
+/** \brief Count a chunk of \p n samples (> 0) that took \p seconds (>= 0); others are ignored. */
+void ob_chunk_cost_add(ob_chunk_cost *c, long n, double seconds);
+
+/** \brief Weigh what was counted so far by \p keep in [0, 1] (a new step: 0.5). */
+void ob_chunk_cost_decay(ob_chunk_cost *c, double keep);
+
+/**
+ * \brief The fit: *a (seconds, >= 0) and *b (seconds a sample, > 0).
+ * \return 1 when the chunks determine it (sizes that differ, time growing with size); else 0,
+ *         *a and *b set to 0.
+ */
+int ob_chunk_cost_fit(const ob_chunk_cost *c, double *a, double *b);
+
+/**
+ * \brief The least chunk whose fixed part is at most \p share (in (0, 1)) of its time:
+ *        n >= a (1 - share) / (share b), rounded up to the granularity, at most \p limit
+ *        (itself at least one granule); the granularity where the fit is undetermined or a is 0.
+ */
+long ob_chunk_cost_floor(const ob_chunk_cost *c, double share, long granularity, long limit);
+
+/**
+ * \brief Whether a chunk of \p n samples that took \p seconds ran at less than 1 / \p factor of
+ *        the pace of the \p before samples in \p chunks chunks that took \p before_s before it,
+ *        the fixed part \p a of each chunk taken into account: seconds > factor (a + n b) with
+ *        b = (before_s - chunks a) / before.  With a = 0, the rates compared.
+ */
+int ob_chunk_slower(long n, double seconds, long before, long chunks, double before_s, double a, double factor);
+
 /** Where ranks are: numbered node by node, \p per_node to a node (the last may hold fewer). */
 typedef struct ob_chunk_layout {
     int nranks;                  /**< >= 1 */

@@ -509,6 +509,50 @@ START_TEST(test_a_slowed_rank_claims_one_granule)
 }
 END_TEST
 
+/* Chunks that each cost 4 ms beside 10 us a sample: from its chunks' times
+ * a rank learns that fixed part, and the automatic floor grows until it is
+ * at most a quarter of a chunk's time, here the rank's whole plan: after a few
+ * steps each rank works its range in one chunk or two, where a floor of
+ * B / (32 P) and a sixteenth of the plan would cut it in 16 or more. */
+#define COSTLY_B 256
+#define COSTLY_STEPS 8
+START_TEST(test_costly_chunks_grow)
+{
+    omnibatch_options opt;
+    omnibatch_t ctx;
+    omnibatch_step st;
+    omnibatch_chunk ch;
+    long late = 0, most = 0;
+    double g = 1.0, s = 0.0;
+
+    chunk_options(&opt);
+    opt.adaptive = 0;
+    OB_CK_OK(omnibatch_create(MPI_COMM_WORLD, COSTLY_B, 10 * COSTLY_B, &opt, &ctx));
+    for (int step = 0; step < COSTLY_STEPS; step++) {
+        long chunks = 0;
+
+        OB_CK_OK(omnibatch_next_step(ctx, &st));
+        for (;;) {
+            OB_CK_OK(omnibatch_next_chunk(ctx, &ch));
+            if (0 == ch.count) {
+                break;
+            }
+            chunks++;
+            mpi_sleep_ns(4000000L + 10000L * ch.count);
+        }
+        if (step >= COSTLY_STEPS - 3) {
+            late += chunks;
+        }
+        OB_CK_OK(omnibatch_allreduce_gradient(ctx, &g, &s, 1, MPI_DOUBLE));
+    }
+    OB_CK_OK(omnibatch_destroy(&ctx));
+    /* Every rank judges the rank with the most, so that all fail alike. */
+    MPI_Allreduce(&late, &most, 1, MPI_LONG, MPI_MAX, MPI_COMM_WORLD);
+    ck_assert_msg(most <= 3 * 2, "a rank worked %ld chunks in the last 3 steps; expected at most 2 a step "
+                  "(each chunk costs 4 ms beside 10 us a sample)", most);
+}
+END_TEST
+
 static Suite *chunks_suite(void)
 {
     Suite *s = suite_create("chunks");
@@ -522,6 +566,7 @@ static Suite *chunks_suite(void)
     tcase_add_test(tc, test_waits_are_not_compute);
     tcase_add_test(tc, test_a_stalled_rank_keeps_little);
     tcase_add_test(tc, test_a_slowed_rank_claims_one_granule);
+    tcase_add_test(tc, test_costly_chunks_grow);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -432,6 +432,104 @@ START_TEST(test_layout_check_names_the_field)
 }
 END_TEST
 
+/* ---- the cost of a chunk ----------------------------------------------------- */
+
+/* Chunks of every size from 1 to 16 that took exactly a + b n: the fit
+ * finds a and b, and the floor is the least size whose fixed part is at
+ * most the share of its time, in granules, at most the limit. */
+START_TEST(test_cost_fit_finds_the_fixed_part)
+{
+    ob_chunk_cost c = { 0 };
+    double a, b;
+
+    for (long n = 1; n <= 16; n++) {
+        ob_chunk_cost_add(&c, n, 0.002 + 0.0001 * (double) n);
+    }
+    ck_assert_int_eq(ob_chunk_cost_fit(&c, &a, &b), 1);
+    ck_assert_double_eq_tol(a, 0.002, 1e-12);
+    ck_assert_double_eq_tol(b, 0.0001, 1e-14);
+    /* a <= 1/2 (a + b n): n >= a / b = 20. */
+    ck_assert_int_eq(ob_chunk_cost_floor(&c, 0.5, 1, 1000), 20);
+    ck_assert_int_eq(ob_chunk_cost_floor(&c, 0.5, 8, 1000), 24);
+    /* a <= 1/5 of it: n >= 4 a / b = 80; at most the limit. */
+    ck_assert_int_eq(ob_chunk_cost_floor(&c, 0.2, 1, 1000), 80);
+    ck_assert_int_eq(ob_chunk_cost_floor(&c, 0.2, 1, 64), 64);
+    ck_assert_int_eq(ob_chunk_cost_floor(&c, 0.2, 8, 3), 8);
+    /* Decayed, the same fit (every weight alike); chunks that cost 4
+     * times as much beside their samples then weigh 3/4 of it. */
+    ob_chunk_cost_decay(&c, 0.25);
+    ck_assert_int_eq(ob_chunk_cost_fit(&c, &a, &b), 1);
+    ck_assert_double_eq_tol(a, 0.002, 1e-12);
+    for (long n = 1; n <= 16; n++) {
+        ob_chunk_cost_add(&c, n, 0.008 + 0.0001 * (double) n);
+    }
+    ck_assert_int_eq(ob_chunk_cost_fit(&c, &a, &b), 1);
+    ck_assert_double_eq_tol(a, 0.25 / 1.25 * 0.002 + 1.0 / 1.25 * 0.008, 1e-12);
+    ck_assert_double_eq_tol(b, 0.0001, 1e-12);
+}
+END_TEST
+
+/* What determines no fit: nothing, one size, time that falls with size,
+ * bad samples; no fixed part: the floor is one granule. */
+START_TEST(test_cost_fit_undetermined)
+{
+    ob_chunk_cost c = { 0 };
+    double a = 1.0, b = 1.0;
+
+    ck_assert_int_eq(ob_chunk_cost_fit(&c, &a, &b), 0);
+    ck_assert(0.0 == a && 0.0 == b);
+    ck_assert_int_eq(ob_chunk_cost_floor(&c, 0.5, 4, 100), 4);
+    for (int i = 0; i < 5; i++) {
+        ob_chunk_cost_add(&c, 8, 0.001 * (double) (i + 1));
+    }
+    ck_assert_int_eq(ob_chunk_cost_fit(&c, &a, &b), 0);
+    memset(&c, 0, sizeof c);
+    for (long n = 1; n <= 8; n++) {
+        ob_chunk_cost_add(&c, n, 0.01 - 0.001 * (double) n);
+    }
+    ck_assert_int_eq(ob_chunk_cost_fit(&c, &a, &b), 0);
+    /* Ignored: no samples, a negative or NaN time. */
+    memset(&c, 0, sizeof c);
+    ob_chunk_cost_add(&c, 0, 1.0);
+    ob_chunk_cost_add(&c, 4, -1.0);
+    ob_chunk_cost_add(&c, 4, 0.0 / 0.0);
+    ck_assert(0.0 == c.w);
+    /* Time in proportion to size, a little below it at n = 0: no fixed
+     * part, the slope through the origin. */
+    for (long n = 1; n <= 8; n++) {
+        ob_chunk_cost_add(&c, n, 0.001 * (double) n - (1 == n ? 0.0005 : 0.0));
+    }
+    ck_assert_int_eq(ob_chunk_cost_fit(&c, &a, &b), 1);
+    ck_assert(0.0 == a);
+    ck_assert(b > 0.0);
+    ck_assert_int_eq(ob_chunk_cost_floor(&c, 0.5, 2, 100), 2);
+    ck_assert_int_eq(ob_chunk_cost_floor(&c, 0.0, 2, 100), 2);
+}
+END_TEST
+
+/* Slowed down: with no fixed part, the rates compared; with one, a small
+ * chunk that paid it whole is not slower, one at a twentieth of its speed is. */
+START_TEST(test_slower_counts_the_fixed_part)
+{
+    /* 12 samples in 3 chunks took 12 ms: 1 ms a sample. */
+    ck_assert_int_eq(ob_chunk_slower(1, 0.0019, 12, 3, 0.012, 0.0, 2.0), 0);
+    ck_assert_int_eq(ob_chunk_slower(1, 0.0021, 12, 3, 0.012, 0.0, 2.0), 1);
+    /* Of those 12 ms, 3 x 2 ms fixed: 0.5 ms a sample; a chunk of 1 sample
+     * then takes 2.5 ms, and is slower than its pace past 5 ms. */
+    ck_assert_int_eq(ob_chunk_slower(1, 0.0026, 12, 3, 0.012, 0.002, 2.0), 0);
+    ck_assert_int_eq(ob_chunk_slower(1, 0.0049, 12, 3, 0.012, 0.002, 2.0), 0);
+    ck_assert_int_eq(ob_chunk_slower(1, 0.0051, 12, 3, 0.012, 0.002, 2.0), 1);
+    ck_assert_int_eq(ob_chunk_slower(4, 0.020 * 4.0 * 0.5 + 0.040, 12, 3, 0.012, 0.002, 2.0), 1);
+    /* Nothing to judge by. */
+    ck_assert_int_eq(ob_chunk_slower(1, 1.0, 0, 0, 0.0, 0.0, 2.0), 0);
+    ck_assert_int_eq(ob_chunk_slower(0, 1.0, 12, 3, 0.012, 0.0, 2.0), 0);
+    /* Fixed parts larger than all the time before: judged by them alone. */
+    ck_assert_int_eq(ob_chunk_slower(1, 0.0059, 12, 3, 0.012, 0.003, 2.0), 0);
+    ck_assert_int_eq(ob_chunk_slower(1, 0.0061, 12, 3, 0.012, 0.005, 2.0), 0);
+    ck_assert_int_eq(ob_chunk_slower(1, 0.0101, 12, 3, 0.012, 0.005, 2.0), 1);
+}
+END_TEST
+
 static Suite *make_chunk_suite(void)
 {
     Suite *s = suite_create("chunk");
@@ -449,6 +547,9 @@ static Suite *make_chunk_suite(void)
     tcase_add_test(tc, test_victims_cover_every_other_rank_once_node_first);
     tcase_add_test(tc, test_helper_groups_differ_and_are_reproducible);
     tcase_add_test(tc, test_layout_check_names_the_field);
+    tcase_add_test(tc, test_cost_fit_finds_the_fixed_part);
+    tcase_add_test(tc, test_cost_fit_undetermined);
+    tcase_add_test(tc, test_slower_counts_the_fixed_part);
     suite_add_tcase(s, tc);
     return s;
 }
