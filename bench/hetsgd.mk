@@ -42,7 +42,7 @@ EXTRA_DIST += %reldir%/hetsgd/plot.gp %reldir%/hetsgd/compare.gp %reldir%/hetsgd
 # make bench-async: synchronous and asynchronous training side by side at
 # OmniLearn's heterogeneity levels and under real CPU quotas
 # (bench/hetsgd/async.sh); options through BENCH_ASYNC_FLAGS.
-EXTRA_DIST += %reldir%/hetsgd/async.sh %reldir%/hetsgd/async_table.py
+EXTRA_DIST += %reldir%/hetsgd/async.sh %reldir%/hetsgd/async_table.py %reldir%/hetsgd/cgroup.sh
 .PHONY: bench-async
 bench-async: all
 	MPIRUN='$(MPIRUN)' $(SHELL) $(srcdir)/%reldir%/hetsgd/async.sh --builddir $(builddir) $(BENCH_ASYNC_FLAGS)

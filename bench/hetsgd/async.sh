@@ -245,19 +245,10 @@ set_quotas() {
         r=$((r + 1))
     done
 }
+# shellcheck source=bench/hetsgd/cgroup.sh
+. "$here/cgroup.sh"
 quota_cleanup() {
-    [ -n "$group" ] || return 0
-    for g in "$group"/rank*; do
-        [ -d "$g" ] || continue
-        for pid in $(cat "$g/cgroup.procs" 2>/dev/null); do
-            kill -KILL "$pid" 2>/dev/null || true
-        done
-    done
-    sleep 1
-    for g in "$group"/rank*; do
-        [ -d "$g" ] && rmdir "$g" 2>/dev/null || true
-    done
-    rmdir "$group" 2>/dev/null || true
+    cgroup_release "$group"
 }
 trap quota_cleanup EXIT
 trap 'exit 130' INT TERM HUP

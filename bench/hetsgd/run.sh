@@ -149,6 +149,9 @@ np=$(echo "$quota" | tr ',' '\n' | wc -l)
 skip_rc=0
 [ yes = "$smoke" ] && skip_rc=77
 
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=bench/hetsgd/cgroup.sh
+. "$here/cgroup.sh"
 # The cpu controller: v1 if writable, else v2 with cpu enabled for children.
 v1=/sys/fs/cgroup/cpu
 v2=/sys/fs/cgroup
@@ -177,17 +180,7 @@ cleanup() {
     trap - EXIT INT TERM HUP
     kill_tree $$
     # Our groups only; a process still in one (a run cut short) is ours.
-    for g in "$group"/rank*; do
-        [ -d "$g" ] || continue
-        for pid in $(cat "$g/cgroup.procs" 2>/dev/null); do
-            kill -KILL "$pid" 2>/dev/null || true
-        done
-    done
-    sleep 1
-    for g in "$group"/rank*; do
-        [ -d "$g" ] && rmdir "$g" 2>/dev/null || true
-    done
-    rmdir "$group" 2>/dev/null || true
+    cgroup_release "$group"
     rm -rf "$work"
     exit "$rc"
 }
