@@ -236,6 +236,8 @@ int ob_chunk_begin(struct omnibatch_context *c)
     }
     k->base = c->step.step * c->global_batch;
     ob_chunk_step_floor(c, k);
+    k->quota = c->cpu.plan && c->cpu.quota > 0.0 ? c->cpu.quota : 0.0;
+    k->cpu_begin_ns = k->quota > 0.0 ? ob_cpu_ns() : 0;
     k->cap = (k->plan[k->me] / OB_CHUNK_FIRST_SHARE + k->granularity - 1) / k->granularity * k->granularity;
     k->cap = k->cap > k->floor ? k->cap : k->floor;
     k->holder = k->rank;

@@ -130,6 +130,19 @@ ob_chunk_thief ob_words_thief(const struct ob_chunks *k, uint64_t now)
 
     t.rate = now > begin && k->done > 0 ? (double) k->done / ((double) (now - begin) * 1e-9) : 0.0;
     t.plan = k->plan[k->me];
+    /* Under a CPU quota, at most the rate the quota sustains: the samples
+     * over the CPU they took, times the quota.  In the part of a period the
+     * kernel lets it run a rank does samples as fast as a free one; what it
+     * took on that pace it would do after the period's stopped rest. */
+    if (k->quota > 0.0 && t.rate > 0.0) {
+        const uint64_t cpu = ob_cpu_ns();
+
+        if (cpu > k->cpu_begin_ns) {
+            const double sustained = (double) k->done / ((double) (cpu - k->cpu_begin_ns) * 1e-9) * k->quota;
+
+            t.rate = sustained < t.rate ? sustained : t.rate;
+        }
+    }
     return t;
 }
 

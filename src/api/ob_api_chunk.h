@@ -65,6 +65,8 @@ struct ob_chunks {
     ob_chunk_cost cost;          /* this rank's chunks' times, for their fixed part */
     double fixed_s;              /* that fixed part (seconds; 0: none measured), as the step began */
     long floor_cost;             /* the floor that part asked for at the last fit (0: none yet) */
+    double quota;                /* the CPU quota this rank is planned on, in cores (0: none) */
+    uint64_t cpu_begin_ns;       /* under it, the process's CPU time as the step began */
     long granularity;
     uint64_t seq;                /* steps begun since create */
     uint64_t gen;                /* seq's generation: the words' tag for this step */
