@@ -196,12 +196,13 @@ OMNIBATCH_EXPORT int omnibatch_next_chunk(omnibatch_t ctx, omnibatch_chunk *chun
  * chunk costs more beside its samples than on them, fewer and larger chunks. */
 static void ob_chunk_step_floor(struct omnibatch_context *c, struct ob_chunks *k)
 {
-    double b;
+    double a, b;
 
     ob_chunk_cost_decay(&k->cost, OB_CHUNK_COST_KEEP);
     /* Steps whose chunks determine no fit (all one size, or timing noise)
-     * keep the last fit's floor. */
-    if (ob_chunk_cost_fit(&k->cost, &k->fixed_s, &b)) {
+     * keep the last fit's fixed part and floor. */
+    if (ob_chunk_cost_fit(&k->cost, &a, &b)) {
+        k->fixed_s = a;
         k->floor_cost = ob_chunk_cost_floor(&k->cost, OB_CHUNK_COST_SHARE, k->granularity, k->plan[k->me]);
     }
     k->floor = k->floor_set;
@@ -209,7 +210,7 @@ static void ob_chunk_step_floor(struct omnibatch_context *c, struct ob_chunks *k
         k->floor = k->floor_cost;
     }
     ob_log_debug(2, "rank %d: step %ld: chunks cost %.3g s + %.3g s a sample, floor %ld", c->rank,
-                 c->step.global_step, k->fixed_s, b, k->floor);
+                 c->step.global_step, a, b, k->floor);
 }
 
 int ob_chunk_begin(struct omnibatch_context *c)

@@ -34,8 +34,9 @@
  * makes both expect to finish together, when that is at least the floor;
  * below the floor, the whole tail of a rank less than half as fast as the
  * thief.  A rank whose latest chunk ran at less than half its pace in the
- * step (the chunks' fixed part counted, ob_chunk_slower()) claims one granule: a rank that slows down 20x mid-step then holds
- * up the rest of the chunk it was in and one granule, no full chunk more.
+ * step (the chunks' fixed part counted, ob_chunk_slower()) claims one
+ * granule: a rank that slows down 20x mid-step then holds up the rest of
+ * the chunk it was in and one granule, no full chunk more.
  */
 #include "config.h"
 

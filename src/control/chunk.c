@@ -253,7 +253,7 @@ long ob_chunk_share(const ob_chunk_policy *p, long tail, long excess, long quota
     return want == tail && tail < p->floor ? tail : 0;
 }
 
-/* ---- whom to ask ---------------------------------------------------------- */
+/* ---- the cost of a chunk ------------------------------------------------- */
 
 void ob_chunk_cost_add(ob_chunk_cost *c, long n, double seconds)
 {
@@ -342,6 +342,8 @@ int ob_chunk_slower(long n, double seconds, long before, long chunks, double bef
     }
     return seconds > factor * (a + (double) n * b);
 }
+
+/* ---- whom to ask ---------------------------------------------------------- */
 
 int ob_chunk_layout_check(const ob_chunk_layout *l)
 {
