@@ -134,7 +134,7 @@ typedef struct ob_chunk_cost {
 /** \brief Count a chunk of \p n samples (> 0) that took \p seconds (>= 0); others are ignored. */
 void ob_chunk_cost_add(ob_chunk_cost *c, long n, double seconds);
 
-/** \brief Weigh what was counted so far by \p keep in [0, 1] (a new step: 0.5). */
+/** \brief Weigh what was counted so far by \p keep in [0, 1] (at each new step; the API keeps 0.75). */
 void ob_chunk_cost_decay(ob_chunk_cost *c, double keep);
 
 /**
