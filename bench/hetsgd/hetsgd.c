@@ -241,6 +241,23 @@ static double loss_grad(run *r, long n)
     return hetsgd_mlp_loss_grad(r->model, r->x, r->y, n, r->grad);
 }
 
+/* A chunk of n samples in r->x, r->y: its gradient summed over its samples
+ * added to r->acc, its summed loss returned.  On the CPU in the backward's
+ * own sgemms (the step accumulates as a framework accumulates its chunks'
+ * gradients), on a GPU from the mean gradient it hands back. */
+static double chunk_grad(run *r, long n)
+{
+#if HAVE_CUDA
+    if (r->on_gpu) {
+        const double loss = loss_grad(r, n);
+
+        cblas_saxpy((int) r->nparams, (float) n, r->grad, 1, r->acc, 1);
+        return loss * (double) n;
+    }
+#endif
+    return hetsgd_mlp_loss_grad_add(r->model, r->x, r->y, n, r->acc);
+}
+
 /* Leave the caches as a training step finds them.  Between two steps a
  * rank reduces, updates the weights and sleeps while other processes run
  * on its core, so a step starts with the model, the gradient and its
@@ -273,7 +290,7 @@ static double time_pass(run *r, long n, int chunk)
 
     if (chunk) {
         hetsgd_gather(&r->ds.train_images, &r->ds.train_labels, r->perm, n, r->x, r->y);
-        loss_grad(r, n);
+        chunk_grad(r, n);
     }
     for (int k = 0; k < (chunk ? CHUNK_CALIBRATION_REPS : CALIBRATION_REPS); k++) {
         double c0;
@@ -285,9 +302,10 @@ static double time_pass(run *r, long n, int chunk)
 
         hetsgd_gather(&r->ds.train_images, &r->ds.train_labels, r->perm + (chunk ? (k % CALIBRATION_REPS + 1) * n : 0),
                       n, r->x, r->y);
-        loss_grad(r, n);
         if (chunk) {
-            cblas_saxpy((int) r->nparams + 1, (float) n, r->grad, 1, r->acc, 1);
+            chunk_grad(r, n);
+        } else {
+            loss_grad(r, n);
         }
         c0 = compute_clock(r) - c0;
         best = c0 < best ? c0 : best;
@@ -800,14 +818,13 @@ static double compute_chunk(run *r, const omnibatch_chunk *ch, int first, double
     double loss, cpu;
 
     hetsgd_gather(&r->ds.train_images, &r->ds.train_labels, r->perm + ch->start, ch->count, r->x, r->y);
-    loss = loss_grad(r, ch->count);
-    cblas_saxpy((int) r->nparams, (float) ch->count, r->grad, 1, r->acc, 1);
+    loss = chunk_grad(r, ch->count);
     cpu = compute_clock(r) - c0;
     rec[HETSGD_TRACE_CPU] += cpu;
     rec[HETSGD_TRACE_LATE] += chunk_emulate(r, ch->count, first, cpu, w0, start, t);
     rec[HETSGD_TRACE_TAKEN] += ch->owner != r->rank ? (double) ch->count : 0.0;
     rec[HETSGD_TRACE_CHUNKS] += 1.0;
-    return loss * (double) ch->count;
+    return loss;
 }
 
 /* --policy chunks: the step in chunks from omnibatch_next_chunk() until

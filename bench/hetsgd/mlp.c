@@ -174,26 +174,25 @@ static double forward(hetsgd_mlp *m, const float *x, const uint8_t *y, long n, l
     return loss;
 }
 
-double hetsgd_mlp_loss_grad(hetsgd_mlp *m, const float *x, const uint8_t *y, long n, float *grad)
+/* Forward and backward of n >= 1 samples: the gradient of the loss summed
+ * over them times \p scale, written to grad (\p beta 0) or added to it
+ * (\p beta 1: one sgemm with beta = 1 a weight matrix, no second pass over
+ * the gradient).  Returns the summed loss. */
+static double backward(hetsgd_mlp *m, const float *x, const uint8_t *y, long n, float *grad, float scale,
+                       float beta)
 {
     const int out_dim = m->dims[HETSGD_MLP_LAYERS];
-    double loss;
+    double loss = forward(m, x, y, n, NULL);
 
-    if (n <= 0) {
-        memset(grad, 0, (size_t) m->nparams * sizeof(float));
-        return 0.0;
-    }
-    loss = forward(m, x, y, n, NULL);
-    /* d(mean loss)/d(logits) = (p - onehot(y)) / n */
+    /* d(scale x summed loss)/d(logits) = (p - onehot(y)) x scale */
     {
         float *dz = m->delta[HETSGD_MLP_LAYERS - 1];
         const float *p = m->act[HETSGD_MLP_LAYERS - 1];
-        const float inv_n = 1.0f / (float) n;
 
         for (long r = 0; r < n; r++) {
             for (int c = 0; c < out_dim; c++) {
                 float target = c == y[r] ? 1.0f : 0.0f;
-                dz[r * out_dim + c] = (p[r * out_dim + c] - target) * inv_n;
+                dz[r * out_dim + c] = (p[r * out_dim + c] - target) * scale;
             }
         }
     }
@@ -206,8 +205,10 @@ double hetsgd_mlp_loss_grad(hetsgd_mlp *m, const float *x, const uint8_t *y, lon
 
         /* dW_l = in^T d ;  db_l = column sums of d */
         cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, k, width, (int) n,
-                    1.0f, in, k, d, width, 0.0f, grad + m->w_off[l], width);
-        memset(gb, 0, (size_t) width * sizeof(float));
+                    1.0f, in, k, d, width, beta, grad + m->w_off[l], width);
+        if (0.0f == beta) {
+            memset(gb, 0, (size_t) width * sizeof(float));
+        }
         for (long r = 0; r < n; r++) {
             for (int c = 0; c < width; c++) {
                 gb[c] += d[r * width + c];
@@ -227,7 +228,21 @@ double hetsgd_mlp_loss_grad(hetsgd_mlp *m, const float *x, const uint8_t *y, lon
             }
         }
     }
-    return loss / (double) n;
+    return loss;
+}
+
+double hetsgd_mlp_loss_grad(hetsgd_mlp *m, const float *x, const uint8_t *y, long n, float *grad)
+{
+    if (n <= 0) {
+        memset(grad, 0, (size_t) m->nparams * sizeof(float));
+        return 0.0;
+    }
+    return backward(m, x, y, n, grad, 1.0f / (float) n, 0.0f) / (double) n;
+}
+
+double hetsgd_mlp_loss_grad_add(hetsgd_mlp *m, const float *x, const uint8_t *y, long n, float *sum)
+{
+    return n > 0 ? backward(m, x, y, n, sum, 1.0f, 1.0f) : 0.0;
 }
 
 double hetsgd_mlp_evaluate(hetsgd_mlp *m, const float *x, const uint8_t *y, long n, long *correct)

@@ -45,6 +45,14 @@ float *hetsgd_mlp_params(hetsgd_mlp *m);
 double hetsgd_mlp_loss_grad(hetsgd_mlp *m, const float *x, const uint8_t *y, long n, float *grad);
 
 /**
+ * \brief The gradient of the cross-entropy *summed* over \p n samples, added to \p sum: a
+ *        step worked in chunks accumulates its chunks' gradients in place, with no pass over
+ *        the gradient beside the backward's own (n = 0: nothing added).
+ * \return the summed loss.
+ */
+double hetsgd_mlp_loss_grad_add(hetsgd_mlp *m, const float *x, const uint8_t *y, long n, float *sum);
+
+/**
  * \brief Forward pass only: the summed cross-entropy of \p n samples (any n >= 0, taken in
  *        slices of max_batch) and how many are classified right.
  */

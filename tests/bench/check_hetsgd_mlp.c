@@ -130,6 +130,42 @@ START_TEST(test_batch_gradient_is_weighted_mean_of_parts)
 }
 END_TEST
 
+/* Chunks accumulated in place (hetsgd_mlp_loss_grad_add, what a step
+ * worked in chunks does) sum to n times the batch's mean gradient, added to
+ * what the sum held; an empty chunk adds nothing. */
+START_TEST(test_chunks_add_to_the_summed_gradient)
+{
+    const int dims[4] = { 8, 6, 5, 4 };
+    const long n = 7, cuts[4] = { 0, 3, 3, 7 };
+    uint8_t y[7] = { 0, 1, 2, 3, 3, 2, 1 };
+    hetsgd_mlp *m;
+    float *x = random_inputs(n, dims[0], 5);
+    float *g, *sum;
+    long np;
+    double loss, summed = 0.0;
+
+    ck_assert_int_eq(hetsgd_mlp_create(dims, n, 11, &m), OMNIBATCH_SUCCESS);
+    np = hetsgd_mlp_nparams(m);
+    g = malloc(2 * (size_t) np * sizeof(float));
+    ck_assert_ptr_nonnull(g);
+    sum = g + np;
+    for (long k = 0; k < np; k++) {
+        sum[k] = (float) (k % 5) - 2.0f;
+    }
+    loss = hetsgd_mlp_loss_grad(m, x, y, n, g);
+    for (int c = 0; c + 1 < 4; c++) {
+        summed += hetsgd_mlp_loss_grad_add(m, x + cuts[c] * dims[0], y + cuts[c], cuts[c + 1] - cuts[c], sum);
+    }
+    ck_assert_double_eq_tol(summed, loss * (double) n, 1e-5);
+    for (long k = 0; k < np; k++) {
+        ck_assert_double_eq_tol((double) sum[k] - ((double) (k % 5) - 2.0), (double) n * (double) g[k], 1e-5);
+    }
+    free(g);
+    free(x);
+    hetsgd_mlp_destroy(m);
+}
+END_TEST
+
 START_TEST(test_same_seed_same_weights)
 {
     const int dims[4] = { 10, 8, 6, 3 };
@@ -252,6 +288,7 @@ static Suite *make_hetsgd_mlp_suite(void)
     tcase_add_test(tc, test_backward_matches_finite_differences);
     tcase_add_test(tc, test_empty_batch_gives_zero_gradient);
     tcase_add_test(tc, test_batch_gradient_is_weighted_mean_of_parts);
+    tcase_add_test(tc, test_chunks_add_to_the_summed_gradient);
     tcase_add_test(tc, test_same_seed_same_weights);
     tcase_add_test(tc, test_bad_dimensions_are_refused);
     tcase_add_test(tc, test_training_decreases_loss_on_a_tiny_problem);
