@@ -203,7 +203,7 @@ static void ob_chunk_step_floor(struct omnibatch_context *c, struct ob_chunks *k
      * keep the last fit's fixed part and floor. */
     if (ob_chunk_cost_fit(&k->cost, &a, &b)) {
         k->fixed_s = a;
-        k->floor_cost = ob_chunk_cost_floor(&k->cost, OB_CHUNK_COST_SHARE, k->granularity, k->plan[k->me]);
+        k->floor_cost = ob_chunk_cost_floor(a, b, OB_CHUNK_COST_SHARE, k->granularity, k->plan[k->me]);
     }
     k->floor = k->floor_set;
     if (k->floor_auto && k->floor_cost > k->floor) {

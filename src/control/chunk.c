@@ -306,14 +306,14 @@ int ob_chunk_cost_fit(const ob_chunk_cost *c, double *a, double *b)
     return 1;
 }
 
-long ob_chunk_cost_floor(const ob_chunk_cost *c, double share, long granularity, long limit)
+long ob_chunk_cost_floor(double a, double b, double share, long granularity, long limit)
 {
     const long g = granularity > 0 ? granularity : 1;
     const long top = limit > g ? limit : g;
-    double a, b, need;
+    double need;
     long n;
 
-    if (!ob_chunk_cost_fit(c, &a, &b) || !(a > 0.0) || !(share > 0.0 && share < 1.0)) {
+    if (!(a > 0.0) || !(b > 0.0) || !(share > 0.0 && share < 1.0)) {
         return g;
     }
     /* A fit's rounding (a / b a hair above a whole number) costs no granule. */

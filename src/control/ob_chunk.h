@@ -145,11 +145,12 @@ void ob_chunk_cost_decay(ob_chunk_cost *c, double keep);
 int ob_chunk_cost_fit(const ob_chunk_cost *c, double *a, double *b);
 
 /**
- * \brief The least chunk whose fixed part is at most \p share (in (0, 1)) of its time:
+ * \brief The least chunk whose fixed part is at most \p share (in (0, 1)) of its time, for a
+ *        fit (ob_chunk_cost_fit()) of \p a seconds a chunk and \p b seconds a sample:
  *        n >= a (1 - share) / (share b), rounded up to the granularity, at most \p limit
- *        (itself at least one granule); the granularity where the fit is undetermined or a is 0.
+ *        (itself at least one granule); the granularity where a or b is not above 0 (no fit).
  */
-long ob_chunk_cost_floor(const ob_chunk_cost *c, double share, long granularity, long limit);
+long ob_chunk_cost_floor(double a, double b, double share, long granularity, long limit);
 
 /**
  * \brief Whether a chunk of \p n samples that took \p seconds ran at less than 1 / \p factor of

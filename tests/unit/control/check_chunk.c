@@ -449,12 +449,12 @@ START_TEST(test_cost_fit_finds_the_fixed_part)
     ck_assert_double_eq_tol(a, 0.002, 1e-12);
     ck_assert_double_eq_tol(b, 0.0001, 1e-14);
     /* a <= 1/2 (a + b n): n >= a / b = 20. */
-    ck_assert_int_eq(ob_chunk_cost_floor(&c, 0.5, 1, 1000), 20);
-    ck_assert_int_eq(ob_chunk_cost_floor(&c, 0.5, 8, 1000), 24);
+    ck_assert_int_eq(ob_chunk_cost_floor(a, b, 0.5, 1, 1000), 20);
+    ck_assert_int_eq(ob_chunk_cost_floor(a, b, 0.5, 8, 1000), 24);
     /* a <= 1/5 of it: n >= 4 a / b = 80; at most the limit. */
-    ck_assert_int_eq(ob_chunk_cost_floor(&c, 0.2, 1, 1000), 80);
-    ck_assert_int_eq(ob_chunk_cost_floor(&c, 0.2, 1, 64), 64);
-    ck_assert_int_eq(ob_chunk_cost_floor(&c, 0.2, 8, 3), 8);
+    ck_assert_int_eq(ob_chunk_cost_floor(a, b, 0.2, 1, 1000), 80);
+    ck_assert_int_eq(ob_chunk_cost_floor(a, b, 0.2, 1, 64), 64);
+    ck_assert_int_eq(ob_chunk_cost_floor(a, b, 0.2, 8, 3), 8);
     /* Decayed, the same fit (every weight alike); chunks that cost 4
      * times as much beside their samples then weigh 3/4 of it. */
     ob_chunk_cost_decay(&c, 0.25);
@@ -478,7 +478,7 @@ START_TEST(test_cost_fit_undetermined)
 
     ck_assert_int_eq(ob_chunk_cost_fit(&c, &a, &b), 0);
     ck_assert(0.0 == a && 0.0 == b);
-    ck_assert_int_eq(ob_chunk_cost_floor(&c, 0.5, 4, 100), 4);
+    ck_assert_int_eq(ob_chunk_cost_floor(a, b, 0.5, 4, 100), 4);
     for (int i = 0; i < 5; i++) {
         ob_chunk_cost_add(&c, 8, 0.001 * (double) (i + 1));
     }
@@ -502,8 +502,8 @@ START_TEST(test_cost_fit_undetermined)
     ck_assert_int_eq(ob_chunk_cost_fit(&c, &a, &b), 1);
     ck_assert(0.0 == a);
     ck_assert(b > 0.0);
-    ck_assert_int_eq(ob_chunk_cost_floor(&c, 0.5, 2, 100), 2);
-    ck_assert_int_eq(ob_chunk_cost_floor(&c, 0.0, 2, 100), 2);
+    ck_assert_int_eq(ob_chunk_cost_floor(a, b, 0.5, 2, 100), 2);
+    ck_assert_int_eq(ob_chunk_cost_floor(a, b, 0.0, 2, 100), 2);
 }
 END_TEST
 
