@@ -3,12 +3,16 @@
 #
 # Fashion-MNIST, 4 ranks of bench/hetsgd: 3 CPU ranks of 4 bound cores each
 # and 1 GPU rank (cuBLAS, its own 4 cores), the same model, data and seed
-# under each policy: static (equal shares), omnibatch, and the oracle (the
-# water-filling split of the calibrated costs).  The GPU rank's
-# OMNIBATCH_MAX_BATCH is its memory bound.  Printed: steady step time, time
-# to 85% test accuracy, final accuracy and the final split of each policy,
-# and the ratios omnibatch/static and omnibatch/oracle, measured side by
-# side in this one run.
+# under each policy: static (equal shares), omnibatch, the oracle (the
+# water-filling split of the calibrated costs), and chunks (omnibatch with
+# each step worked in chunks that move to a rank that is free: CPU and GPU
+# ranks take from each other's ranges inside the step).  The GPU rank's
+# OMNIBATCH_MAX_BATCH is its memory bound (a chunk is never larger than a
+# rank's plan).  Printed: steady step time, time to 85% test accuracy, final
+# accuracy and the final split of each policy, the ratios omnibatch/static,
+# omnibatch/oracle, chunks/omnibatch and chunks/oracle, measured side by
+# side in this one run, and the chunks a rank worked a step and the share
+# of samples that moved.
 #
 # Two steps, because the GPU machine has no network and little device time:
 #
@@ -55,6 +59,7 @@ EPOCHS=10                  # several times the epochs to 85% at this batch and r
 EVAL_EVERY=5               # steps between evaluations: resolution of the time to target
 TARGET=0.85
 RUN_LIMIT_S=240            # one policy's run at most (a hang fails, it does not eat the lease)
+POLICIES="static omnibatch oracle chunks"
 # Open MPI packages and the libraries hetsgd needs beside the CUDA ones
 # (the GPU machine has CUDA, cuBLAS and zlib).
 DEBS="libopenmpi3 openmpi-bin openmpi-common libpmix2 libevent-core-2.1-7 libevent-pthreads-2.1-7
@@ -270,18 +275,22 @@ final_split() {
 table() {
     printf '\n%-10s %12s %16s %10s %10s  %s\n' policy steady_ms "time_to_${TARGET}_s" final_acc final_loss \
         "final split (ranks $devices)"
-    for p in static omnibatch oracle; do
+    for p in $POLICIES; do
         printf '%-10s %12.3f %16s %10s %10s  %s\n' "$p" "$(awk "BEGIN { print 1e3 * $(field "$p" steady_step_s) }")" \
             "$(field "$p" time_to_target_s)" "$(field "$p" final_acc)" "$(field "$p" final_loss)" "$(final_split "$p")"
     done
     awk -v s="$(field static steady_step_s)" -v o="$(field omnibatch steady_step_s)" \
-        -v r="$(field oracle steady_step_s)" 'BEGIN {
-            printf "\nsteady step time omnibatch/static %.3f, omnibatch/oracle %.3f (measured side by side in this run)\n", o / s, o / r }'
-    # The weighted gradient is the global batch's whatever the split: the
-    # same training, so the same loss up to float rounding.
-    awk -v a="$(field static final_loss)" -v b="$(field omnibatch final_loss)" -v c="$(field oracle final_loss)" 'BEGIN {
-            lo = a; hi = a; if (b < lo) lo = b; if (c < lo) lo = c; if (b > hi) hi = b; if (c > hi) hi = c
-            printf "final loss of the three splits: %.4f to %.4f (relative spread %.2g: the gradient is exact)\n", lo, hi, (hi - lo) / lo }'
+        -v r="$(field oracle steady_step_s)" -v k="$(field chunks steady_step_s)" 'BEGIN {
+            printf "\nsteady step time omnibatch/static %.3f, omnibatch/oracle %.3f (measured side by side in this run)\n", o / s, o / r
+            printf "steady step time chunks/omnibatch %.3f, chunks/oracle %.3f\n", k / o, k / r }'
+    awk -v n="$(field chunks chunks_per_step)" -v m="$(field chunks moved_share)" 'BEGIN {
+            printf "chunks: %.2f a rank a step, %.3f%% of the samples done by another rank than the plan'"'"'s\n", n, 100 * m }'
+    # The weighted gradient is the global batch's whatever the split, and
+    # whichever rank does a sample: the same training, so the same loss up
+    # to float rounding.
+    for p in $POLICIES; do field "$p" final_loss; done | awk 'NR == 1 { lo = $1; hi = $1 }
+        { if ($1 < lo) lo = $1; if ($1 > hi) hi = $1 }
+        END { printf "final loss of the %d policies: %.4f to %.4f (relative spread %.2g: the gradient is exact)\n", NR, lo, hi, (hi - lo) / lo }'
 }
 
 measure() {
@@ -342,7 +351,7 @@ measure() {
     say "machine: $(nproc) cores online, $(uname -m); output in $out"
     checks_failed=0
     gpu_checks
-    for p in static omnibatch oracle; do
+    for p in $POLICIES; do
         run_policy "$p"
     done
     table | tee "$out/table.txt"
