@@ -6,6 +6,7 @@
  */
 #include "config.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -87,18 +88,27 @@ void ob_balance_free(ob_balance *b)
     memset(b, 0, sizeof *b);
 }
 
+/* Worker w's model as the planner takes it into \p m (its bounds kept);
+ * 0 while it has none. */
+static int ob_balance_model_of(const ob_balance *b, int w, ob_rank_model *m)
+{
+    double alpha, beta;
+
+    if (!ob_estimator_model(&b->est[w], &alpha, &beta)) {
+        return 0;
+    }
+    m->alpha = alpha < OB_PLAN_MAX_ALPHA ? alpha : OB_PLAN_MAX_ALPHA;
+    m->beta = beta > OB_PLAN_MIN_BETA ? (beta < OB_PLAN_MAX_BETA ? beta : OB_PLAN_MAX_BETA) : OB_PLAN_MIN_BETA;
+    return 1;
+}
+
 /* Every worker's model into b->models; 0 while a worker has none. */
 static int ob_balance_models(ob_balance *b)
 {
     for (int w = 0; w < b->W; w++) {
-        double alpha, beta;
-
-        if (!ob_estimator_model(&b->est[w], &alpha, &beta)) {
+        if (!ob_balance_model_of(b, w, &b->models[w])) {
             return 0;
         }
-        b->models[w].alpha = alpha < OB_PLAN_MAX_ALPHA ? alpha : OB_PLAN_MAX_ALPHA;
-        b->models[w].beta = beta > OB_PLAN_MIN_BETA ? (beta < OB_PLAN_MAX_BETA ? beta : OB_PLAN_MAX_BETA)
-                                                    : OB_PLAN_MIN_BETA;
     }
     return 1;
 }
@@ -158,6 +168,73 @@ int ob_balance_set_plan(ob_balance *b, const long *plan)
         memcpy(b->plan, plan, (size_t) b->W * sizeof *b->plan);
     }
     return rc;
+}
+
+/* Worker w held at its least batch: its cycle there, and the others' level
+ * sharing the rest of B (models \p m of all, \p others scratch of W - 1). */
+static int ob_balance_held(const ob_balance *b, const ob_rank_model *m, ob_rank_model *others, int w,
+                           double *cycle, double *level)
+{
+    int n = 0;
+
+    if (b->plan[w] != m[w].lo) {
+        return 0;
+    }
+    for (int j = 0; j < b->W; j++) {
+        if (j != w) {
+            others[n++] = m[j];
+        }
+    }
+    *cycle = m[w].alpha + m[w].beta * (double) m[w].lo;
+    return OMNIBATCH_SUCCESS == ob_plan_optimum(others, n, b->B - m[w].lo, NULL, level) && *level > 0.0;
+}
+
+int ob_balance_bound(const ob_balance *b, ob_balance_limit *out)
+{
+    ob_rank_model *m;
+    double worst = 1.1;
+    int found = 0;
+
+    memset(out, 0, sizeof *out);
+    out->worker = -1;
+    if (b->W < 2 || NULL == (m = malloc(2 * (size_t) b->W * sizeof *m))) {
+        return 0;
+    }
+    for (int w = 0; w < b->W; w++) {
+        m[w] = b->models[w];
+        if (!ob_balance_model_of(b, w, &m[w])) {
+            free(m);
+            return 0;
+        }
+    }
+    for (int w = 0; w < b->W; w++) {
+        double cycle, level;
+
+        if (ob_balance_held(b, m, m + b->W, w, &cycle, &level) && cycle / level > worst) {
+            worst = cycle / level;
+            out->worker = w;
+            out->batch = m[w].lo;
+            out->cycle_s = cycle;
+            out->level_s = level;
+            found = 1;
+        }
+    }
+    if (found) {
+        double need = (double) out->batch;
+
+        for (int j = 0; j < b->W; j++) {
+            if (j != out->worker) {
+                double bj = ceil((out->cycle_s - m[j].alpha) / m[j].beta);
+
+                bj = bj > (double) m[j].lo ? bj : (double) m[j].lo;
+                bj = m[j].hi < b->B && bj > (double) m[j].hi ? (double) m[j].hi : bj;
+                need += bj;
+            }
+        }
+        out->need = need < 1e15 ? (long) need : (long) 1e15;
+    }
+    free(m);
+    return found;
 }
 
 int ob_balance_model(const ob_balance *b, int w, double *alpha, double *beta)

@@ -86,4 +86,24 @@ int ob_balance_set_plan(ob_balance *b, const long *plan);
 /** \brief Worker \p w's cycle model (0 and 0 before it was learnt): 1 when learnt. */
 int ob_balance_model(const ob_balance *b, int w, double *alpha, double *beta);
 
+/** Why equal push rates are out of reach: a worker that is slower at its least batch than the
+ *  others are sharing the rest of B (its cycle's fixed part, at a small CPU quota). */
+typedef struct ob_balance_limit {
+    int worker;                  /* the worker bound (the furthest above the others) */
+    long batch;                  /* its least batch, where the plan holds it */
+    double cycle_s;              /* its predicted cycle there */
+    double level_s;              /* the others' cycle, sharing the rest of B at their best split */
+    long need;                   /* the global batch at which every worker could cycle in cycle_s */
+} ob_balance_limit;
+
+/**
+ * \brief Whether a worker held at its least batch still cycles more than 10% longer than the
+ *        others' best split of the rest of B: then no plan of B equalises the push rates, and
+ *        \p out says which worker, by how much, and the global batch that would (each other
+ *        worker's batch that lasts cycle_s, within its largest where that is below B).
+ * \return 1 with \p out filled; 0 when none is (or not every worker has a model yet, or no
+ *         memory for the scratch).
+ */
+int ob_balance_bound(const ob_balance *b, ob_balance_limit *out);
+
 #endif /* OB_BALANCE_H */

@@ -44,6 +44,13 @@ typedef struct ob_psreport {
     long decisions;
     long changes;
     double busy_fraction;        /* server 0's time handling pushes over elapsed_s */
+    int bound;                   /* 1: a worker is too slow at its least batch for equal rates at B */
+    int bound_worker;            /* that worker */
+    long bound_batch;            /* its least batch */
+    double bound_cycle_s;        /* its cycle there (the controller's model) */
+    double bound_level_s;        /* the others' cycle, sharing the rest of B */
+    long bound_need;             /* the global batch at which all could cycle as long */
+    long batch;                  /* the global batch B the workers' batches sum to */
     const ob_psreport_worker *worker; /* workers of them */
 } ob_psreport;
 

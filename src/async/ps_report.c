@@ -156,6 +156,19 @@ static int ob_ps_report_fill(const struct omnibatch_ps *ps, ob_psreport *r, ob_p
     r->changes = sv->balance.changes;
     r->busy_fraction = r->elapsed_s > 0.0 ? (double) sv->busy_ns * 1e-9 / r->elapsed_s : 0.0;
     r->worker = rows;
+    r->batch = sv->balance.B;
+    if (ps->opt.adaptive) {
+        ob_balance_limit lim;
+
+        if (ob_balance_bound(&sv->balance, &lim)) {
+            r->bound = 1;
+            r->bound_worker = lim.worker;
+            r->bound_batch = lim.batch;
+            r->bound_cycle_s = lim.cycle_s;
+            r->bound_level_s = lim.level_s;
+            r->bound_need = lim.need;
+        }
+    }
     return OMNIBATCH_SUCCESS;
 }
 

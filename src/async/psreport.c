@@ -72,6 +72,12 @@ int ob_psreport_write_text(FILE *f, const ob_psreport *r)
             "for staleness by the %s rule; batches: %s, %ld decisions, %ld moved them\n",
             ob_psreport_spread(r), r->staleness_rule,
             r->adaptive ? "equal push rates" : "fixed (as set)", r->decisions, r->changes);
+    if (r->bound && r->bound_worker >= 0 && r->bound_worker < r->workers) {
+        fprintf(f, "omnibatch:   worker %d (rank %d) is held at its least batch, %ld, and still cycles in %.3g ms "
+                "against the others' %.3g ms: no split of the global batch %ld equalises the push rates; one "
+                "of about %ld would\n", r->bound_worker, r->worker[r->bound_worker].rank, r->bound_batch,
+                1e3 * r->bound_cycle_s, 1e3 * r->bound_level_s, r->batch, r->bound_need);
+    }
     return ob_psreport_done(f);
 }
 
@@ -98,6 +104,13 @@ int ob_psreport_write_json(FILE *f, const ob_psreport *r)
             r->max_staleness, r->staleness_rule, ob_psreport_spread(r));
     fprintf(f, "    \"adaptive\": %s,\n    \"decisions\": %ld,\n    \"changes\": %ld,\n",
             r->adaptive ? "true" : "false", r->decisions, r->changes);
+    if (r->bound && r->bound_worker >= 0 && r->bound_worker < r->workers) {
+        fprintf(f, "    \"bound\": {\"worker\": %d, \"batch\": %ld, \"cycle_s\": %.6g, \"level_s\": %.6g, "
+                "\"global_batch_needed\": %ld},\n", r->bound_worker, r->bound_batch, r->bound_cycle_s,
+                r->bound_level_s, r->bound_need);
+    } else {
+        fprintf(f, "    \"bound\": null,\n");
+    }
     fprintf(f, "    \"worker\": [\n");
     for (int w = 0; w < r->workers; w++) {
         ob_psreport_json_worker(f, &r->worker[w], w + 1 == r->workers);

@@ -202,6 +202,43 @@ START_TEST(test_follows_a_change_of_speed)
 }
 END_TEST
 
+/* A worker whose cycle at its least batch is longer than the others' at
+ * any split of the rest (a large fixed part: a worker at a small CPU
+ * quota): the plan holds it there, and the controller says so, with the
+ * global batch at which every worker could cycle as long.  Under HL8 no
+ * worker is bound. */
+START_TEST(test_bound_at_the_least_batch)
+{
+    const double quota[W] = { 1.0, 1.0, 1.0, 0.05 };
+    ob_balance b;
+    ob_balance_params p;
+    ob_balance_limit lim;
+    sim s;
+    double slow, need;
+
+    params(&p, 1);
+    ck_assert_int_eq(ob_balance_init(&b, W, B, lo, hi, &p), OMNIBATCH_SUCCESS);
+    ck_assert_int_eq(ob_balance_bound(&b, &lim), 0); /* no model yet */
+    sim_start(&s, &b, hl8);
+    sim_run(&s, &b, hl8, 2000, 0);
+    ck_assert_int_eq(ob_balance_bound(&b, &lim), 0);
+    ck_assert_int_eq(lim.worker, -1);
+    sim_run(&s, &b, quota, 3000, 0);
+    ck_assert_int_eq(ob_balance_batch(&b, 3), lo[3]);
+    ck_assert_int_eq(ob_balance_bound(&b, &lim), 1);
+    ck_assert_int_eq(lim.worker, 3);
+    ck_assert_int_eq(lim.batch, lo[3]);
+    slow = cycle(quota[3], lo[3]);
+    /* Each fast worker's batch that lasts as long, and the slow one's. */
+    need = 3.0 * ceil((slow - RTT - ALPHA) / BETA) + (double) lo[3];
+    ck_assert_msg(fabs(lim.cycle_s / slow - 1.0) < 0.1, "cycle %g, true %g", lim.cycle_s, slow);
+    ck_assert_msg(fabs(lim.level_s / cycle(1.0, (B - lo[3]) / 3) - 1.0) < 0.1, "level %g", lim.level_s);
+    ck_assert_msg(fabs((double) lim.need / need - 1.0) < 0.15, "need %ld, true %g", lim.need, need);
+    ck_assert_int_gt(lim.need, 2 * B);
+    ob_balance_free(&b);
+}
+END_TEST
+
 START_TEST(test_set_plan)
 {
     ob_balance b;
@@ -251,6 +288,7 @@ static Suite *make_balance_suite(void)
     tcase_add_test(tc, test_equal_rates_equal_staleness);
     tcase_add_test(tc, test_equal_batches_spread_staleness);
     tcase_add_test(tc, test_follows_a_change_of_speed);
+    tcase_add_test(tc, test_bound_at_the_least_batch);
     tcase_add_test(tc, test_set_plan);
     tcase_add_test(tc, test_bad_settings);
     suite_add_tcase(s, tc);

@@ -70,6 +70,38 @@ START_TEST(test_text)
     ck_assert_msg(NULL != strstr(t, "spreads 2.00x (largest / least); the step shrinks for staleness by the "
                                     "adaptive rule; batches: equal push rates, 30 decisions, 4 moved them"),
                   "%s", t);
+    ck_assert_msg(NULL == strstr(t, "least batch"), "%s", t);
+    free(t);
+}
+END_TEST
+
+/* A worker the controller cannot bring to the others' rate: said, with
+ * the global batch that would, in the text and the JSON. */
+START_TEST(test_bound_worker)
+{
+    ob_psreport r = report();
+    char *t;
+
+    r.bound = 1;
+    r.bound_worker = 1;
+    r.bound_batch = 2;
+    r.bound_cycle_s = 0.0131;
+    r.bound_level_s = 0.0094;
+    r.bound_need = 350;
+    r.batch = 256;
+    t = printed(ob_psreport_write_text, &r);
+    ck_assert_msg(NULL != strstr(t, "omnibatch:   worker 1 (rank 2) is held at its least batch, 2, and still "
+                                    "cycles in 13.1 ms against the others' 9.4 ms: no split of the global "
+                                    "batch 256 equalises the push rates; one of about 350 would\n"), "%s", t);
+    free(t);
+    t = printed(ob_psreport_write_json, &r);
+    ck_assert_msg(json_parses(t), "%s", t);
+    ck_assert_msg(NULL != strstr(t, "\"bound\": {\"worker\": 1, \"batch\": 2, \"cycle_s\": 0.0131, "
+                                    "\"level_s\": 0.0094, \"global_batch_needed\": 350},"), "%s", t);
+    free(t);
+    r.bound = 0;
+    t = printed(ob_psreport_write_json, &r);
+    ck_assert_msg(NULL != strstr(t, "\"bound\": null,"), "%s", t);
     free(t);
 }
 END_TEST
@@ -127,6 +159,7 @@ static Suite *make_psreport_suite(void)
 
     tcase_add_test(tc, test_text);
     tcase_add_test(tc, test_json);
+    tcase_add_test(tc, test_bound_worker);
     tcase_add_test(tc, test_spread);
     tcase_add_test(tc, test_trace_row);
     suite_add_tcase(s, tc);
