@@ -170,14 +170,17 @@ int ob_balance_set_plan(ob_balance *b, const long *plan)
     return rc;
 }
 
-/* Worker w held at its least batch: its cycle there, and the others' level
- * sharing the rest of B (models \p m of all, \p others scratch of W - 1). */
+/* Worker w held at its least batch (its lower bound, or one granule where
+ * that is larger): its cycle there, and the others' level sharing the rest
+ * of B (models \p m of all, \p others scratch of W - 1). */
 static int ob_balance_held(const ob_balance *b, const ob_rank_model *m, ob_rank_model *others, int w,
                            double *cycle, double *level)
 {
+    const long g = b->p.granularity > 1 ? b->p.granularity : 1;
+    const long least = (m[w].lo + g - 1) / g * g;
     int n = 0;
 
-    if (b->plan[w] != m[w].lo) {
+    if (b->plan[w] > (least > g ? least : g)) {
         return 0;
     }
     for (int j = 0; j < b->W; j++) {
@@ -185,8 +188,8 @@ static int ob_balance_held(const ob_balance *b, const ob_rank_model *m, ob_rank_
             others[n++] = m[j];
         }
     }
-    *cycle = m[w].alpha + m[w].beta * (double) m[w].lo;
-    return OMNIBATCH_SUCCESS == ob_plan_optimum(others, n, b->B - m[w].lo, NULL, level) && *level > 0.0;
+    *cycle = m[w].alpha + m[w].beta * (double) b->plan[w];
+    return OMNIBATCH_SUCCESS == ob_plan_optimum(others, n, b->B - b->plan[w], NULL, level) && *level > 0.0;
 }
 
 int ob_balance_bound(const ob_balance *b, ob_balance_limit *out)
@@ -213,7 +216,7 @@ int ob_balance_bound(const ob_balance *b, ob_balance_limit *out)
         if (ob_balance_held(b, m, m + b->W, w, &cycle, &level) && cycle / level > worst) {
             worst = cycle / level;
             out->worker = w;
-            out->batch = m[w].lo;
+            out->batch = b->plan[w];
             out->cycle_s = cycle;
             out->level_s = level;
             found = 1;

@@ -90,7 +90,7 @@ int ob_balance_model(const ob_balance *b, int w, double *alpha, double *beta);
  *  others are sharing the rest of B (its cycle's fixed part, at a small CPU quota). */
 typedef struct ob_balance_limit {
     int worker;                  /* the worker bound (the furthest above the others) */
-    long batch;                  /* its least batch, where the plan holds it */
+    long batch;                  /* its batch in the plan: its least (its bound, or one granule) */
     double cycle_s;              /* its predicted cycle there */
     double level_s;              /* the others' cycle, sharing the rest of B at their best split */
     long need;                   /* the global batch at which every worker could cycle in cycle_s */
