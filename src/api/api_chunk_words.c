@@ -169,18 +169,23 @@ static double ob_words_rate_now(const struct ob_chunks *k, int j, uint64_t now)
  * that is less (a claim counts the chunk in hand as done: a rate seen is at
  * most what it is) or j has no measure yet; and at most its rate now, so
  * that a rank stalled inside its chunk keeps no more of its range than it
- * can do at that rate. */
+ * can do at that rate.  Before its first claim a rank that has begun counts
+ * as if its whole plan were in hand: it may be about to claim (between the
+ * step's start and its first chunk, or descheduled there on a crowded
+ * node), and read as 0 it lost its whole range to the first thief to look;
+ * the longer it goes without a claim, the slower it reads. */
 static double ob_words_rate(const struct ob_chunks *k, int j, uint64_t now, const ob_chunk_thief *thief)
 {
     const uint64_t done = __atomic_load_n(&k->slot[j].done, __ATOMIC_ACQUIRE);
     const uint64_t begin = __atomic_load_n(&k->slot[j].begin_ns, __ATOMIC_ACQUIRE);
     const double planned = thief->plan > 0 ? thief->rate * (double) k->plan[j] / (double) thief->plan : thief->rate;
+    const long claimed = (long) (done & OB_CHUNK_POS_MASK);
     double seen, lately;
 
     if (!ob_words_current(k, done) || now <= begin) {
         return planned;
     }
-    seen = (double) (done & OB_CHUNK_POS_MASK) / ((double) (now - begin) * 1e-9);
+    seen = (double) (claimed > 0 ? claimed : k->plan[j]) / ((double) (now - begin) * 1e-9);
     seen = seen < planned ? seen : planned;
     lately = ob_words_rate_now(k, j, now);
     return lately < seen ? lately : seen;
@@ -278,9 +283,11 @@ void ob_words_begin(struct ob_chunks *k)
     k->gen = k->seq & OB_CHUNK_GEN_MASK;
     k->last = 0;
     k->last_ns = 0;
-    __atomic_store_n(&k->slot[k->me].done, k->gen << OB_CHUNK_GEN_SHIFT, __ATOMIC_RELEASE);
-    __atomic_store_n(&k->slot[k->me].last, k->gen << OB_CHUNK_GEN_SHIFT, __ATOMIC_RELEASE);
+    /* The start first: a thief that reads this step's generation in done
+     * (acquire) then reads this start, not the step before's. */
     __atomic_store_n(&k->slot[k->me].begin_ns, ob_now_ns(), __ATOMIC_RELEASE);
+    __atomic_store_n(&k->slot[k->me].last, k->gen << OB_CHUNK_GEN_SHIFT, __ATOMIC_RELEASE);
+    __atomic_store_n(&k->slot[k->me].done, k->gen << OB_CHUNK_GEN_SHIFT, __ATOMIC_RELEASE);
     /* The plan's range, unless a thief has begun the word (then it holds
      * what is left). */
     w = __atomic_load_n(word, __ATOMIC_ACQUIRE);

@@ -560,6 +560,64 @@ START_TEST(test_costly_chunks_grow)
 }
 END_TEST
 
+/* A rank that has begun the step but not yet claimed its first chunk (its
+ * code between omnibatch_next_step and its first omnibatch_next_chunk, or
+ * descheduled there on a crowded node) keeps its range from the first
+ * thief to look: before its first claim it counts as if its whole plan were
+ * in hand, so only a wait of twice the thief's own time gives its range
+ * away.  Chunks as large as the plan (the floor set to it): the others
+ * finish theirs after 20 ms and look while the late rank waits 30 ms
+ * before its first claim.  Read as rate 0, the first thief took the whole
+ * range every step. */
+#define LATE_B 256
+#define LATE_STEPS 3
+START_TEST(test_a_late_first_claim_keeps_its_range)
+{
+    const int P = mpi_size();
+    const int late = P - 1 == mpi_rank();
+    omnibatch_options opt;
+    omnibatch_stats stats;
+    omnibatch_t ctx;
+    omnibatch_step st;
+    omnibatch_chunk ch;
+    long given = 0, done = 0, all = 0;
+    double g = 1.0, s = 0.0;
+
+    if (!on_one_node("a late first claim")) {
+        return;
+    }
+    chunk_options(&opt);
+    opt.adaptive = 0;
+    opt.chunk_floor = LATE_B / P;
+    OB_CK_OK(omnibatch_create(MPI_COMM_WORLD, LATE_B, 10 * LATE_B, &opt, &ctx));
+    for (int step = 0; step < LATE_STEPS; step++) {
+        OB_CK_OK(omnibatch_next_step(ctx, &st));
+        if (late) {
+            mpi_sleep_ns(30000000L);
+        }
+        for (;;) {
+            OB_CK_OK(omnibatch_next_chunk(ctx, &ch));
+            if (0 == ch.count) {
+                break;
+            }
+            done += ch.count;
+            mpi_sleep_ns(20000000L);
+        }
+        OB_CK_OK(omnibatch_allreduce_gradient(ctx, &g, &s, 1, MPI_DOUBLE));
+    }
+    OB_CK_OK(omnibatch_get_stats(ctx, &stats));
+    given = stats.samples_given;
+    OB_CK_OK(omnibatch_destroy(&ctx));
+    MPI_Allreduce(&done, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    ck_assert_int_eq(all, (long) LATE_STEPS * LATE_B);
+    /* Every rank judges the late rank's figure, so that all fail alike. */
+    MPI_Bcast(&given, 1, MPI_LONG, P - 1, MPI_COMM_WORLD);
+    ck_assert_msg(0 == given, "rank %d, 30 ms late to its first claim, gave away %ld samples in %d steps; "
+                  "expected 0 (its plan %ld a step, the others' chunks 20 ms)", P - 1, given, LATE_STEPS,
+                  (long) (LATE_B / P));
+}
+END_TEST
+
 static Suite *chunks_suite(void)
 {
     Suite *s = suite_create("chunks");
@@ -574,6 +632,7 @@ static Suite *chunks_suite(void)
     tcase_add_test(tc, test_a_stalled_rank_keeps_little);
     tcase_add_test(tc, test_a_slowed_rank_claims_one_granule);
     tcase_add_test(tc, test_costly_chunks_grow);
+    tcase_add_test(tc, test_a_late_first_claim_keeps_its_range);
     suite_add_tcase(s, tc);
     return s;
 }
