@@ -192,6 +192,27 @@ static int ob_balance_held(const ob_balance *b, const ob_rank_model *m, ob_rank_
     return OMNIBATCH_SUCCESS == ob_plan_optimum(others, n, b->B - b->plan[w], NULL, level) && *level > 0.0;
 }
 
+/* The global batch at which every worker could cycle in out->cycle_s: the
+ * bound worker's batch and each other's that lasts as long, within its
+ * bounds (a largest batch counts where it is below B). */
+static long ob_balance_need(const ob_balance *b, const ob_rank_model *m, const ob_balance_limit *out)
+{
+    double need = (double) out->batch;
+
+    for (int j = 0; j < b->W; j++) {
+        double bj;
+
+        if (j == out->worker) {
+            continue;
+        }
+        bj = ceil((out->cycle_s - m[j].alpha) / m[j].beta);
+        bj = bj > (double) m[j].lo ? bj : (double) m[j].lo;
+        bj = m[j].hi < b->B && bj > (double) m[j].hi ? (double) m[j].hi : bj;
+        need += bj;
+    }
+    return need < 1e15 ? (long) need : (long) 1e15;
+}
+
 int ob_balance_bound(const ob_balance *b, ob_balance_limit *out)
 {
     ob_rank_model *m;
@@ -223,18 +244,7 @@ int ob_balance_bound(const ob_balance *b, ob_balance_limit *out)
         }
     }
     if (found) {
-        double need = (double) out->batch;
-
-        for (int j = 0; j < b->W; j++) {
-            if (j != out->worker) {
-                double bj = ceil((out->cycle_s - m[j].alpha) / m[j].beta);
-
-                bj = bj > (double) m[j].lo ? bj : (double) m[j].lo;
-                bj = m[j].hi < b->B && bj > (double) m[j].hi ? (double) m[j].hi : bj;
-                need += bj;
-            }
-        }
-        out->need = need < 1e15 ? (long) need : (long) 1e15;
+        out->need = ob_balance_need(b, m, out);
     }
     free(m);
     return found;
