@@ -28,8 +28,9 @@
  * floor (api_chunk.c: raised where a chunk's fixed cost would weigh), in
  * granules.  A thief takes
  * from the rank whose expected time left is the longest (what is left over
- * its rate in the step: what it claimed over the time since it began, or
- * the thief's rate in proportion to the plans before it has a measure, and
+ * its rate in the step: what it claimed over the time since it began (its
+ * plan, before its first claim), or the thief's rate in proportion to the
+ * plans before it has begun, and
  * at most its latest claim over the time since it made it), the share that
  * makes both expect to finish together, when that is at least the floor;
  * below the floor, the whole tail of a rank less than half as fast as the

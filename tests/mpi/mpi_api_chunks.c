@@ -513,9 +513,10 @@ END_TEST
  * a rank learns that fixed part, and the automatic floor grows until it is
  * at most a quarter of a chunk's time, here the rank's whole plan: after a few
  * steps each rank works its range in one chunk or two, where a floor of
- * B / (32 P) and a sixteenth of the plan would cut it in 16 or more.  Under
- * MPICH (and across hosts) thieves still move whole ranges now and then, up
- * to 6 chunks a step for a rank (not explained yet): the bound is 10. */
+ * B / (32 P) and a sixteenth of the plan would cut it in 16 or more.  The
+ * bound is 10: under MPICH thieves moved whole ranges now and then, up to 6
+ * chunks a step for a rank, until a rank that had begun but not claimed
+ * stopped reading as rate 0 (test_a_late_first_claim_keeps_its_range). */
 #define COSTLY_B 256
 #define COSTLY_STEPS 8
 START_TEST(test_costly_chunks_grow)
