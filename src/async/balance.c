@@ -256,3 +256,25 @@ int ob_balance_model(const ob_balance *b, int w, double *alpha, double *beta)
     *beta = 0.0;
     return w >= 0 && w < b->W && ob_estimator_model(&b->est[w], alpha, beta);
 }
+
+double ob_quota_cycle_learn(ob_quota_cycle *q, double quota, long batch, double wall, double cpu)
+{
+    double least = wall;
+    long n;
+
+    if (batch != q->batch) {
+        q->batch = batch;
+        q->n = 0;
+    }
+    q->wall[q->n % OB_QUOTA_CYCLE_WALLS] = wall;
+    q->n++;
+    if (!(quota > 0.0) || cpu < 0.0) {
+        return wall;
+    }
+    n = q->n < OB_QUOTA_CYCLE_WALLS ? q->n : OB_QUOTA_CYCLE_WALLS;
+    for (long k = 0; k < n; k++) {
+        least = q->wall[k] < least ? q->wall[k] : least;
+    }
+    least = q->n >= OB_QUOTA_CYCLE_WALL_MIN ? least : 0.0;
+    return cpu / quota > least ? cpu / quota : least;
+}

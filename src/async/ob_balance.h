@@ -106,4 +106,39 @@ typedef struct ob_balance_limit {
  */
 int ob_balance_bound(const ob_balance *b, ob_balance_limit *out);
 
+/** The walls of a worker's last cycles at its batch that ob_quota_cycle keeps, and how many it
+ *  needs before their least counts. */
+#define OB_QUOTA_CYCLE_WALLS 8
+#define OB_QUOTA_CYCLE_WALL_MIN 3
+
+/**
+ * A worker's cycle as the controller learns it under a CPU quota.  Where the
+ * quota runs out mid-cycle the kernel stops the worker until its period ends:
+ * at 0.1 core and a 100 ms period, one cycle in a period takes up to 90 ms
+ * more and the others run at full speed, and the estimator, which takes a
+ * lone long cycle for an outlier, learnt the full speed: the worker was handed
+ * a batch as if it had the whole core, and pushed about half as often as the
+ * others (0.55x under 0.4, 0.4, 0.2, 0.1 cores in hetsgd; 0.44x at 0.4 cores
+ * in check_balance's simulation).
+ * Over a period the worker has q of a core, so a cycle that spent cpu seconds
+ * of CPU needs cpu / q of the wall: the cycle learnt, as the synchronous mode
+ * plans a rank under a quota (api_measure.c).  The least wall of the last
+ * cycles at the batch counts where it is the larger: a worker slowed by what
+ * the quota does not see (a crowded core, its data).
+ */
+typedef struct ob_quota_cycle {
+    long batch;                  /* the batch of the walls kept */
+    long n;                      /* walls seen at it */
+    double wall[OB_QUOTA_CYCLE_WALLS];
+} ob_quota_cycle;
+
+/**
+ * \brief The cycle to learn from one of \p batch samples that took \p wall seconds and
+ *        \p cpu seconds of the process's CPU, under a quota of \p quota cores: \p wall
+ *        where there is none (quota <= 0) or the CPU is unknown (cpu < 0), else the larger of
+ *        cpu / quota and the least of the last walls at the batch (once there are
+ *        OB_QUOTA_CYCLE_WALL_MIN of them).  \p q starts zeroed.
+ */
+double ob_quota_cycle_learn(ob_quota_cycle *q, double quota, long batch, double wall, double cpu);
+
 #endif /* OB_BALANCE_H */

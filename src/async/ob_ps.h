@@ -65,6 +65,7 @@ typedef struct ob_ps_push_msg {
     int64_t count;               /* its samples */
     double compute_s;            /* the worker's compute of it */
     double wait_s;               /* the worker's wait for the answer to its last push (or pull) */
+    double cycle_s;              /* the cycle the controller learns (ob_quota_cycle_learn()) */
 } ob_ps_push_msg;
 
 typedef struct ob_ps_task_msg {
@@ -145,6 +146,11 @@ typedef struct ob_ps_worker {
     long pushes;
     double compute_s;
     double wait_s;
+    int plan_quota;              /* OMNIBATCH_CPU_QUOTA: its cycles learnt on its CPU quota */
+    double quota;                /* cores (0: none), read again every OB_API_QUOTA_REREAD_NS */
+    uint64_t quota_read_ns;
+    uint64_t cpu_ns;             /* the process's CPU when its cycle began; 0: not read */
+    ob_quota_cycle cycles;
     MPI_Request *reqs;           /* 2 * (servers + 1) */
     ob_ps_push_msg push;
     ob_ps_task_msg task_msg;

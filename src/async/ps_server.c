@@ -311,7 +311,7 @@ static int ob_ps_take_push(struct omnibatch_ps *ps, int w)
     sv->pushes++;
     sv->dropped += !applied;
     ob_tally_add(&sv->tally[w], tau, applied, (long) m->count, m->compute_s);
-    ob_balance_observe(&sv->balance, w, (long) m->count, m->compute_s + m->wait_s);
+    ob_balance_observe(&sv->balance, w, (long) m->count, m->cycle_s);
     done = ob_ps_next_task(ps, w);
     mpi_rc = ob_ps_order(ps, OB_PS_ORDER_APPLY, w, scale, done);
     if (applied) {

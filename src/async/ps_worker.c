@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ob_config.h"
+#include "ob_cpuquota.h"
 #include "ob_error.h"
 #include "ob_ps.h"
 #include "ob_timing.h"
@@ -18,6 +20,7 @@
 int ob_ps_worker_init(struct omnibatch_ps *ps)
 {
     const int n = 2 * (ps->servers + 1);
+    const ob_config *cfg = NULL;
     ob_ps_worker *wk = calloc(1, sizeof *wk);
 
     if (NULL == wk) {
@@ -32,7 +35,39 @@ int ob_ps_worker_init(struct omnibatch_ps *ps)
     for (int i = 0; i < n; i++) {
         wk->reqs[i] = MPI_REQUEST_NULL;
     }
+    wk->plan_quota = 1;
+    /* On a bad setting cfg holds the defaults (create has said so). */
+    if (OMNIBATCH_SUCCESS == ob_config_global(&cfg) && NULL != cfg) {
+        wk->plan_quota = cfg->cpu_quota;
+    }
+    wk->quota = wk->plan_quota ? ob_cpu_quota("/proc/self/cgroup", "/sys/fs/cgroup") : 0.0;
+    wk->quota_read_ns = ob_now_ns();
     return OMNIBATCH_SUCCESS;
+}
+
+/* Mark the start of a cycle at \p now: the process's CPU, where a quota makes it matter
+ * (read again every OB_API_QUOTA_REREAD_NS). */
+static void ob_ps_cycle_mark(ob_ps_worker *wk, uint64_t now)
+{
+    if (wk->plan_quota && now - wk->quota_read_ns >= OB_API_QUOTA_REREAD_NS) {
+        wk->quota = ob_cpu_quota("/proc/self/cgroup", "/sys/fs/cgroup");
+        wk->quota_read_ns = now;
+    }
+    wk->cpu_ns = wk->quota > 0.0 ? ob_cpu_ns() : 0;
+}
+
+/* The cycle that ends at a push: the wall since the last push (or pull), or under a CPU
+ * quota the CPU spent in it over the quota (ob_quota_cycle_learn()); the next begins. */
+static double ob_ps_cycle(ob_ps_worker *wk, double wall, uint64_t now)
+{
+    const uint64_t began = wk->cpu_ns;
+    double cpu = -1.0;
+
+    ob_ps_cycle_mark(wk, now);
+    if (0 != began && 0 != wk->cpu_ns) {
+        cpu = (double) (wk->cpu_ns - began) * 1e-9;
+    }
+    return ob_quota_cycle_learn(&wk->cycles, wk->quota, wk->task.count, wall, cpu);
 }
 
 void ob_ps_worker_free(struct omnibatch_ps *ps)
@@ -91,6 +126,7 @@ int ob_ps_worker_pull(struct omnibatch_ps *ps, omnibatch_ps_task *task)
     }
     wk->pulled = 1;
     wk->start_ns = t0;
+    ob_ps_cycle_mark(wk, t0);
     ob_ps_took(ps, t0, task);
     return OMNIBATCH_SUCCESS;
 }
@@ -108,6 +144,7 @@ int ob_ps_worker_push(struct omnibatch_ps *ps, const void *grad, omnibatch_ps_ta
     wk->push.count = wk->task.count;
     wk->push.compute_s = (double) (t0 - wk->got_ns) * 1e-9;
     wk->push.wait_s = wk->last_wait_s;
+    wk->push.cycle_s = ob_ps_cycle(wk, wk->push.compute_s + wk->push.wait_s, t0);
     wk->compute_s += wk->push.compute_s;
     /* The answer's receives first (reqs[S + 1 ..]): it cannot come before the push. */
     mpi_rc = ob_ps_expect(ps, wk->reqs + S + 1);

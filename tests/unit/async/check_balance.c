@@ -8,7 +8,9 @@
  * hands each worker its next batch.  With the controller the workers' mean
  * staleness is within 1.5x of each other (their cycles equal); with equal
  * batches it spreads by about the ratio of the speeds.  A worker that slows
- * down mid-run is followed.  Plans imposed are checked.
+ * down mid-run is followed.  A worker under a CPU quota, which the kernel
+ * stops once a period's budget is spent, is learnt on its CPU over the
+ * quota, and pushes as often as the others.  Plans imposed are checked.
  */
 #include "config.h"
 
@@ -239,6 +241,143 @@ START_TEST(test_bound_at_the_least_batch)
 }
 END_TEST
 
+/* A worker under a CPU quota of q cores over periods of QUOTA_PERIOD: it
+ * runs at full speed while the period's budget lasts, and the kernel stops
+ * it until the next period when it is spent. */
+#define QUOTA_PERIOD 0.1
+
+typedef struct throttle {
+    double q;
+    double left;                 /* CPU left in the period */
+    double end;                  /* when the period ends */
+} throttle;
+
+/* The time at which a worker that starts at \p t with \p cpu of CPU to spend is through. */
+static double throttle_run(throttle *th, double t, double cpu)
+{
+    while (cpu > 0.0) {
+        double run;
+
+        while (t >= th->end) {
+            th->end += QUOTA_PERIOD;
+            th->left = th->q * QUOTA_PERIOD;
+        }
+        run = fmin(cpu, fmin(th->left, th->end - t));
+        t += run;
+        cpu -= run;
+        th->left -= run;
+        if (cpu > 0.0 && th->left <= 0.0) {
+            t = th->end;     /* stopped until the period ends */
+        }
+    }
+    return t;
+}
+
+/* Workers 0-2 on a whole core, worker 3 under a quota of 0.4 cores, pushing
+ * for \p pushes: the pushes of each over the last half, each cycle learnt
+ * through ob_quota_cycle_learn() when \p on_cpu, else as its wall. */
+static void quota_run(int on_cpu, long pushes, long *counted)
+{
+    const double quota[W] = { 0.0, 0.0, 0.0, 0.4 };
+    ob_balance b;
+    ob_balance_params p;
+    ob_quota_cycle qc[W];
+    throttle th = { quota[3], 0.0, 0.0 };
+    double start[W], finish[W], cpu[W];
+    long batch[W];
+
+    params(&p, 1);
+    ck_assert_int_eq(ob_balance_init(&b, W, B, lo, hi, &p), OMNIBATCH_SUCCESS);
+    memset(qc, 0, sizeof qc);
+    memset(counted, 0, W * sizeof *counted);
+    for (int w = 0; w < W; w++) {
+        start[w] = 0.0;
+        batch[w] = ob_balance_batch(&b, w);
+        cpu[w] = (ALPHA + BETA * (double) batch[w]) * noise();
+        finish[w] = (w == 3 ? throttle_run(&th, 0.0, cpu[w]) : cpu[w]) + RTT;
+    }
+    for (long k = 0; k < pushes; k++) {
+        int w = 0;
+        double now, wall;
+
+        for (int j = 1; j < W; j++) {
+            w = finish[j] < finish[w] ? j : w;
+        }
+        now = finish[w];
+        wall = now - start[w];
+        ob_balance_observe(&b, w, batch[w],
+                           on_cpu ? ob_quota_cycle_learn(&qc[w], quota[w], batch[w], wall, cpu[w]) : wall);
+        counted[w] += k >= pushes / 2;
+        batch[w] = ob_balance_batch(&b, w);
+        cpu[w] = (ALPHA + BETA * (double) batch[w]) * noise();
+        start[w] = now;
+        finish[w] = (w == 3 ? throttle_run(&th, now, cpu[w]) : now + cpu[w]) + RTT;
+    }
+    ob_balance_free(&b);
+}
+
+/* Largest over least of \p n counts. */
+static double count_spread(const long *n)
+{
+    long lo_n = n[0], hi_n = n[0];
+
+    for (int w = 1; w < W; w++) {
+        lo_n = n[w] < lo_n ? n[w] : lo_n;
+        hi_n = n[w] > hi_n ? n[w] : hi_n;
+    }
+    return (double) hi_n / (double) (lo_n > 0 ? lo_n : 1);
+}
+
+/* A worker under a CPU quota cycles at full speed until its period's budget
+ * is spent, then waits for the next period: learnt on its walls, the
+ * estimator takes the long cycle for an outlier and the worker for a whole
+ * core, and it pushes far less often than the others.  Learnt on its CPU
+ * over its quota, the push rates are equal. */
+START_TEST(test_quota_worker_learnt_on_its_cpu)
+{
+    long walls[W], cpus[W];
+
+    quota_run(0, 8000, walls);
+    quota_run(1, 8000, cpus);
+    ck_assert_msg(count_spread(walls) > 1.5, "on its walls: pushes %ld %ld %ld %ld", walls[0], walls[1],
+                  walls[2], walls[3]);
+    ck_assert_msg(count_spread(cpus) < 1.1, "on its CPU: pushes %ld %ld %ld %ld", cpus[0], cpus[1],
+                  cpus[2], cpus[3]);
+}
+END_TEST
+
+/* Without a quota, or with the CPU unknown, a cycle is learnt as its wall;
+ * with one, as the larger of its CPU over the quota and the least of the
+ * last walls at the batch (a worker slowed by what the quota does not
+ * see), which a new batch starts over. */
+START_TEST(test_quota_cycle)
+{
+    ob_quota_cycle q;
+
+    memset(&q, 0, sizeof q);
+    ck_assert_double_eq(ob_quota_cycle_learn(&q, 0.0, 16, 0.003, 0.002), 0.003);
+    ck_assert_double_eq(ob_quota_cycle_learn(&q, 0.5, 16, 0.003, -1.0), 0.003);
+    /* Under 0.1 cores: 2 ms of CPU need 20 ms, a stopped cycle's 90 ms wall or not. */
+    ck_assert_double_eq_tol(ob_quota_cycle_learn(&q, 0.1, 16, 0.090, 0.002), 0.020, 1e-12);
+    ck_assert_double_eq_tol(ob_quota_cycle_learn(&q, 0.1, 16, 0.0025, 0.002), 0.020, 1e-12);
+    /* Crowded under 0.5 cores: every wall 10 ms, 4 ms by the CPU.  The walls count once
+     * OB_QUOTA_CYCLE_WALL_MIN of them are seen at the batch. */
+    memset(&q, 0, sizeof q);
+    for (int k = 1; k < OB_QUOTA_CYCLE_WALL_MIN; k++) {
+        ck_assert_double_eq_tol(ob_quota_cycle_learn(&q, 0.5, 16, 0.010 + 0.001 * k, 0.002), 0.004, 1e-12);
+    }
+    ck_assert_double_eq_tol(ob_quota_cycle_learn(&q, 0.5, 16, 0.010, 0.002), 0.010, 1e-12);
+    ck_assert_double_eq_tol(ob_quota_cycle_learn(&q, 0.5, 16, 0.030, 0.002), 0.010, 1e-12);
+    /* The least of the last OB_QUOTA_CYCLE_WALLS only. */
+    for (int k = 0; k < OB_QUOTA_CYCLE_WALLS; k++) {
+        (void) ob_quota_cycle_learn(&q, 0.5, 16, 0.012, 0.002);
+    }
+    ck_assert_double_eq_tol(ob_quota_cycle_learn(&q, 0.5, 16, 0.012, 0.002), 0.012, 1e-12);
+    /* A new batch starts over. */
+    ck_assert_double_eq_tol(ob_quota_cycle_learn(&q, 0.5, 32, 0.020, 0.006), 0.012, 1e-12);
+}
+END_TEST
+
 START_TEST(test_set_plan)
 {
     ob_balance b;
@@ -289,6 +428,8 @@ static Suite *make_balance_suite(void)
     tcase_add_test(tc, test_equal_batches_spread_staleness);
     tcase_add_test(tc, test_follows_a_change_of_speed);
     tcase_add_test(tc, test_bound_at_the_least_batch);
+    tcase_add_test(tc, test_quota_worker_learnt_on_its_cpu);
+    tcase_add_test(tc, test_quota_cycle);
     tcase_add_test(tc, test_set_plan);
     tcase_add_test(tc, test_bad_settings);
     suite_add_tcase(s, tc);
