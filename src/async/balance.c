@@ -257,24 +257,19 @@ int ob_balance_model(const ob_balance *b, int w, double *alpha, double *beta)
     return w >= 0 && w < b->W && ob_estimator_model(&b->est[w], alpha, beta);
 }
 
-double ob_quota_cycle_learn(ob_quota_cycle *q, double quota, long batch, double wall, double cpu)
+double ob_quota_cycle_learn(ob_quota_cycle *q, double quota, double wall, double cpu)
 {
-    double least = wall;
-    long n;
+    double keep, need;
 
-    if (batch != q->batch) {
-        q->batch = batch;
-        q->n = 0;
-    }
-    q->wall[q->n % OB_QUOTA_CYCLE_WALLS] = wall;
-    q->n++;
-    if (!(quota > 0.0) || cpu < 0.0) {
+    if (!(quota > 0.0) || cpu < 0.0 || !(wall >= 0.0)) {
         return wall;
     }
-    n = q->n < OB_QUOTA_CYCLE_WALLS ? q->n : OB_QUOTA_CYCLE_WALLS;
-    for (long k = 0; k < n; k++) {
-        least = q->wall[k] < least ? q->wall[k] : least;
+    keep = exp(-wall / OB_QUOTA_CYCLE_WINDOW_S);
+    q->wall = q->wall * keep + wall;
+    q->cpu = q->cpu * keep + cpu;
+    need = cpu / quota;
+    if (q->cpu > 0.0 && cpu * (q->wall / q->cpu) > need) {
+        need = cpu * (q->wall / q->cpu);
     }
-    least = q->n >= OB_QUOTA_CYCLE_WALL_MIN ? least : 0.0;
-    return cpu / quota > least ? cpu / quota : least;
+    return need;
 }

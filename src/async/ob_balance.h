@@ -106,10 +106,9 @@ typedef struct ob_balance_limit {
  */
 int ob_balance_bound(const ob_balance *b, ob_balance_limit *out);
 
-/** The walls of a worker's last cycles at its batch that ob_quota_cycle keeps, and how many it
- *  needs before their least counts. */
-#define OB_QUOTA_CYCLE_WALLS 8
-#define OB_QUOTA_CYCLE_WALL_MIN 3
+/** Seconds of wall over which ob_quota_cycle weighs a worker's cycles (exponentially): ten of
+ *  the kernel's default 100 ms quota periods. */
+#define OB_QUOTA_CYCLE_WINDOW_S 1.0
 
 /**
  * A worker's cycle as the controller learns it under a CPU quota.  Where the
@@ -119,26 +118,26 @@ int ob_balance_bound(const ob_balance *b, ob_balance_limit *out);
  * lone long cycle for an outlier, learnt the full speed: the worker was handed
  * a batch as if it had the whole core, and pushed about half as often as the
  * others (0.55x under 0.4, 0.4, 0.2, 0.1 cores in hetsgd; 0.44x at 0.4 cores
- * in check_balance's simulation).
- * Over a period the worker has q of a core, so a cycle that spent cpu seconds
- * of CPU needs cpu / q of the wall: the cycle learnt, as the synchronous mode
- * plans a rank under a quota (api_measure.c).  The least wall of the last
- * cycles at the batch counts where it is the larger: a worker slowed by what
- * the quota does not see (a crowded core, its data).
+ * in check_balance's simulation).  So a cycle that spent cpu seconds of the
+ * process's CPU is learnt as the wall the worker spends on that CPU over the
+ * last OB_QUOTA_CYCLE_WINDOW_S, stops included: cpu times the window's wall
+ * over its CPU; and at least cpu / q, the least wall in which a quota of q
+ * cores gives that CPU (the window's first periods, before a stop).  A
+ * worker that also waits for the server, or runs on a crowded core, is
+ * learnt as slow as it is, which cpu / q alone left out (a 0.1-core worker
+ * cycled in 11.5 ms where cpu / q said 8).
  */
 typedef struct ob_quota_cycle {
-    long batch;                  /* the batch of the walls kept */
-    long n;                      /* walls seen at it */
-    double wall[OB_QUOTA_CYCLE_WALLS];
+    double wall;                 /* the window's wall, seconds (weighted) */
+    double cpu;                  /* its CPU, seconds (weighted) */
 } ob_quota_cycle;
 
 /**
- * \brief The cycle to learn from one of \p batch samples that took \p wall seconds and
- *        \p cpu seconds of the process's CPU, under a quota of \p quota cores: \p wall
- *        where there is none (quota <= 0) or the CPU is unknown (cpu < 0), else the larger of
- *        cpu / quota and the least of the last walls at the batch (once there are
- *        OB_QUOTA_CYCLE_WALL_MIN of them).  \p q starts zeroed.
+ * \brief The cycle to learn from one of \p wall seconds that spent \p cpu seconds of the
+ *        process's CPU, under a quota of \p quota cores: \p wall where there is none
+ *        (quota <= 0) or the CPU is unknown (cpu < 0), else the larger of cpu / quota and cpu
+ *        times the window's wall over its CPU (above).  \p q starts zeroed.
  */
-double ob_quota_cycle_learn(ob_quota_cycle *q, double quota, long batch, double wall, double cpu);
+double ob_quota_cycle_learn(ob_quota_cycle *q, double quota, double wall, double cpu);
 
 #endif /* OB_BALANCE_H */

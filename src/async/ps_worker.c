@@ -57,7 +57,7 @@ static void ob_ps_cycle_mark(ob_ps_worker *wk, uint64_t now)
 }
 
 /* The cycle that ends at a push: the wall since the last push (or pull), or under a CPU
- * quota the CPU spent in it over the quota (ob_quota_cycle_learn()); the next begins. */
+ * quota the wall its CPU takes there (ob_quota_cycle_learn()); the next begins. */
 static double ob_ps_cycle(ob_ps_worker *wk, double wall, uint64_t now)
 {
     const uint64_t began = wk->cpu_ns;
@@ -67,7 +67,7 @@ static double ob_ps_cycle(ob_ps_worker *wk, double wall, uint64_t now)
     if (0 != began && 0 != wk->cpu_ns) {
         cpu = (double) (wk->cpu_ns - began) * 1e-9;
     }
-    return ob_quota_cycle_learn(&wk->cycles, wk->quota, wk->task.count, wall, cpu);
+    return ob_quota_cycle_learn(&wk->cycles, wk->quota, wall, cpu);
 }
 
 void ob_ps_worker_free(struct omnibatch_ps *ps)

@@ -306,7 +306,7 @@ static void quota_run(int on_cpu, long pushes, long *counted)
         now = finish[w];
         wall = now - start[w];
         ob_balance_observe(&b, w, batch[w],
-                           on_cpu ? ob_quota_cycle_learn(&qc[w], quota[w], batch[w], wall, cpu[w]) : wall);
+                           on_cpu ? ob_quota_cycle_learn(&qc[w], quota[w], wall, cpu[w]) : wall);
         counted[w] += k >= pushes / 2;
         batch[w] = ob_balance_batch(&b, w);
         cpu[w] = (ALPHA + BETA * (double) batch[w]) * noise();
@@ -346,35 +346,49 @@ START_TEST(test_quota_worker_learnt_on_its_cpu)
 }
 END_TEST
 
+/* Learn \p n cycles of \p wall and \p cpu seconds; the last one's answer. */
+static double learn_many(ob_quota_cycle *q, double quota, long n, double wall, double cpu)
+{
+    double t = 0.0;
+
+    for (long k = 0; k < n; k++) {
+        t = ob_quota_cycle_learn(q, quota, wall, cpu);
+    }
+    return t;
+}
+
 /* Without a quota, or with the CPU unknown, a cycle is learnt as its wall;
- * with one, as the larger of its CPU over the quota and the least of the
- * last walls at the batch (a worker slowed by what the quota does not
- * see), which a new batch starts over. */
+ * with one, as the wall its CPU took over the last second, stops and waits
+ * included, and at least its CPU over the quota. */
 START_TEST(test_quota_cycle)
 {
     ob_quota_cycle q;
+    double t = 0.0;
 
     memset(&q, 0, sizeof q);
-    ck_assert_double_eq(ob_quota_cycle_learn(&q, 0.0, 16, 0.003, 0.002), 0.003);
-    ck_assert_double_eq(ob_quota_cycle_learn(&q, 0.5, 16, 0.003, -1.0), 0.003);
-    /* Under 0.1 cores: 2 ms of CPU need 20 ms, a stopped cycle's 90 ms wall or not. */
-    ck_assert_double_eq_tol(ob_quota_cycle_learn(&q, 0.1, 16, 0.090, 0.002), 0.020, 1e-12);
-    ck_assert_double_eq_tol(ob_quota_cycle_learn(&q, 0.1, 16, 0.0025, 0.002), 0.020, 1e-12);
-    /* Crowded under 0.5 cores: every wall 10 ms, 4 ms by the CPU.  The walls count once
-     * OB_QUOTA_CYCLE_WALL_MIN of them are seen at the batch. */
+    ck_assert_double_eq(ob_quota_cycle_learn(&q, 0.0, 0.003, 0.002), 0.003);
+    ck_assert_double_eq(ob_quota_cycle_learn(&q, 0.5, 0.003, -1.0), 0.003);
+    ck_assert_double_eq(q.wall, 0.0);
+    /* Under 0.1 cores, before any stop: 2 ms of CPU need 20 ms. */
+    ck_assert_double_eq_tol(ob_quota_cycle_learn(&q, 0.1, 0.0025, 0.002), 0.020, 1e-12);
+    /* Stopped once a period: four cycles of 2 ms at full speed, the fifth 92 ms. */
+    for (int period = 0; period < 50; period++) {
+        (void) learn_many(&q, 0.1, 4, 0.002, 0.002);
+        t = ob_quota_cycle_learn(&q, 0.1, 0.092, 0.002);
+    }
+    ck_assert_double_eq_tol(t, 0.020, 0.020 * 0.1);
+    /* Waiting for the server besides: 30 ms a cycle for the same CPU. */
+    t = learn_many(&q, 0.1, 200, 0.030, 0.002);
+    ck_assert_double_eq_tol(t, 0.030, 0.030 * 0.01);
+    /* Crowded under 0.5 cores: 10 ms a cycle, 4 ms by the CPU alone. */
     memset(&q, 0, sizeof q);
-    for (int k = 1; k < OB_QUOTA_CYCLE_WALL_MIN; k++) {
-        ck_assert_double_eq_tol(ob_quota_cycle_learn(&q, 0.5, 16, 0.010 + 0.001 * k, 0.002), 0.004, 1e-12);
-    }
-    ck_assert_double_eq_tol(ob_quota_cycle_learn(&q, 0.5, 16, 0.010, 0.002), 0.010, 1e-12);
-    ck_assert_double_eq_tol(ob_quota_cycle_learn(&q, 0.5, 16, 0.030, 0.002), 0.010, 1e-12);
-    /* The least of the last OB_QUOTA_CYCLE_WALLS only. */
-    for (int k = 0; k < OB_QUOTA_CYCLE_WALLS; k++) {
-        (void) ob_quota_cycle_learn(&q, 0.5, 16, 0.012, 0.002);
-    }
-    ck_assert_double_eq_tol(ob_quota_cycle_learn(&q, 0.5, 16, 0.012, 0.002), 0.012, 1e-12);
-    /* A new batch starts over. */
-    ck_assert_double_eq_tol(ob_quota_cycle_learn(&q, 0.5, 32, 0.020, 0.006), 0.012, 1e-12);
+    t = learn_many(&q, 0.5, 300, 0.010, 0.002);
+    ck_assert_double_eq_tol(t, 0.010, 1e-9);
+    /* Uncrowded again: after five seconds the window holds 1% of the old, and the quota
+     * bounds it. */
+    t = learn_many(&q, 0.5, 2500, 0.002, 0.002);
+    ck_assert_double_eq_tol(t, 0.004, 0.004 * 0.05);
+    ck_assert_double_ge(t, 0.004);
 }
 END_TEST
 
