@@ -40,11 +40,12 @@
 /* Asleep, the nap between two looks at the wire, nanoseconds. */
 #define OB_WIRE_NAP_NS 20000L
 
-/* A request: the thief's step, rate and plan. */
+/* A request: the thief's step, rate, plan and whether its quota bounds the rate. */
 typedef struct ob_wire_ask {
     uint64_t seq;
     double rate;
     int64_t plan;
+    int64_t quota_bound;
 } ob_wire_ask;
 
 /* A reply: the range taken for the thief (count 0: none), and from whom. */
@@ -162,6 +163,7 @@ static int ob_wire_answer(struct ob_chunks *k, const ob_wire_ask *ask, int sourc
 
     thief.rate = ask->rate;
     thief.plan = (long) ask->plan;
+    thief.quota_bound = 0 != ask->quota_bound;
     /* A request of another step cannot come (the barrier closes each);
      * answered "none" all the same. */
     if (ask->seq == k->seq && ob_words_take(k, &thief, -1, &start, &count, &from)) {
@@ -256,6 +258,7 @@ int ob_wire_steal(struct ob_chunks *k, int *mpi_rc)
     ask.seq = k->seq;
     ask.rate = thief.rate;
     ask.plan = thief.plan;
+    ask.quota_bound = thief.quota_bound;
     while ((node = ob_wire_next_helper(k, &target)) >= 0) {
         ob_wire_reply reply;
 

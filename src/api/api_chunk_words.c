@@ -132,6 +132,7 @@ ob_chunk_thief ob_words_thief(const struct ob_chunks *k, uint64_t now)
 
     t.rate = now > begin && k->done > 0 ? (double) k->done / ((double) (now - begin) * 1e-9) : 0.0;
     t.plan = k->plan[k->me];
+    t.quota_bound = 0;
     /* Under a CPU quota, at most the rate the quota sustains: the samples
      * over the CPU they took, times the quota.  In the part of a period the
      * kernel lets it run a rank does samples as fast as a free one; what it
@@ -142,6 +143,7 @@ ob_chunk_thief ob_words_thief(const struct ob_chunks *k, uint64_t now)
         if (cpu > k->cpu_begin_ns) {
             const double sustained = (double) k->done / ((double) (cpu - k->cpu_begin_ns) * 1e-9) * k->quota;
 
+            t.quota_bound = k->busy && sustained < t.rate;
             t.rate = sustained < t.rate ? sustained : t.rate;
         }
     }
@@ -201,7 +203,7 @@ static long ob_words_share(const struct ob_chunks *k, const ob_chunk_thief *thie
 {
     const long x = (long) ((double) left * (thief->rate / (thief->rate + r))) / k->granularity * k->granularity;
 
-    if (x >= k->floor) {
+    if (x >= k->floor && !thief->quota_bound) {
         return x < left ? x : left;
     }
     return OB_WORDS_SLOWER * r < thief->rate ? left : 0;

@@ -67,6 +67,10 @@ struct ob_chunks {
     long floor_cost;             /* the floor that part asked for at the last fit (0: none yet) */
     double quota;                /* the CPU quota this rank is planned on, in cores (0: none) */
     uint64_t cpu_begin_ns;       /* under it, the process's CPU time as the step began */
+    uint64_t wall_begin_ns;      /* and the time */
+    double busy_wall;            /* its wall over the last OB_CHUNK_BUSY_WINDOW_S (weighted) */
+    double busy_cpu;             /* its CPU in that wall */
+    int busy;                    /* it spent at least OB_CHUNK_BUSY_SHARE of its quota there */
     long granularity;
     uint64_t seq;                /* steps begun since create */
     uint64_t gen;                /* seq's generation: the words' tag for this step */
@@ -84,10 +88,13 @@ struct ob_chunks {
 };
 
 /* A thief: its rate (samples per second claimed in the step) and its plan,
- * from which a rank without a measure yet is given a rate. */
+ * from which a rank without a measure yet is given a rate; whether its CPU
+ * quota bounds that rate (then it only takes a tail its owner is stalled on:
+ * ob_words_share()). */
 typedef struct ob_chunk_thief {
     double rate;
     long plan;
+    int quota_bound;
 } ob_chunk_thief;
 
 /* api_chunk_words.c */

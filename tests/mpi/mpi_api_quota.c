@@ -15,12 +15,18 @@
  * defaults.
  *
  * Usage: mpi_api_quota STEPS [FILE AT LINE [SAMPLE_MS UPDATE_MS]]
+ *
+ * mpi_api_quota chunks STEPS: the step worked in chunks on a fixed plan of
+ * CHUNK_PLAN0 and CHUNK_PLAN1 samples, CHUNK_SAMPLE_MS of CPU each on both
+ * ranks; prints the samples rank 1 took from rank 0 after the first
+ * CHUNK_SETTLE steps ("taken: T of S", S the samples of those steps).
  */
 #include "config.h"
 
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "omnibatch.h"
@@ -58,6 +64,58 @@ static void check(int rc, const char *what)
     }
 }
 
+#define CHUNK_PLAN0 90L
+#define CHUNK_PLAN1 10L
+#define CHUNK_SAMPLE_MS 0.5
+#define CHUNK_SETTLE 5
+
+/* The chunked steps: the samples this rank took from the other after the first CHUNK_SETTLE. */
+static long chunk_steps(omnibatch_t ctx, int rank, long steps)
+{
+    const long plan[2] = { CHUNK_PLAN0, CHUNK_PLAN1 };
+    float g[64] = { 0 };
+    long taken = 0;
+
+    check(omnibatch_set_plan(ctx, plan, 2), "omnibatch_set_plan");
+    for (long k = 0; k < steps; k++) {
+        omnibatch_step st;
+        omnibatch_chunk ch;
+
+        check(omnibatch_next_step(ctx, &st), "omnibatch_next_step");
+        for (;;) {
+            check(omnibatch_next_chunk(ctx, &ch), "omnibatch_next_chunk");
+            if (0 == ch.count) {
+                break;
+            }
+            spin_cpu(CHUNK_SAMPLE_MS * (double) ch.count);
+            taken += k >= CHUNK_SETTLE && ch.owner != rank ? ch.count : 0;
+        }
+        check(omnibatch_allreduce_gradient(ctx, MPI_IN_PLACE, g, 64, MPI_FLOAT), "omnibatch_allreduce_gradient");
+    }
+    return taken;
+}
+
+static int chunk_main(long steps)
+{
+    omnibatch_options opt;
+    omnibatch_t ctx = NULL;
+    int rank;
+    long taken;
+
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    check(omnibatch_options_init(&opt), "omnibatch_options_init");
+    opt.chunks = 1;
+    opt.adaptive = 0;
+    check(omnibatch_create(MPI_COMM_WORLD, B, B * steps, &opt, &ctx), "omnibatch_create");
+    taken = chunk_steps(ctx, rank, steps);
+    if (1 == rank) {
+        printf("taken: %ld of %ld\n", taken, B * (steps - CHUNK_SETTLE));
+    }
+    check(omnibatch_destroy(&ctx), "omnibatch_destroy");
+    MPI_Finalize();
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     omnibatch_t ctx = NULL;
@@ -75,12 +133,19 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (argc > 2 && 0 == strcmp(argv[1], "chunks")) {
+        steps = strtol(argv[2], NULL, 10);
+    }
     if (2 != size || steps < 10) {
         if (0 == rank) {
-            fprintf(stderr, "usage: mpirun -np 2 mpi_api_quota STEPS (>= 10) [FILE AT LINE [SAMPLE_MS UPDATE_MS]]\n");
+            fprintf(stderr, "usage: mpirun -np 2 mpi_api_quota STEPS (>= 10) [FILE AT LINE [SAMPLE_MS UPDATE_MS]]\n"
+                            "       mpirun -np 2 mpi_api_quota chunks STEPS (>= 10)\n");
         }
         MPI_Finalize();
         return 2;
+    }
+    if (argc > 2 && 0 == strcmp(argv[1], "chunks")) {
+        return chunk_main(steps);
     }
     check(omnibatch_create(MPI_COMM_WORLD, B, B * steps, NULL, &ctx), "omnibatch_create");
     for (long k = 0; k < steps; k++) {
