@@ -105,7 +105,7 @@ long ob_words_claim(struct ob_chunks *k, long *start)
 {
     uint64_t *word = &k->slot[k->me].range;
     uint64_t w = __atomic_load_n(word, __ATOMIC_ACQUIRE);
-    const int slowed = ob_words_slowed(k, ob_now_ns());
+    const int slowed = !k->busy && ob_words_slowed(k, ob_now_ns());
 
     for (;;) {
         long next, end, n;
