@@ -19,7 +19,9 @@
  * mpi_api_quota chunks STEPS: the step worked in chunks on a fixed plan of
  * CHUNK_PLAN0 and CHUNK_PLAN1 samples, CHUNK_SAMPLE_MS of CPU each on both
  * ranks; prints the samples rank 1 took from rank 0 after the first
- * CHUNK_SETTLE steps ("taken: T of S", S the samples of those steps).
+ * CHUNK_SETTLE steps ("taken: T of S", S the samples of those steps) and
+ * the chunks of its own range it worked in them ("own chunks: N in K
+ * steps").
  */
 #include "config.h"
 
@@ -69,12 +71,15 @@ static void check(int rc, const char *what)
 #define CHUNK_SAMPLE_MS 0.5
 #define CHUNK_SETTLE 5
 
-/* The chunked steps: the samples this rank took from the other after the first CHUNK_SETTLE. */
-static long chunk_steps(omnibatch_t ctx, int rank, long steps)
+/* The chunked steps: the samples this rank took from the other after the first CHUNK_SETTLE,
+ * and its chunks of its own range there into *own. */
+static long chunk_steps(omnibatch_t ctx, int rank, long steps, long *own)
 {
     const long plan[2] = { CHUNK_PLAN0, CHUNK_PLAN1 };
     float g[64] = { 0 };
     long taken = 0;
+
+    *own = 0;
 
     check(omnibatch_set_plan(ctx, plan, 2), "omnibatch_set_plan");
     for (long k = 0; k < steps; k++) {
@@ -89,6 +94,7 @@ static long chunk_steps(omnibatch_t ctx, int rank, long steps)
             }
             spin_cpu(CHUNK_SAMPLE_MS * (double) ch.count);
             taken += k >= CHUNK_SETTLE && ch.owner != rank ? ch.count : 0;
+            *own += k >= CHUNK_SETTLE && ch.owner == rank;
         }
         check(omnibatch_allreduce_gradient(ctx, MPI_IN_PLACE, g, 64, MPI_FLOAT), "omnibatch_allreduce_gradient");
     }
@@ -100,16 +106,17 @@ static int chunk_main(long steps)
     omnibatch_options opt;
     omnibatch_t ctx = NULL;
     int rank;
-    long taken;
+    long taken, own;
 
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     check(omnibatch_options_init(&opt), "omnibatch_options_init");
     opt.chunks = 1;
     opt.adaptive = 0;
     check(omnibatch_create(MPI_COMM_WORLD, B, B * steps, &opt, &ctx), "omnibatch_create");
-    taken = chunk_steps(ctx, rank, steps);
+    taken = chunk_steps(ctx, rank, steps, &own);
     if (1 == rank) {
         printf("taken: %ld of %ld\n", taken, B * (steps - CHUNK_SETTLE));
+        printf("own chunks: %ld in %ld steps\n", own, steps - CHUNK_SETTLE);
     }
     check(omnibatch_destroy(&ctx), "omnibatch_destroy");
     MPI_Finalize();

@@ -114,21 +114,26 @@ chunks() {
     [ 0 -eq "$rc" ] || { echo "FAIL: mpi_api_quota ($what) exited $rc"; exit 1; }
     taken=$(sed -n 's/^taken: \([0-9]*\) of [0-9]*$/\1/p' "$dir/out")
     all=$(sed -n 's/^taken: [0-9]* of \([0-9]*\)$/\1/p' "$dir/out")
-    [ -n "$taken" ] && [ -n "$all" ] || { echo "FAIL: no taken line ($what)"; exit 1; }
+    own=$(sed -n 's/^own chunks: \([0-9]*\) in [0-9]* steps$/\1/p' "$dir/out")
+    counted=$(sed -n 's/^own chunks: [0-9]* in \([0-9]*\) steps$/\1/p' "$dir/out")
+    [ -n "$taken" ] && [ -n "$all" ] && [ -n "$own" ] && [ -n "$counted" ] \
+        || { echo "FAIL: no taken or own chunks line ($what)"; exit 1; }
     if ! eval "$3"; then
-        echo "FAIL: $what: rank 1 took $taken of the $all samples from rank 0"
+        echo "FAIL: $what: rank 1 took $taken of the $all samples from rank 0, and worked its own range in $own chunks in $counted steps"
         exit 1
     fi
-    echo "mpi_api_quota: $what: rank 1 took $taken of the $all samples from rank 0"
+    echo "mpi_api_quota: $what: rank 1 took $taken of the $all samples from rank 0, its own range in $own chunks in $counted steps"
 }
 run "rank 1 at 0.2 core, rank 0 free" 20000 -1 "$STEPS" "$LEAST"
 # At 0.1 core rank 1's own 5 ms a step of about 45 ms spend its quota: a
 # share of rank 0's tail would be held when the kernel stops it (90 ms), so
 # it takes only the tail of a rank 0 stalled on its chunk (at most 1%; it
-# took shares before, 383 of 4000 samples).  At 0.5 core it has budget to
-# spare and takes shares (at least 5%; 698 of 4000).
+# took shares before, 383 of 4000 samples), and it works its own 10 samples
+# in halving chunks from all 10, at most 3 a step (one granule at a time
+# before, 387 chunks in 40 steps).  At 0.5 core it has budget to spare and
+# takes shares (at least 5%; 698 of 4000).
 CHUNK_STEPS=45
-chunks "chunks, rank 1 at 0.1 core" 10000 '[ $((100 * taken)) -le "$all" ]'
+chunks "chunks, rank 1 at 0.1 core" 10000 '[ $((100 * taken)) -le "$all" ] && [ "$own" -le $((3 * counted)) ]'
 chunks "chunks, rank 1 at 0.5 core" 50000 '[ $((100 * taken)) -ge $((5 * all)) ]'
 run "both at 0.5 core, rank 1 at 0.1 from step $CHANGE_AT" 50000 50000 "$CHANGE_STEPS" "$CHANGE_MOST" \
     "$group/$qfile" "$CHANGE_AT" "$(quota_line 10000)" 0.2 2
