@@ -6,6 +6,10 @@ include %reldir%/torch/local.mk
 # make bench: the standard comparison (bench/run.sh) on this build; options
 # through BENCH_FLAGS, e.g. make bench BENCH_FLAGS=--quick.
 EXTRA_DIST += %reldir%/run.sh %reldir%/table.py %reldir%/RESULTS.md
+# The full records RESULTS.md links to.
+EXTRA_DIST += %reldir%/results/async.md %reldir%/results/chunks.md %reldir%/results/hosts-chunks.md \
+	%reldir%/results/probe.md %reldir%/results/pychunks.md %reldir%/results/sim-chunks.md \
+	%reldir%/results/starved.md
 # The GPU measurement (bench/gpu/run.sh prepare here, measure there).
 EXTRA_DIST += %reldir%/gpu/run.sh
 .PHONY: bench

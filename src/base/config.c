@@ -229,7 +229,10 @@ static const ob_var ob_vars[] = {
                  "omnibatch_create and again every second, so that a resized one is followed) also "
                  "measures its CPU time per step, outside its waits for the other ranks, and the "
                  "controller plans on that CPU time over the quota (or on the least compute of its "
-                 "last steps at its batch, where that is longer); off: on its compute alone." },
+                 "last steps at its batch, where that is longer); in the asynchronous mode a "
+                 "worker's cycle is learnt as the wall its CPU takes, at least its CPU over the "
+                 "quota (docs/async.md); off: on its compute alone (a worker's cycles as they "
+                 "were)." },
     { .name = "OMNIBATCH_POOL", .default_value = "on", .kind = OB_VAR_BOOL, .offset = OB_OFF(pool),
       .meaning = "On: a rank whose time per sample lies among those of " OB_STR(OB_POOL_MIN_RANKS)
                  " or more ranks (bins 1.25x wide) is planned on its own model shrunk towards their mean, as far "
