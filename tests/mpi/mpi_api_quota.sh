@@ -127,13 +127,15 @@ chunks() {
 run "rank 1 at 0.2 core, rank 0 free" 20000 -1 "$STEPS" "$LEAST"
 # At 0.1 core rank 1's own 5 ms a step of about 45 ms spend its quota: a
 # share of rank 0's tail would be held when the kernel stops it (90 ms), so
-# it takes only the tail of a rank 0 stalled on its chunk (at most 1%; it
-# took shares before, 383 of 4000 samples), and it works its own 10 samples
-# in halving chunks from all 10, at most 3 a step (one granule at a time
-# before, 387 chunks in 40 steps).  At 0.5 core it has budget to spare and
+# it takes only the tail of a rank 0 stalled on its chunk (at most 2.5%: a
+# whole tail or two where another test's processes held rank 0 off its
+# core for 60 ms; it took shares before, 383 of 4000 samples, 9.6%), and it
+# works its own 10 samples in halving chunks from all 10 (5, 3, 1, 1 at a
+# floor of 1; one chunk where its measured chunk cost raised the floor), at
+# most 5 a step (one granule at a time before, 387 chunks in 40 steps).  At 0.5 core it has budget to spare and
 # takes shares (at least 5%; 698 of 4000).
 CHUNK_STEPS=45
-chunks "chunks, rank 1 at 0.1 core" 10000 '[ $((100 * taken)) -le "$all" ] && [ "$own" -le $((3 * counted)) ]'
+chunks "chunks, rank 1 at 0.1 core" 10000 '[ $((40 * taken)) -le "$all" ] && [ "$own" -le $((5 * counted)) ]'
 chunks "chunks, rank 1 at 0.5 core" 50000 '[ $((100 * taken)) -ge $((5 * all)) ]'
 run "both at 0.5 core, rank 1 at 0.1 from step $CHANGE_AT" 50000 50000 "$CHANGE_STEPS" "$CHANGE_MOST" \
     "$group/$qfile" "$CHANGE_AT" "$(quota_line 10000)" 0.2 2
