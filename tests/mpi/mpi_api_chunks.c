@@ -509,14 +509,18 @@ START_TEST(test_a_slowed_rank_claims_one_granule)
 }
 END_TEST
 
-/* Chunks that each cost 4 ms beside 10 us a sample: from its chunks' times
+/* Chunks that each cost 4 ms beside 0.2 ms a sample: from its chunks' times
  * a rank learns that fixed part, and the automatic floor grows until it is
- * at most a quarter of a chunk's time, here the rank's whole plan: after a few
- * steps each rank works its range in one chunk or two, where a floor of
- * B / (32 P) and a sixteenth of the plan would cut it in 16 or more.  The
- * bound is 10: under MPICH thieves moved whole ranges now and then, up to 6
- * chunks a step for a rank, until a rank that had begun but not claimed
- * stopped reading as rate 0 (test_a_late_first_claim_keeps_its_range). */
+ * at most a quarter of a chunk's time, 60 samples of a plan of 128 at 2
+ * ranks: after a few steps each rank works its range in two or three
+ * chunks, where a floor of B / (32 P) and a sixteenth of the plan would cut
+ * it in 16 or more.  At 10 us a sample the samples' part (30-80 us a chunk)
+ * drowned in the sleeps' lateness under make -j2 distcheck (milliseconds):
+ * no fit found a slope, the floor stayed at B / (32 P), and a rank worked
+ * 17-18 chunks a step in both tries.  The bound is 10: under MPICH thieves
+ * moved whole ranges now and then, up to 6 chunks a step for a rank, until
+ * a rank that had begun but not claimed stopped reading as rate 0
+ * (test_a_late_first_claim_keeps_its_range). */
 #define COSTLY_B 256
 #define COSTLY_STEPS 8
 START_TEST(test_costly_chunks_grow)
@@ -546,7 +550,7 @@ START_TEST(test_costly_chunks_grow)
                 break;
             }
             chunks++;
-            mpi_sleep_ns(4000000L + 10000L * ch.count);
+            mpi_sleep_ns(4000000L + 200000L * ch.count);
         }
         if (step >= COSTLY_STEPS - 3) {
             late += chunks;
@@ -557,7 +561,7 @@ START_TEST(test_costly_chunks_grow)
     /* Every rank judges the rank with the most, so that all fail alike. */
     MPI_Allreduce(&late, &most, 1, MPI_LONG, MPI_MAX, MPI_COMM_WORLD);
     ck_assert_msg(most <= 3 * 10, "a rank worked %ld chunks in the last 3 steps; expected at most 10 a step, "
-                  "not the 16 or more of the plan's sizes (each chunk costs 4 ms beside 10 us a sample)", most);
+                  "not the 16 or more of the plan's sizes (each chunk costs 4 ms beside 0.2 ms a sample)", most);
 }
 END_TEST
 
