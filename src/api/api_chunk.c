@@ -255,7 +255,10 @@ static void ob_chunk_busy(struct ob_chunks *k, double quota)
         k->busy_wall = 0.0;
         k->busy_cpu = 0.0;
     }
-    k->busy = k->busy_wall > 0.0 && k->busy_cpu >= OB_CHUNK_BUSY_SHARE * quota * k->busy_wall;
+    /* Under a quota of a core or more a rank that polls in its waits spends
+     * a core however little it computes, and a single thread is never
+     * stopped: only a fractional quota makes a rank busy. */
+    k->busy = quota < 1.0 && k->busy_wall > 0.0 && k->busy_cpu >= OB_CHUNK_BUSY_SHARE * quota * k->busy_wall;
     k->quota = quota;
     k->cpu_begin_ns = cpu;
     k->wall_begin_ns = now;
