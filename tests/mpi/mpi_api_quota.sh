@@ -133,9 +133,14 @@ run "rank 1 at 0.2 core, rank 0 free" 20000 -1 "$STEPS" "$LEAST"
 # works its own 10 samples in halving chunks from all 10 (5, 3, 1, 1 at a
 # floor of 1; one chunk where its measured chunk cost raised the floor), at
 # most 5 a step (one granule at a time before, 387 chunks in 40 steps).  At 0.5 core it has budget to spare and
-# takes shares (at least 5%; 698 of 4000).
+# takes shares (at least 5%; 698 of 4000).  At a whole core rank 1 polls in
+# its waits and spends all of it, which is not being throttled: it is not
+# busy and takes shares (at least 10%; 1562 of 4000, and 156 when any
+# quota spent made a rank busy), its own range in sixteenths (400 chunks in
+# 40 steps; 160 then).
 CHUNK_STEPS=45
 chunks "chunks, rank 1 at 0.1 core" 10000 '[ $((40 * taken)) -le "$all" ] && [ "$own" -le $((5 * counted)) ]'
 chunks "chunks, rank 1 at 0.5 core" 50000 '[ $((100 * taken)) -ge $((5 * all)) ]'
+chunks "chunks, rank 1 at 1 core" 100000 '[ $((10 * taken)) -ge "$all" ]'
 run "both at 0.5 core, rank 1 at 0.1 from step $CHANGE_AT" 50000 50000 "$CHANGE_STEPS" "$CHANGE_MOST" \
     "$group/$qfile" "$CHANGE_AT" "$(quota_line 10000)" 0.2 2
