@@ -28,10 +28,18 @@ grep -q "^target: hl8: async-omnibatch's per-worker mean staleness within 1.5x: 
     fail "no staleness target, or a push lost"
 [ "$(wc -l <"$tmp/out.d/runs/summary.txt")" -eq 2 ] || fail "not two runs in the summary"
 # --timeout reaches every mpirun (tests/mpirun.sh's own 120 s stopped benchmark runs on a
-# loaded machine): one second stops the calibration, and the runner says so.
+# loaded machine): one second stops the calibration, and the runner says so.  The
+# launcher starts 5 s late, so that no machine is fast enough to finish within the second
+# (a quiet one calibrated and trained --quick in under a second).
+cat > "$tmp/late-mpirun" <<LATE
+#!/bin/sh
+sleep 5
+exec "${MPIRUN:-mpirun}" "\$@"
+LATE
+chmod +x "$tmp/late-mpirun"
 rc=0
-sh "$srcdir/bench/hetsgd/async.sh" --builddir "$builddir" --quick --data "$tmp/data" --out "$tmp/out.t" \
-    --levels hl8 --policies async-static --timeout 1 >"$tmp/out" 2>&1 || rc=$?
+MPIRUN=$tmp/late-mpirun sh "$srcdir/bench/hetsgd/async.sh" --builddir "$builddir" --quick --data "$tmp/data" \
+    --out "$tmp/out.t" --levels hl8 --policies async-static --timeout 1 >"$tmp/out" 2>&1 || rc=$?
 [ "$rc" -eq 1 ] || fail "--timeout 1: exit status $rc, expected 1"
 grep -q '^async: the calibration FAILED, stopped after --timeout 1 s:' "$tmp/out" ||
     fail "--timeout 1: no line saying the calibration was stopped"
