@@ -564,6 +564,11 @@ typedef struct omnibatch_ps_options {
     long max_pushes;                /**< slices handed out (hence pushes) at most, >= 0; 0 = no
                                          limit (0) */
     uint64_t seed;                  /**< seed of the epochs' permutation (OMNIBATCH_DEFAULT_SEED) */
+    long max_global_batch;          /**< the largest sum of the workers' batches, >= global_batch,
+                                         or 0 = global_batch (0): where a worker held at its
+                                         min_batch still cycles longer than the others sharing
+                                         the rest of the global batch, their batches grow so that
+                                         every worker pushes at one rate, up to this sum */
 } omnibatch_ps_options;
 
 /** \brief What a rank is in a parameter-server context. */

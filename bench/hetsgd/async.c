@@ -85,6 +85,7 @@ static int ps_options(const arun *a, omnibatch_ps_options *po)
     /* --max-steps counts global batches: as many samples' worth of pushes at equal batches. */
     po->max_pushes = a->o->max_steps > 0 ? a->o->max_steps * a->W : 0;
     po->seed = a->o->seed;
+    po->max_global_batch = a->o->max_global_batch;
     if (HETSGD_POLICY_OMNILEARN == a->o->policy) {
         po->min_batch = HETSGD_OMNILEARN_LO;
         po->max_batch = HETSGD_OMNILEARN_HI;

@@ -44,6 +44,9 @@
 #   --repeat N       seeds 1..N (default 3)
 #   --epochs N       epochs of every run (default 3)
 #   --batch B        the global batch, also the async workers' batches' sum (default 256)
+#   --max-global-batch N  async omnibatch: the most its workers' batches may sum to where
+#                    a worker at its least batch cannot keep the others' push rate
+#                    (hetsgd --max-global-batch; default 0: --batch)
 #   --lr X           learning rate (default 0.1)
 #   --momentum X     the synchronous runs' momentum (default 0.9)
 #   --async-momentum X  the asynchronous runs' (default 0.5: asynchrony adds momentum of its
@@ -74,6 +77,7 @@ batch=256
 lr=0.1
 momentum=0.9
 amomentum=0.5
+maxgb=0
 every=20
 slowdown=
 quota=0.4,0.4,0.2,0.1
@@ -103,6 +107,7 @@ while [ $# -gt 0 ]; do
     --lr) need "$@"; real "$1" "$2" 0.000001 10; lr=$2; shift 2 ;;
     --momentum) need "$@"; real "$1" "$2" 0 0.999; momentum=$2; shift 2 ;;
     --async-momentum) need "$@"; real "$1" "$2" 0 0.999; amomentum=$2; shift 2 ;;
+    --max-global-batch) need "$@"; whole "$1" "$2" 0 100000000; maxgb=$2; shift 2 ;;
     --eval-every) need "$@"; whole "$1" "$2" 1 100000; every=$2; shift 2 ;;
     --slowdown) need "$@"; real "$1" "$2" 1 1000; slowdown=$2; shift 2 ;;
     --quota) need "$@"; quota=$2; shift 2 ;;
@@ -157,6 +162,7 @@ run() {
     tag=$runs/$level.$policy.s$seed
     case $policy in
     sync-*) set -- --policy "${policy#sync-}" --momentum "$momentum" --eval-after "$@" ;;
+    async-omnibatch) set -- --mode async --policy omnibatch --momentum "$amomentum" --max-global-batch "$maxgb" "$@" ;;
     async-*) set -- --mode async --policy "${policy#async-}" --momentum "$amomentum" "$@" ;;
     esac
     # In the background and waited for: a signal to this script is acted on at once.

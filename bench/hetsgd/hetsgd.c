@@ -1342,7 +1342,7 @@ static int setup(run *r)
     omnibatch_options oo;
     int dims[HETSGD_MLP_LAYERS + 1];
     int rc;
-    long first;
+    long first, most;
 
     msg[0] = '\0';
     rc = find_node(r);
@@ -1420,15 +1420,17 @@ static int setup(run *r)
     dims[1] = HIDDEN1;
     dims[2] = HIDDEN2;
     dims[3] = HETSGD_CLASSES;
-    rc = hetsgd_mlp_create(dims, r->B, r->opt.seed, &r->model);
+    /* An asynchronous worker's batch may reach the sum its batches may grow to. */
+    most = r->opt.max_global_batch > r->B ? r->opt.max_global_batch : r->B;
+    rc = hetsgd_mlp_create(dims, most, r->opt.seed, &r->model);
     r->test_total = r->ds.test_images.count;
     first = r->test_total * r->rank / r->P;
     r->test_count = r->test_total * (r->rank + 1) / r->P - first;
     if (OMNIBATCH_SUCCESS == rc) {
         r->nparams = hetsgd_mlp_nparams(r->model);
         r->grad = alloc_or_null((size_t) r->nparams + 1, sizeof(float));
-        r->x = alloc_or_null((size_t) r->B * (size_t) dims[0], sizeof(float));
-        r->y = alloc_or_null((size_t) r->B, 1);
+        r->x = alloc_or_null((size_t) most * (size_t) dims[0], sizeof(float));
+        r->y = alloc_or_null((size_t) most, 1);
         /* perm also indexes this rank's test slice once, below: it may be longer than a --subset. */
         r->perm = alloc_or_null((size_t) (r->N > r->test_count ? r->N : r->test_count), sizeof(long));
         r->test_x = alloc_or_null((size_t) r->test_count * (size_t) dims[0], sizeof(float));

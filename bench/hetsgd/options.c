@@ -26,6 +26,9 @@ static const char usage_text[] =
     "                   (default adaptive)\n"
     "  --max-staleness N  async: drop gradients staler than N updates, or auto: 4 x workers\n"
     "                   (default auto)\n"
+    "  --max-global-batch N  async: the most the workers' batches may sum to where a worker at\n"
+    "                   its least batch cannot keep the others' push rate (omnibatch_ps_options'\n"
+    "                   max_global_batch), 0 = --batch (default 0)\n"
     "  --policy P       static | omnibatch | oracle | omnilearn | chunks (default omnibatch);\n"
     "                   chunks: omnibatch's controller, each step worked in chunks that move to\n"
     "                   a rank that is free (omnibatch_next_chunk), each chunk emulated at the\n"
@@ -306,7 +309,10 @@ static int parse_choice(const char *name, const char *text, const char *const *n
 static int check_async(const hetsgd_options *o)
 {
     if (HETSGD_MODE_ASYNC != o->mode) {
-        return OMNIBATCH_SUCCESS;
+        return 0 == o->max_global_batch
+                   ? OMNIBATCH_SUCCESS
+                   : ob_fail(OMNIBATCH_ERR_ARG, "--max-global-batch %ld with --mode sync: expected 0 (a "
+                             "synchronous step is --batch)", o->max_global_batch);
     }
     if (HETSGD_POLICY_ORACLE == o->policy || HETSGD_POLICY_CHUNKS == o->policy) {
         return ob_fail(OMNIBATCH_ERR_ARG, "--policy %s with --mode async: expected static, omnibatch "
@@ -485,6 +491,8 @@ int hetsgd_options_parse(int argc, const char *const *argv, hetsgd_options *o)
                 rc = ob_fail(OMNIBATCH_ERR_ARG, "--max-staleness '%s': expected auto or an integer from 0 "
                              "to 1000000000", value);
             }
+        } else if (0 == strcmp(name, "--max-global-batch")) {
+            rc = parse_long(name, value, 0, 100000000, &o->max_global_batch);
         } else if (0 == strcmp(name, "--curve")) {
             o->curve = value;
         } else if (0 == strcmp(name, "--target")) {

@@ -86,6 +86,7 @@ typedef struct hetsgd_options {
     hetsgd_mode mode;              /* --mode sync|async */
     int staleness;                 /* --staleness constant|inverse|adaptive (async; omnibatch_ps_staleness) */
     long max_staleness;            /* --max-staleness N|auto (async): -1 = auto */
+    long max_global_batch;         /* --max-global-batch N (async): 0 = --batch */
     int help;                      /* --help was given */
 } hetsgd_options;
 

@@ -84,7 +84,8 @@ class PSOptions(ctypes.Structure):
                 ("max_batch", ctypes.c_long), ("granularity", ctypes.c_long),
                 ("gain", ctypes.c_double), ("deadband", ctypes.c_double),
                 ("forget", ctypes.c_double), ("period", ctypes.c_long), ("warmup", ctypes.c_long),
-                ("epochs", ctypes.c_long), ("max_pushes", ctypes.c_long), ("seed", ctypes.c_uint64)]
+                ("epochs", ctypes.c_long), ("max_pushes", ctypes.c_long), ("seed", ctypes.c_uint64),
+                ("max_global_batch", ctypes.c_long)]
 
 
 class CPSTask(ctypes.Structure):

@@ -32,7 +32,7 @@ AUTO = -1
 
 _REAL = ("lr", "momentum", "weight_decay", "gain", "deadband", "forget")
 _INT = ("ref_batch", "min_batch", "max_batch", "granularity", "period", "warmup", "epochs",
-        "max_pushes")
+        "max_pushes", "max_global_batch")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -145,8 +145,9 @@ class ParameterServer:
     momentum, weight_decay, ref_batch, staleness ("constant", "inverse",
     "adaptive"), max_staleness (None: 4 x workers), adaptive, min_batch,
     max_batch, granularity, gain, deadband, forget, period, warmup, epochs,
-    max_pushes, seed.  Creation and close() are collective; a bad option or
-    a size that differs between ranks fails every rank with one line.
+    max_pushes, seed, max_global_batch.  Creation and close() are
+    collective; a bad option or a size that differs between ranks fails
+    every rank with one line.
     """
 
     def __init__(self, comm, params, global_batch, dataset_size, **options):

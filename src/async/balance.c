@@ -33,6 +33,10 @@ static int ob_balance_check(int W, long B, const ob_balance_params *p)
     if (0 != p->adaptive && 1 != p->adaptive) {
         return ob_fail(OMNIBATCH_ERR_ARG, "adaptive=%d: expected 0 or 1", p->adaptive);
     }
+    if (p->max_total < 0 || p->max_total > OB_PLAN_MAX_BATCH) {
+        return ob_fail(OMNIBATCH_ERR_ARG, "max_total=%ld: expected 0 (the global batch) or up to %ld",
+                       p->max_total, (long) OB_PLAN_MAX_BATCH);
+    }
     pp.gain = p->gain;
     pp.deadband = p->deadband;
     pp.granularity = p->granularity;
@@ -51,6 +55,7 @@ int ob_balance_init(ob_balance *b, int W, long B, const long *lo, const long *hi
     }
     b->W = W;
     b->B = B;
+    b->total = B;
     b->p = *p;
     b->models = calloc((size_t) W, sizeof *b->models);
     b->est = calloc((size_t) W, sizeof *b->est);
@@ -113,25 +118,115 @@ static int ob_balance_models(ob_balance *b)
     return 1;
 }
 
-/* One decision on the models learnt so far: 1 when the plan moved. */
+/* Worker w's least batch: its lower bound in granules, at least one. */
+static long ob_balance_least(const ob_balance *b, const ob_rank_model *m)
+{
+    const long g = b->p.granularity > 1 ? b->p.granularity : 1;
+    const long least = (m->lo + g - 1) / g * g;
+
+    return least > g ? least : g;
+}
+
+/* The sum of batches at which every worker but \p w could cycle in \p cycle_s
+ * beside w's \p batch: each other's batch that lasts as long, within its
+ * bounds (its largest counted only where \p hi_below is 0 or it is below
+ * it). */
+static double ob_balance_lasting(const ob_balance *b, const ob_rank_model *m, int w, long batch,
+                                 double cycle_s, long hi_below)
+{
+    double need = (double) batch;
+
+    for (int j = 0; j < b->W; j++) {
+        double bj;
+
+        if (j == w) {
+            continue;
+        }
+        bj = ceil((cycle_s - m[j].alpha) / m[j].beta);
+        bj = bj > (double) m[j].lo ? bj : (double) m[j].lo;
+        bj = (0 == hi_below || m[j].hi < hi_below) && bj > (double) m[j].hi ? (double) m[j].hi : bj;
+        need += bj;
+    }
+    return need;
+}
+
+/* The sum the batches should have on models \p m: B, or where a worker at
+ * its least batch cycles longer than the others could sharing the rest of
+ * B, the sum at which all last that cycle, at most p.max_total and the
+ * workers' largest batches. */
+static long ob_balance_total_for(const ob_balance *b, const ob_rank_model *m)
+{
+    double cycle = 0.0, need;
+    long most = 0;
+    int held = 0;
+
+    if (b->p.max_total <= b->B) {
+        return b->B;
+    }
+    for (int w = 0; w < b->W; w++) {
+        const double c = m[w].alpha + m[w].beta * (double) ob_balance_least(b, &m[w]);
+
+        held = c > cycle ? w : held;
+        cycle = c > cycle ? c : cycle;
+        most += m[w].hi;
+    }
+    need = ob_balance_lasting(b, m, held, ob_balance_least(b, &m[held]), cycle, 0);
+    most = most < b->p.max_total ? most : b->p.max_total;
+    return need <= (double) b->B ? b->B : need >= (double) most ? most : (long) need;
+}
+
+/* The plan rescaled to sum to \p total, each worker's share kept (within its
+ * bounds): 1 when it was. */
+static int ob_balance_regrow(ob_balance *b, long total)
+{
+    double *weights = malloc((size_t) b->W * sizeof *weights);
+    int rc = OMNIBATCH_ERR_NOMEM;
+
+    if (NULL != weights) {
+        for (int w = 0; w < b->W; w++) {
+            weights[w] = (double) b->plan[w];
+        }
+        rc = ob_plan_proportional(b->models, b->W, total, b->p.granularity, weights, b->next);
+        free(weights);
+    }
+    if (OMNIBATCH_SUCCESS != rc) {
+        return 0;
+    }
+    memcpy(b->plan, b->next, (size_t) b->W * sizeof *b->plan);
+    b->total = total;
+    return 1;
+}
+
+/* One decision on the models learnt so far: 1 when the plan moved.  The
+ * sum moves first where it should (a new total past the dead-band, or back
+ * to B), then the batches toward the best split of it. */
 static int ob_balance_decide(ob_balance *b)
 {
     ob_planner_params pp;
+    long total;
+    int grown = 0;
 
     if (!ob_balance_models(b)) {
         return 0;
+    }
+    total = ob_balance_total_for(b, b->models);
+    if (total != b->total
+        && (total == b->B || fabs((double) (total - b->total)) > b->p.deadband * (double) b->total)) {
+        grown = ob_balance_regrow(b, total);
     }
     pp.gain = b->p.gain;
     pp.deadband = b->p.deadband;
     pp.granularity = b->p.granularity;
     /* The models are valid and the plan is one of these bounds: a failure
      * here is out of memory, and the plan then stays as it is. */
-    if (OMNIBATCH_SUCCESS != ob_plan_decide(&pp, b->models, b->W, b->B, b->plan, b->next, &b->last)) {
-        return 0;
+    if (OMNIBATCH_SUCCESS != ob_plan_decide(&pp, b->models, b->W, b->total, b->plan, b->next, &b->last)) {
+        b->changes += grown;
+        return grown;
     }
     b->decisions++;
     if (!b->last.changed) {
-        return 0;
+        b->changes += grown;
+        return grown;
     }
     memcpy(b->plan, b->next, (size_t) b->W * sizeof *b->plan);
     b->changes++;
@@ -162,10 +257,19 @@ long ob_balance_batch(const ob_balance *b, int w)
 
 int ob_balance_set_plan(ob_balance *b, const long *plan)
 {
-    int rc = ob_plan_check(b->models, b->W, b->B, plan);
+    long sum = 0;
+    int rc;
 
+    for (int w = 0; w < b->W; w++) {
+        sum += plan[w] > 0 && plan[w] <= OB_PLAN_MAX_BATCH ? plan[w] : 0;
+    }
+    /* A sum other than B is checked as B (the line names the sum at fault)
+     * unless the caller allowed it. */
+    sum = sum > b->B && sum <= b->p.max_total ? sum : b->B;
+    rc = ob_plan_check(b->models, b->W, sum, plan);
     if (OMNIBATCH_SUCCESS == rc) {
         memcpy(b->plan, plan, (size_t) b->W * sizeof *b->plan);
+        b->total = sum;
     }
     return rc;
 }
@@ -176,11 +280,9 @@ int ob_balance_set_plan(ob_balance *b, const long *plan)
 static int ob_balance_held(const ob_balance *b, const ob_rank_model *m, ob_rank_model *others, int w,
                            double *cycle, double *level)
 {
-    const long g = b->p.granularity > 1 ? b->p.granularity : 1;
-    const long least = (m[w].lo + g - 1) / g * g;
     int n = 0;
 
-    if (b->plan[w] > (least > g ? least : g)) {
+    if (b->plan[w] > ob_balance_least(b, &m[w])) {
         return 0;
     }
     for (int j = 0; j < b->W; j++) {
@@ -189,7 +291,7 @@ static int ob_balance_held(const ob_balance *b, const ob_rank_model *m, ob_rank_
         }
     }
     *cycle = m[w].alpha + m[w].beta * (double) b->plan[w];
-    return OMNIBATCH_SUCCESS == ob_plan_optimum(others, n, b->B - b->plan[w], NULL, level) && *level > 0.0;
+    return OMNIBATCH_SUCCESS == ob_plan_optimum(others, n, b->total - b->plan[w], NULL, level) && *level > 0.0;
 }
 
 /* The global batch at which every worker could cycle in out->cycle_s: the
@@ -197,19 +299,8 @@ static int ob_balance_held(const ob_balance *b, const ob_rank_model *m, ob_rank_
  * bounds (a largest batch counts where it is below B). */
 static long ob_balance_need(const ob_balance *b, const ob_rank_model *m, const ob_balance_limit *out)
 {
-    double need = (double) out->batch;
+    const double need = ob_balance_lasting(b, m, out->worker, out->batch, out->cycle_s, b->B);
 
-    for (int j = 0; j < b->W; j++) {
-        double bj;
-
-        if (j == out->worker) {
-            continue;
-        }
-        bj = ceil((out->cycle_s - m[j].alpha) / m[j].beta);
-        bj = bj > (double) m[j].lo ? bj : (double) m[j].lo;
-        bj = m[j].hi < b->B && bj > (double) m[j].hi ? (double) m[j].hi : bj;
-        need += bj;
-    }
     return need < 1e15 ? (long) need : (long) 1e15;
 }
 

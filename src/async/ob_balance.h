@@ -21,7 +21,16 @@
  * Continuously: a decision every \p period pushes (any workers'), no
  * barrier; a new plan reaches each worker with its next batch.  With
  * adaptive off the plan stays as set (ob_balance_set_plan(): equal
- * batches, or a rule of the caller's).  MPI-free.
+ * batches, or a rule of the caller's).
+ *
+ * A worker held at its least batch may still cycle longer than the others
+ * at their share of the rest of B (its cycle's fixed part, the pull and the
+ * push, at a small CPU quota): no split of B equalises the rates
+ * (ob_balance_bound()).  Where the caller allows a larger sum (max_total),
+ * the batches sum to the least that does, at most max_total: each other
+ * worker's batch that lasts the held worker's cycle.  The learning rate per
+ * sample is the update rule's (a batch over the reference batch), so a
+ * larger round moves the model further, as its samples do.  MPI-free.
  */
 #ifndef OB_BALANCE_H
 #define OB_BALANCE_H
@@ -38,11 +47,14 @@ typedef struct ob_balance_params {
     long period;                 /* pushes between decisions, >= 1 */
     long warmup;                 /* each worker's first pushes not learnt (cold caches), >= 0 */
     int adaptive;                /* 1: the decisions move the plan; 0: it stays as set */
+    long max_total;              /* the largest sum of the batches, where no split of B
+                                    equalises the rates; <= B: always B */
 } ob_balance_params;
 
 typedef struct ob_balance {
     int W;                       /* workers */
-    long B;                      /* the sum of the batches */
+    long B;                      /* the global batch: the sum of the batches, unless grown */
+    long total;                  /* the sum of the batches now: B, or up to p.max_total */
     ob_balance_params p;
     ob_rank_model *models;       /* W: bounds, and the models of the last decision */
     ob_estimator *est;           /* W: each worker's cycle */
@@ -77,8 +89,8 @@ int ob_balance_observe(ob_balance *b, int w, long batch, double seconds);
 long ob_balance_batch(const ob_balance *b, int w);
 
 /**
- * \brief Impose \p plan (W batches summing to B within the bounds) from each worker's next
- *        batch on; the decisions (adaptive) move on from it.
+ * \brief Impose \p plan (W batches summing to B, or to at most p.max_total, within the bounds)
+ *        from each worker's next batch on; the decisions (adaptive) move on from it.
  * \return OMNIBATCH_SUCCESS, or OMNIBATCH_ERR_ARG naming the worker or the sum at fault.
  */
 int ob_balance_set_plan(ob_balance *b, const long *plan);

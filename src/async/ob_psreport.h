@@ -51,6 +51,8 @@ typedef struct ob_psreport {
     double bound_level_s;        /* the others' cycle, sharing the rest of B */
     long bound_need;             /* the global batch at which all could cycle as long */
     long batch;                  /* the global batch B the workers' batches sum to */
+    long total;                  /* what they sum to now: B, or grown (max_global_batch) */
+    long max_total;              /* max_global_batch: the most they may sum to (0: B) */
     const ob_psreport_worker *worker; /* workers of them */
 } ob_psreport;
 

@@ -80,6 +80,7 @@ typedef struct ob_ps_record {
     int64_t epochs;
     int64_t max_pushes;
     uint64_t seed;
+    int64_t max_global_batch;
     int64_t lo;                  /* this rank's bounds (a worker's own) */
     int64_t hi;
 } ob_ps_record;
@@ -96,7 +97,7 @@ static const ob_agree_field ob_ps_agree_fields[] = {
     OB_PS_ROW(deadband, OB_AGREE_F64),      OB_PS_ROW(forget, OB_AGREE_F64),
     OB_PS_ROW(period, OB_AGREE_I64),        OB_PS_ROW(warmup, OB_AGREE_I64),
     OB_PS_ROW(epochs, OB_AGREE_I64),        OB_PS_ROW(max_pushes, OB_AGREE_I64),
-    OB_PS_ROW(seed, OB_AGREE_U64),
+    OB_PS_ROW(seed, OB_AGREE_U64),          OB_PS_ROW(max_global_batch, OB_AGREE_I64),
 };
 #undef OB_PS_ROW
 
@@ -167,6 +168,10 @@ static int ob_ps_check_batches(const omnibatch_ps_options *o, long B)
     if (0 != o->adaptive && 1 != o->adaptive) {
         return ob_fail(OMNIBATCH_ERR_ARG, "%s: adaptive=%d: expected 0 or 1", ob_ps_fn, o->adaptive);
     }
+    if (0 != o->max_global_batch && (o->max_global_batch < B || o->max_global_batch > OB_CONFIG_BATCH_LIMIT)) {
+        return ob_fail(OMNIBATCH_ERR_ARG, "%s: max_global_batch=%ld: expected 0 (the global batch) or "
+                       "%ld..%ld", ob_ps_fn, o->max_global_batch, B, (long) OB_CONFIG_BATCH_LIMIT);
+    }
     return OMNIBATCH_SUCCESS;
 }
 
@@ -220,6 +225,7 @@ static void ob_ps_rule_of(const struct omnibatch_ps *ps, ob_update_rule *r)
 static int ob_ps_local(struct omnibatch_ps *ps, const void *params, long count, MPI_Datatype type,
                        const omnibatch_ps_options *opt, ob_ps_record *mine)
 {
+    long most;
     int rc;
 
     if (NULL == opt) {
@@ -269,9 +275,11 @@ static int ob_ps_local(struct omnibatch_ps *ps, const void *params, long count, 
     mine->epochs = ps->opt.epochs;
     mine->max_pushes = ps->opt.max_pushes;
     mine->seed = ps->opt.seed;
+    mine->max_global_batch = ps->opt.max_global_batch;
     mine->lo = ps->opt.min_batch;
-    mine->hi = 0 == ps->opt.max_batch || ps->opt.max_batch > ps->global_batch ? ps->global_batch
-                                                                               : ps->opt.max_batch;
+    /* No worker's batch beyond the most the batches may sum to. */
+    most = ps->opt.max_global_batch > ps->global_batch ? ps->opt.max_global_batch : ps->global_batch;
+    mine->hi = 0 == ps->opt.max_batch || ps->opt.max_batch > most ? most : ps->opt.max_batch;
     ps->params = (void *) params;
     ps->count = count;
     ps->type = type;

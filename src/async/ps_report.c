@@ -157,6 +157,8 @@ static int ob_ps_report_fill(const struct omnibatch_ps *ps, ob_psreport *r, ob_p
     r->busy_fraction = r->elapsed_s > 0.0 ? (double) sv->busy_ns * 1e-9 / r->elapsed_s : 0.0;
     r->worker = rows;
     r->batch = sv->balance.B;
+    r->total = sv->balance.total;
+    r->max_total = ps->opt.max_global_batch;
     if (ps->opt.adaptive) {
         ob_balance_limit lim;
 

@@ -76,6 +76,7 @@ static int ob_ps_server_first(struct omnibatch_ps *ps, ob_ps_server *sv)
     bp.period = o->period;
     bp.warmup = o->warmup;
     bp.adaptive = o->adaptive;
+    bp.max_total = o->max_global_batch;
     return ob_balance_init(&sv->balance, ps->workers, ps->global_batch, ps->lo, ps->hi, &bp);
 }
 

@@ -135,6 +135,7 @@ START_TEST(test_async_mode)
     ck_assert_int_eq(opts.policy, HETSGD_POLICY_OMNILEARN);
     ck_assert_int_eq(opts.staleness, 1);
     ck_assert_int_eq(opts.max_staleness, 12);
+    ck_assert_int_eq(opts.max_global_batch, 0);
     ck_assert_str_eq(opts.curve, "c.csv");
     ck_assert_int_eq(opts.eval_after, 1);
     ck_assert_str_eq(hetsgd_mode_name(opts.mode), "async");
@@ -226,6 +227,8 @@ static const struct {
       "--change-at 0.5 with --mode async: expected 0 (the asynchronous mode has no common step to place "
       "a change in)" },
     { { "--eval-after=1" }, "--eval-after takes no value, got '1'" },
+    { { "--max-global-batch", "512" }, "--max-global-batch 512 with --mode sync: expected 0 (a synchronous "
+      "step is --batch)" },
 };
 
 START_TEST(test_mistakes_name_option_value_and_range)
@@ -248,7 +251,7 @@ START_TEST(test_usage_mentions_every_option)
         "--policy", "--speeds", "--schedule", "--change-at", "--alpha", "--slowdown", "--cost", "--calibrate", "--bind", "--devices", "--epochs",
         "--max-steps", "--batch", "--lr", "--momentum", "--seed", "--subset", "--target",
         "--eval-every", "--final-evals", "--last-eval-only", "--no-own-wait", "--warmup", "--data", "--trace", "--summary", "--help",
-        "--mode", "--staleness", "--max-staleness", "--eval-after", "--curve"
+        "--mode", "--staleness", "--max-staleness", "--eval-after", "--curve", "--max-global-batch"
     };
 
     for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {

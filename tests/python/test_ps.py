@@ -151,6 +151,17 @@ def errors():
                  "omnibatch_ps_create: lr=-1: expected a finite number > 0")
     expect_error("unknown option", lambda: omnibatch.ParameterServer(comm, w, 64, 100, speed=2),
                  "option speed=2: unknown")
+    expect_error("max_global_batch below the global batch",
+                 lambda: omnibatch.ParameterServer(comm, w, 64, 100, max_global_batch=32),
+                 "omnibatch_ps_create: max_global_batch=32: expected 0 (the global batch) or 64..")
+    # A larger sum allowed: the run is the same where no worker is held back.
+    with omnibatch.ParameterServer(comm, w, 64, 100, max_global_batch=256, max_pushes=3, epochs=0) as ps:
+        if ps.is_server:
+            assert ps.serve()
+        else:
+            task = ps.pull()
+            while not task.done:
+                task = ps.push(w)
     # A size that differs on the last rank: every rank fails with the same line.
     mine = np.zeros(DIM + (rank == P - 1), dtype=np.float32)
     expect_error("size differs", lambda: omnibatch.ParameterServer(comm, mine, 64, 100),

@@ -131,6 +131,7 @@ static void params(ob_balance_params *p, int adaptive)
     p->period = W;
     p->warmup = 1;
     p->adaptive = adaptive;
+    p->max_total = 0;
 }
 
 static const long lo[W] = { 1, 1, 1, 1 };
@@ -237,6 +238,82 @@ START_TEST(test_bound_at_the_least_batch)
     ck_assert_msg(fabs(lim.level_s / cycle(1.0, (B - lo[3]) / 3) - 1.0) < 0.1, "level %g", lim.level_s);
     ck_assert_msg(fabs((double) lim.need / need - 1.0) < 0.15, "need %ld, true %g", lim.need, need);
     ck_assert_int_gt(lim.need, 2 * B);
+    ob_balance_free(&b);
+}
+END_TEST
+
+/* The sum of the plan's batches. */
+static long plan_sum(const ob_balance *b)
+{
+    long sum = 0;
+
+    for (int w = 0; w < W; w++) {
+        sum += ob_balance_batch(b, w);
+    }
+    return sum;
+}
+
+/* The same bound worker with max_total allowing a larger sum: the batches
+ * sum to what lets every worker cycle as long as it does at its least
+ * batch, and the workers push at one rate (staleness spread 3.5 and more
+ * at the global batch); capped, the sum is the cap and the bound is still
+ * said.  Where no worker is bound (HL8) the sum stays B. */
+START_TEST(test_grows_where_bound)
+{
+    const double quota[W] = { 1.0, 1.0, 1.0, 0.1 };
+    const double slow = cycle(quota[3], lo[3]);
+    const double need = 3.0 * ceil((slow - RTT - ALPHA) / BETA) + (double) lo[3];
+    ob_balance b;
+    ob_balance_params p;
+    ob_balance_limit lim;
+    sim s;
+    double kept;
+
+    params(&p, 1);
+    ck_assert_int_eq(ob_balance_init(&b, W, B, lo, hi, &p), OMNIBATCH_SUCCESS);
+    sim_start(&s, &b, quota);
+    sim_run(&s, &b, quota, 3000, 0);
+    sim_run(&s, &b, quota, 3000, 1);
+    kept = stale_spread(&s);
+    ck_assert_int_eq(plan_sum(&b), B);
+    ck_assert_msg(kept > 2.0, "mean staleness spread %.3f at the global batch", kept);
+    ob_balance_free(&b);
+
+    p.max_total = 4 * B;
+    ck_assert_int_eq(ob_balance_init(&b, W, B, lo, hi, &p), OMNIBATCH_SUCCESS);
+    ck_assert_int_eq(b.total, B);
+    sim_start(&s, &b, quota);
+    sim_run(&s, &b, quota, 3000, 0);
+    sim_run(&s, &b, quota, 3000, 1);
+    ck_assert_int_eq(ob_balance_batch(&b, 3), lo[3]);
+    ck_assert_int_eq(plan_sum(&b), b.total);
+    ck_assert_msg(fabs((double) b.total / need - 1.0) < 0.15, "sum %ld, needed %g", b.total, need);
+    ck_assert_msg(cycle_spread(&b, quota) <= 1.15, "cycles spread %.3f", cycle_spread(&b, quota));
+    ck_assert_msg(stale_spread(&s) <= 1.5, "mean staleness spread %.3f (%.3f at the global batch)",
+                  stale_spread(&s), kept);
+    ck_assert_int_eq(ob_balance_bound(&b, &lim), 0);
+    ob_balance_free(&b);
+
+    p.max_total = B + B / 4;
+    ck_assert_int_eq(ob_balance_init(&b, W, B, lo, hi, &p), OMNIBATCH_SUCCESS);
+    sim_start(&s, &b, quota);
+    sim_run(&s, &b, quota, 3000, 0);
+    ck_assert_int_eq(plan_sum(&b), B + B / 4);
+    ck_assert_int_eq(ob_balance_bound(&b, &lim), 1);
+    ck_assert_int_eq(lim.worker, 3);
+    ob_balance_free(&b);
+
+    p.max_total = 4 * B;
+    ck_assert_int_eq(ob_balance_init(&b, W, B, lo, hi, &p), OMNIBATCH_SUCCESS);
+    sim_start(&s, &b, hl8);
+    sim_run(&s, &b, hl8, 2000, 0);
+    ck_assert_int_eq(plan_sum(&b), B);
+    ck_assert_msg(cycle_spread(&b, hl8) <= 1.1, "cycles spread %.3f", cycle_spread(&b, hl8));
+    /* Back to B once the worker is no longer bound. */
+    sim_run(&s, &b, quota, 3000, 0);
+    ck_assert_int_gt(plan_sum(&b), 2 * B);
+    sim_run(&s, &b, hl8, 3000, 0);
+    ck_assert_int_eq(plan_sum(&b), B);
     ob_balance_free(&b);
 }
 END_TEST
@@ -399,6 +476,7 @@ START_TEST(test_set_plan)
     long good[W] = { 16, 16, 128, 96 };
     long bad_sum[W] = { 16, 16, 128, 95 };
     long bad_bound[W] = { 0, 32, 128, 96 };
+    long big[W] = { 128, 128, 128, 127 };
 
     params(&p, 0);
     ck_assert_int_eq(ob_balance_init(&b, W, B, lo, hi, &p), OMNIBATCH_SUCCESS);
@@ -409,6 +487,15 @@ START_TEST(test_set_plan)
     for (int w = 0; w < W; w++) {
         ck_assert_int_eq(ob_balance_batch(&b, w), good[w]);
     }
+    /* A larger sum only where max_total allows it. */
+    ck_assert_int_eq(ob_balance_set_plan(&b, big), OMNIBATCH_ERR_ARG);
+    ob_balance_free(&b);
+    p.max_total = 2 * B;
+    ck_assert_int_eq(ob_balance_init(&b, W, B, lo, hi, &p), OMNIBATCH_SUCCESS);
+    ck_assert_int_eq(ob_balance_set_plan(&b, big), OMNIBATCH_SUCCESS);
+    ck_assert_int_eq(b.total, 2 * B - 1);
+    ck_assert_int_eq(ob_balance_set_plan(&b, good), OMNIBATCH_SUCCESS);
+    ck_assert_int_eq(b.total, B);
     ob_balance_free(&b);
 }
 END_TEST
@@ -430,6 +517,10 @@ START_TEST(test_bad_settings)
     params(&p, 1);
     ck_assert_int_eq(ob_balance_init(&b, 0, B, lo, hi, &p), OMNIBATCH_ERR_ARG);
     ck_assert_str_eq(ob_last_error(), "workers=0: expected at least 1 worker");
+    params(&p, 1);
+    p.max_total = -1;
+    ck_assert_int_eq(ob_balance_init(&b, W, B, lo, hi, &p), OMNIBATCH_ERR_ARG);
+    ck_assert_str_eq(ob_last_error(), "max_total=-1: expected 0 (the global batch) or up to 1125899906842624");
 }
 END_TEST
 
@@ -442,6 +533,7 @@ static Suite *make_balance_suite(void)
     tcase_add_test(tc, test_equal_batches_spread_staleness);
     tcase_add_test(tc, test_follows_a_change_of_speed);
     tcase_add_test(tc, test_bound_at_the_least_batch);
+    tcase_add_test(tc, test_grows_where_bound);
     tcase_add_test(tc, test_quota_worker_learnt_on_its_cpu);
     tcase_add_test(tc, test_quota_cycle);
     tcase_add_test(tc, test_set_plan);

@@ -92,8 +92,27 @@ START_TEST(test_bound_worker)
     t = printed(ob_psreport_write_text, &r);
     ck_assert_msg(NULL != strstr(t, "omnibatch:   worker 1 (rank 2) is held at its least batch, 2, and still "
                                     "cycles in 13.1 ms against the others' 9.4 ms: no split of the global "
-                                    "batch 256 equalises the push rates; one of about 350 would\n"), "%s", t);
+                                    "batch 256 equalises the push rates; one of about 350 would "
+                                    "(max_global_batch allows a larger sum)\n"), "%s", t);
+    ck_assert_msg(NULL == strstr(t, "grown"), "%s", t);
     free(t);
+    /* Grown, up to a max_global_batch that still holds it back. */
+    r.total = 300;
+    r.max_total = 300;
+    t = printed(ob_psreport_write_text, &r);
+    ck_assert_msg(NULL != strstr(t, "omnibatch:   the batches sum to 300, grown from the global batch 256 "
+                                    "(max_global_batch 300) so that a worker at its least batch pushes as "
+                                    "often as the others\n"), "%s", t);
+    ck_assert_msg(NULL != strstr(t, "no split of the batches' sum 300 equalises the push rates; one of "
+                                    "about 350 would\n"), "%s", t);
+    free(t);
+    t = printed(ob_psreport_write_json, &r);
+    ck_assert_msg(json_parses(t), "%s", t);
+    ck_assert_msg(NULL != strstr(t, "\"global_batch\": 256,\n    \"batch_sum\": 300,\n    "
+                                    "\"max_global_batch\": 300,\n"), "%s", t);
+    free(t);
+    r.total = 256;
+    r.max_total = 0;
     t = printed(ob_psreport_write_json, &r);
     ck_assert_msg(json_parses(t), "%s", t);
     ck_assert_msg(NULL != strstr(t, "\"bound\": {\"worker\": 1, \"batch\": 2, \"cycle_s\": 0.0131, "
