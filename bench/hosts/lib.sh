@@ -40,6 +40,7 @@
 
 hosts_made_ns=""
 hosts_made_br=""
+hosts_made_ports=""
 hosts_tag=""
 hosts_subnet=""
 hosts_work=""
@@ -84,6 +85,13 @@ hosts_remove() {
         ip netns del "$_hns" 2>/dev/null || true
     done
     hosts_made_ns=""
+    # The kernel frees a deleted namespace's links later (its cleanup runs
+    # after the last reference goes): this side of each pair went on being
+    # listed after the namespace was gone.  Deleting it takes both ends now.
+    for _hport in $hosts_made_ports; do
+        ip link del "$_hport" 2>/dev/null || true
+    done
+    hosts_made_ports=""
     if [ -n "$hosts_made_br" ]; then ip link del "$hosts_made_br" 2>/dev/null || true; fi
     hosts_made_br=""
 }
@@ -106,6 +114,7 @@ hosts_add_one() {
     ip netns add "$_hns" 2>/dev/null || cannot "ip netns add failed"
     hosts_made_ns="$hosts_made_ns $_hns"
     ip link add "$(hosts_port "$1")" type veth peer name "${hosts_tag}p$1" || cannot "ip link add type veth failed"
+    hosts_made_ports="$hosts_made_ports $(hosts_port "$1")"
     ip link set "${hosts_tag}p$1" netns "$_hns"
     ip link set "$(hosts_port "$1")" master "$hosts_made_br"
     ip link set "$(hosts_port "$1")" up
