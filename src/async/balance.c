@@ -204,7 +204,7 @@ static int ob_balance_decide(ob_balance *b)
 {
     ob_planner_params pp;
     long total;
-    int grown = 0;
+    int moved = 0;
 
     if (!ob_balance_models(b)) {
         return 0;
@@ -212,25 +212,22 @@ static int ob_balance_decide(ob_balance *b)
     total = ob_balance_total_for(b, b->models);
     if (total != b->total
         && (total == b->B || fabs((double) (total - b->total)) > b->p.deadband * (double) b->total)) {
-        grown = ob_balance_regrow(b, total);
+        moved = ob_balance_regrow(b, total);
     }
     pp.gain = b->p.gain;
     pp.deadband = b->p.deadband;
     pp.granularity = b->p.granularity;
     /* The models are valid and the plan is one of these bounds: a failure
      * here is out of memory, and the plan then stays as it is. */
-    if (OMNIBATCH_SUCCESS != ob_plan_decide(&pp, b->models, b->W, b->total, b->plan, b->next, &b->last)) {
-        b->changes += grown;
-        return grown;
+    if (OMNIBATCH_SUCCESS == ob_plan_decide(&pp, b->models, b->W, b->total, b->plan, b->next, &b->last)) {
+        b->decisions++;
+        if (b->last.changed) {
+            memcpy(b->plan, b->next, (size_t) b->W * sizeof *b->plan);
+            moved = 1;
+        }
     }
-    b->decisions++;
-    if (!b->last.changed) {
-        b->changes += grown;
-        return grown;
-    }
-    memcpy(b->plan, b->next, (size_t) b->W * sizeof *b->plan);
-    b->changes++;
-    return 1;
+    b->changes += moved;
+    return moved;
 }
 
 int ob_balance_observe(ob_balance *b, int w, long batch, double seconds)

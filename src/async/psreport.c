@@ -46,6 +46,13 @@ static double ob_psreport_samples(const ob_psreport *r)
     return n;
 }
 
+/* What the batches sum to now: the global batch unless grown (a report
+ * filled without it counts as not grown). */
+static long ob_psreport_sum(const ob_psreport *r)
+{
+    return r->total > r->batch ? r->total : r->batch;
+}
+
 static int ob_psreport_done(FILE *f)
 {
     return ferror(f) ? ob_fail(OMNIBATCH_ERR_IO, "the report's stream failed") : OMNIBATCH_SUCCESS;
@@ -72,7 +79,7 @@ int ob_psreport_write_text(FILE *f, const ob_psreport *r)
             "for staleness by the %s rule; batches: %s, %ld decisions, %ld moved them\n",
             ob_psreport_spread(r), r->staleness_rule,
             r->adaptive ? "equal push rates" : "fixed (as set)", r->decisions, r->changes);
-    if (r->total > r->batch) {
+    if (ob_psreport_sum(r) > r->batch) {
         fprintf(f, "omnibatch:   the batches sum to %ld, grown from the global batch %ld (max_global_batch "
                 "%ld) so that a worker at its least batch pushes as often as the others\n", r->total, r->batch,
                 r->max_total);
@@ -82,7 +89,7 @@ int ob_psreport_write_text(FILE *f, const ob_psreport *r)
                 "against the others' %.3g ms: no split of %s %ld equalises the push rates; one "
                 "of about %ld would%s\n", r->bound_worker, r->worker[r->bound_worker].rank, r->bound_batch,
                 1e3 * r->bound_cycle_s, 1e3 * r->bound_level_s,
-                r->total > r->batch ? "the batches' sum" : "the global batch", r->total > r->batch ? r->total : r->batch,
+                ob_psreport_sum(r) > r->batch ? "the batches' sum" : "the global batch", ob_psreport_sum(r),
                 r->bound_need, r->max_total > r->batch ? "" : " (max_global_batch allows a larger sum)");
     }
     return ob_psreport_done(f);
@@ -112,7 +119,7 @@ int ob_psreport_write_json(FILE *f, const ob_psreport *r)
     fprintf(f, "    \"adaptive\": %s,\n    \"decisions\": %ld,\n    \"changes\": %ld,\n",
             r->adaptive ? "true" : "false", r->decisions, r->changes);
     fprintf(f, "    \"global_batch\": %ld,\n    \"batch_sum\": %ld,\n    \"max_global_batch\": %ld,\n", r->batch,
-            r->total > r->batch ? r->total : r->batch, r->max_total > r->batch ? r->max_total : r->batch);
+            ob_psreport_sum(r), r->max_total > r->batch ? r->max_total : r->batch);
     if (r->bound && r->bound_worker >= 0 && r->bound_worker < r->workers) {
         fprintf(f, "    \"bound\": {\"worker\": %d, \"batch\": %ld, \"cycle_s\": %.6g, \"level_s\": %.6g, "
                 "\"global_batch_needed\": %ld},\n", r->bound_worker, r->bound_batch, r->bound_cycle_s,
