@@ -146,10 +146,26 @@ static int ob_chunk_args(const char *fn, struct omnibatch_context *c, const omni
 }
 
 /* The latest chunk claimed, done at \p now, counted in the rank's chunk
- * times (none after a step's last). */
+ * times (none after a step's last), unless it ran slower than the step
+ * before it (k->slowed; not under a quota, where a stop by the kernel is
+ * no change of speed) and that cannot be its fixed part: it is no smaller
+ * than the chunk before it, or that part is known (ob_chunk_slower()
+ * counts it).  Then the rank's speed changed, and the times of its chunks
+ * so far, of the old speed, are dropped with it.  Fitted together (t = a +
+ * b n), a speed that fell 20x inside a chunk of 16 followed by chunks of
+ * one at the new speed read as a fixed part of hundreds of samples' worth:
+ * the floor (ob_chunk_step_floor()) rose to the rank's whole plan, and its
+ * next step was two chunks of half its plan at 1/20 of its speed (hetsgd
+ * vanish, the change 0.3 into its step: that step 13x the oracle's).  A
+ * small chunk before any fit is slow by its fixed part alone (4 ms beside
+ * 0.2 ms a sample: a range's last piece of 2 at 10x the pace of pieces of
+ * 16), and its time is what the fit needs. */
 static void ob_chunk_timed(struct ob_chunks *k, uint64_t now)
 {
-    if (k->last > 0 && now > k->last_ns) {
+    k->slowed = !k->busy && ob_words_slowed(k, now);
+    if (k->slowed && (k->floor_cost > 0 || k->last >= k->prev)) {
+        memset(&k->cost, 0, sizeof k->cost);
+    } else if (k->last > 0 && now > k->last_ns) {
         ob_chunk_cost_add(&k->cost, k->last, (double) (now - k->last_ns) * 1e-9);
     }
 }
@@ -296,6 +312,7 @@ int ob_chunk_begin(struct omnibatch_context *c)
     k->own = 0;
     k->done = 0;
     k->chunks = 0;
+    k->slowed = 0;
     k->over = 0;
     ob_words_begin(k);
     ob_wire_begin(k);

@@ -90,7 +90,7 @@ static long ob_words_size(const struct ob_chunks *k, long left)
  * others take what it leaves), below the floor: at 1/20 of its speed a
  * floor's chunk would cost the step as much as the chunk it was in.  No
  * measure before the step's second chunk. */
-static int ob_words_slowed(const struct ob_chunks *k, uint64_t now)
+int ob_words_slowed(const struct ob_chunks *k, uint64_t now)
 {
     const uint64_t begin = k->slot[k->me].begin_ns;
 
@@ -105,7 +105,6 @@ long ob_words_claim(struct ob_chunks *k, long *start)
 {
     uint64_t *word = &k->slot[k->me].range;
     uint64_t w = __atomic_load_n(word, __ATOMIC_ACQUIRE);
-    const int slowed = !k->busy && ob_words_slowed(k, ob_now_ns());
 
     for (;;) {
         long next, end, n;
@@ -115,9 +114,10 @@ long ob_words_claim(struct ob_chunks *k, long *start)
             return 0;
         }
         n = ob_words_size(k, end - next);
-        n = slowed && n > k->granularity ? k->granularity : n;
+        n = k->slowed && n > k->granularity ? k->granularity : n;
         if (__atomic_compare_exchange_n(word, &w, ob_words_pack(k->gen, next + n, end), 0, __ATOMIC_ACQ_REL,
                                         __ATOMIC_ACQUIRE)) {
+            k->prev = k->last;
             k->last = n;
             *start = next;
             return n;
@@ -285,6 +285,7 @@ void ob_words_begin(struct ob_chunks *k)
     k->seq++;
     k->gen = k->seq & OB_CHUNK_GEN_MASK;
     k->last = 0;
+    k->prev = 0;
     k->last_ns = 0;
     /* The start first: a thief that reads this step's generation in done
      * (acquire) then reads this start, not the step before's. */

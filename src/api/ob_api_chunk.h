@@ -81,6 +81,8 @@ struct ob_chunks {
     long done;                   /* samples claimed in all */
     long chunks;                 /* chunks handed out in the step */
     long last;                   /* samples of this rank's latest claim in the step (0: none) */
+    long prev;                   /* samples of the claim before it in the step (0: none) */
+    int slowed;                  /* the latest claim ran slower than the step before it (ob_words_slowed()) */
     uint64_t last_ns;            /* when it made it */
     int over;                    /* count 0 answered in the step */
     int asleep;                  /* OMNIBATCH_WAIT=sleep: nap while waiting on the wire */
@@ -99,7 +101,15 @@ typedef struct ob_chunk_thief {
 
 /* api_chunk_words.c */
 
-/** \brief A chunk from the front of this rank's word: its size, 0 when the word is empty. */
+/**
+ * \brief Whether this rank's latest chunk, done at \p now, ran at less than half its pace in the
+ *        step before it (its chunks' fixed part counted): it slowed down inside the step.  0
+ *        before the step's second chunk.
+ */
+int ob_words_slowed(const struct ob_chunks *k, uint64_t now);
+
+/** \brief A chunk from the front of this rank's word (one granule when k->slowed): its size, 0
+ *  when the word is empty. */
 long ob_words_claim(struct ob_chunks *k, long *start);
 
 /** \brief This rank as a thief now: its rate in the step and its plan. */

@@ -565,6 +565,74 @@ START_TEST(test_costly_chunks_grow)
 }
 END_TEST
 
+/* A rank whose speed falls 20x inside a step and stays there.  Every chunk
+ * costs SLOW_C_NS beside SLOW_B_NS a sample (its fixed part 1.5 samples'
+ * worth, as hetsgd's chunks on a 2-core VM), 20x both on the last rank
+ * from its sixth chunk of step SLOW_AT on: that chunk runs 20x long, and
+ * the granules it claims after it (test_a_slowed_rank_claims_one_granule)
+ * take 20x a granule's time.  Those are not chunk costs: fitted with the
+ * old speed's chunks (t = a + b n) they read as a fixed part of many
+ * samples' worth, the floor rose towards the rank's plan, and its next
+ * steps were worked in chunks of up to half its plan at 1/20 of its speed
+ * (here 50-217 samples, in every try at 2, 3 and 4 ranks; hetsgd vanish
+ * with the change 0.3 into its step: the step after it 13x the oracle's).
+ * At its new speed its chunks' fixed part is still 1.5 samples' worth, so
+ * its chunks stay within a sixteenth of its plan. */
+#define SLOW_PLAN 256L
+#define SLOW_STEPS 7
+#define SLOW_AT 4
+#define SLOW_C_NS 1500000L
+#define SLOW_B_NS 1000000L
+START_TEST(test_a_slowdown_is_no_fixed_cost)
+{
+    const int P = mpi_size();
+    const int sleeper = P - 1 == mpi_rank();
+    const long change = 5 * SLOW_PLAN / 16; /* where its sixth chunk begins */
+    omnibatch_options opt;
+    omnibatch_t ctx;
+    omnibatch_step st;
+    omnibatch_chunk ch;
+    long after = 0, most = 0;
+    double g = 1.0, s = 0.0;
+
+    if (!on_one_node("a slowed rank's chunk costs")) {
+        return;
+    }
+    chunk_options(&opt);
+    opt.adaptive = 0;
+    OB_CK_OK(omnibatch_create(MPI_COMM_WORLD, (long) SLOW_PLAN * P, 10L * SLOW_PLAN * P, &opt, &ctx));
+    for (int step = 0; step < SLOW_STEPS; step++) {
+        long done = 0;
+
+        OB_CK_OK(omnibatch_next_step(ctx, &st));
+        for (;;) {
+            long slow = 0;
+
+            OB_CK_OK(omnibatch_next_chunk(ctx, &ch));
+            if (0 == ch.count) {
+                break;
+            }
+            if (sleeper && step > SLOW_AT) {
+                slow = ch.count;
+                after = ch.count > after ? ch.count : after;
+            } else if (sleeper && step == SLOW_AT && done + ch.count > change) {
+                slow = done >= change ? ch.count : done + ch.count - change;
+            }
+            mpi_sleep_ns((slow > 0 && slow == ch.count ? 20 : 1) * SLOW_C_NS + (ch.count - slow) * SLOW_B_NS
+                         + 20 * slow * SLOW_B_NS);
+            done += ch.count;
+        }
+        OB_CK_OK(omnibatch_allreduce_gradient(ctx, &g, &s, 1, MPI_DOUBLE));
+    }
+    OB_CK_OK(omnibatch_destroy(&ctx));
+    /* Every rank judges the slowed rank's figure, so that all fail alike. */
+    MPI_Allreduce(&after, &most, 1, MPI_LONG, MPI_MAX, MPI_COMM_WORLD);
+    ck_assert_msg(most <= SLOW_PLAN / 16, "rank %d, 20x slower from step %d on, claimed a chunk of %ld samples "
+                  "after it; expected at most %ld (a sixteenth of its plan %ld: its chunks' fixed part is "
+                  "1.5 samples' worth at either speed)", P - 1, SLOW_AT, most, (long) (SLOW_PLAN / 16), (long) SLOW_PLAN);
+}
+END_TEST
+
 /* A rank that has begun the step but not yet claimed its first chunk (its
  * code between omnibatch_next_step and its first omnibatch_next_chunk, or
  * descheduled there on a crowded node) keeps its range from the first
@@ -638,6 +706,7 @@ static Suite *chunks_suite(void)
     tcase_add_test(tc, test_a_slowed_rank_claims_one_granule);
     tcase_add_test(tc, test_costly_chunks_grow);
     tcase_add_test(tc, test_a_late_first_claim_keeps_its_range);
+    tcase_add_test(tc, test_a_slowdown_is_no_fixed_cost);
     suite_add_tcase(s, tc);
     return s;
 }
