@@ -47,6 +47,9 @@
 #   --full           longer runs, every policy in every scenario, 3 repetitions
 #   --repeat N       repetitions of each scenario (default 1; --full 3)
 #   --scenarios LIST of headline,hl2,hl4,hl8,ramp,transient,vanish,jitter (default all)
+#   --policies LIST  run only these of each scenario's policies, of static,omnibatch,
+#                    oracle,omnilearn,chunks (default all it has); a ratio whose
+#                    policy did not run is NA
 #   --change-at F    where a dynamic scenario's speed changes land in their step,
 #                    F in [0, 1) of it (default 0.5; 0: at the step's start)
 #   --slowdown X     the emulation's slowdown, the same for every run
@@ -77,6 +80,7 @@ data=/usr/share/datasets/fashion-mnist
 mode=default
 repeat=
 scenarios=
+only_policies=
 slowdown=
 emulate=cost
 overhead=yes
@@ -101,6 +105,7 @@ while [ "$#" -gt 0 ]; do
         mode=${1#--}; shift ;;
     --repeat) need_value "$@"; repeat=$2; shift 2 ;;
     --scenarios) need_value "$@"; scenarios=$2; shift 2 ;;
+    --policies) need_value "$@"; only_policies=$2; shift 2 ;;
     --slowdown) need_value "$@"; slowdown=$2; shift 2 ;;
     --change-at) need_value "$@"; change_at=$2; shift 2
         awk -v f="$change_at" 'BEGIN { exit !(f == f + 0 && f + 0 >= 0 && f + 0 < 1) }' ||
@@ -138,6 +143,17 @@ if [ -n "$scenarios" ]; then
     scenarios=$list
 else
     scenarios=$all_scenarios
+fi
+if [ -n "$only_policies" ]; then
+    list=$(echo "$only_policies" | tr ',' ' ')
+    [ -n "$(echo "$list" | tr -d ' ')" ] || die "--policies '$only_policies': expected a comma-separated list"
+    for p in $list; do
+        case " static omnibatch oracle omnilearn chunks " in
+        *" $p "*) ;;
+        *) die "--policies: unknown policy '$p' (expected some of static,omnibatch,oracle,omnilearn,chunks)" ;;
+        esac
+    done
+    only_policies=" $list "
 fi
 ncpu=$(getconf _NPROCESSORS_ONLN 2>/dev/null || nproc 2>/dev/null || echo 1)
 if [ -n "$slowdown" ]; then
@@ -250,6 +266,13 @@ scenario_setup() {
     vanish) args="--schedule vanish $inside $dyn_args"; policies=$dyn_policies ;;
     jitter) args="--schedule jitter $dyn_args"; policies="static omnibatch oracle chunks" ;;
     esac
+    if [ -n "$only_policies" ]; then
+        kept=
+        for p in $policies; do
+            case $only_policies in *" $p "*) kept="$kept $p" ;; esac
+        done
+        policies=$kept
+    fi
 }
 
 # rotate N WORDS...: the words starting at the Nth (0-based), wrapping around.
@@ -275,6 +298,13 @@ fail_run() {
     exit 1
 }
 
+total=0
+for s in $scenarios; do
+    scenario_setup "$s"
+    total=$((total + repeat * $(echo $policies | wc -w)))
+done
+[ "$total" -gt 0 ] || die "--policies '$(echo $only_policies | tr ' ' ',')': none of them runs in the scenarios chosen"
+
 runs=$out/runs
 rm -rf "$runs"
 mkdir -p "$runs"
@@ -282,11 +312,6 @@ rm -f "$out/summary.txt" "$out/table.txt" "$out/overhead.json" "$out/overhead.lo
       "$out/simulate.json" "$out/simulate.log" "$out/headline-omnibatch.png" "$out/headline-compare.png" \
       "$out/plot.log"
 start_all=$(date +%s)
-total=0
-for s in $scenarios; do
-    scenario_setup "$s"
-    total=$((total + repeat * $(echo $policies | wc -w)))
-done
 
 echo "bench: $NP ranks (emulated speeds, slowdown $slowdown on $ncpu online processors, step lengths" \
      "from $([ cost = "$emulate" ] && echo "a cost calibrated once per scenario" || echo "each step's CPU time"))," \
@@ -296,6 +321,10 @@ echo "bench: data $data; output in $out"
 done_runs=0
 for s in $scenarios; do
     scenario_setup "$s"
+    if [ -z "$policies" ]; then
+        echo "bench: $s: none of --policies runs in it; skipped"
+        continue
+    fi
     cost_args=
     if [ cost = "$emulate" ]; then
         # One calibration for every policy and repetition of the scenario.

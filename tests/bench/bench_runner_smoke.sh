@@ -143,7 +143,8 @@ for emulate in cost cpu; do
 done
 
 # Nonsense options: one line, exit 2, nothing run.
-for bad in "--repeat 0" "--scenarios hl3" "--quick --full" "--slowdown 0.5" "--emulate both" "--change-at 1" "--frobnicate"; do
+for bad in "--repeat 0" "--scenarios hl3" "--quick --full" "--slowdown 0.5" "--emulate both" "--change-at 1" \
+    "--policies fastest" "--quick --scenarios jitter --policies omnilearn" "--frobnicate"; do
     rc=0
     # shellcheck disable=SC2086
     sh "$runner" --builddir "$builddir" $bad >"$tmp/out" 2>&1 || rc=$?
