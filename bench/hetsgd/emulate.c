@@ -43,6 +43,18 @@ double hetsgd_charged_cpu(const double *cost, double batch, double cpu)
     return NULL != cost ? cost[0] + cost[1] * batch : cpu;
 }
 
+double hetsgd_chunk_cost(long small, double t_small, long large, double t_large)
+{
+    double b, c;
+
+    if (large <= small || small < 0) {
+        return 0.0;
+    }
+    b = (t_large - t_small) / (double) (large - small);
+    c = t_small - b * (double) small;
+    return c > 0.0 ? c : 0.0;
+}
+
 double hetsgd_emulated_seconds(double cpu, double speed, double slowdown, double alpha)
 {
     return cpu * slowdown / speed + alpha;

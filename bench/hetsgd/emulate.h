@@ -32,6 +32,17 @@ void hetsgd_sleep_until(double deadline);
  *         (hetsgd --cost), or its measured \p cpu when \p cost is NULL. */
 double hetsgd_charged_cpu(const double *cost, double batch, double cpu);
 
+/**
+ * \brief A chunk's cost beside its samples (--cost's C): the intercept of the line through two
+ *        passes on warm caches, \p t_small seconds for \p small samples and \p t_large for
+ *        \p large (> small), at least 0.  Both passes of one kind: taken against the slope of
+ *        passes on cold caches (--cost's B, 20-50% steeper), a small difference of two large
+ *        numbers, it came out anywhere from 0 to 306 us on one machine (hetsgd.c,
+ *        calibrate_chunk()).
+ * \return the cost in seconds; 0 where large <= small.
+ */
+double hetsgd_chunk_cost(long small, double t_small, long large, double t_large);
+
 /** \brief The emulated length of a step: cpu * slowdown / speed + alpha. */
 double hetsgd_emulated_seconds(double cpu, double speed, double slowdown, double alpha);
 

@@ -313,23 +313,96 @@ static double time_pass(run *r, long n, int chunk)
     return best;
 }
 
-/* C of --cost A,B,C: a chunk of a step's usual size (a sixteenth of an equal
- * share, the API's largest) on warm caches, less its samples' cost: the
+static void test_asleep(MPI_Request *req, long nap_ns);
+
+/* One pass of n samples on caches warm from a pass of that size before
+ * it, with the sum of the chunks' gradients: its CPU seconds (the k-th of
+ * time_pass()'s sample sets). */
+static double warm_pass(run *r, long n, int k)
+{
+    double c0;
+
+    hetsgd_gather(&r->ds.train_images, &r->ds.train_labels, r->perm, n, r->x, r->y);
+    chunk_grad(r, n);
+    c0 = compute_clock(r);
+
+    hetsgd_gather(&r->ds.train_images, &r->ds.train_labels, r->perm + (k % CALIBRATION_REPS + 1) * n, n, r->x,
+                  r->y);
+    chunk_grad(r, n);
+    return compute_clock(r) - c0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    const double x = *(const double *) a, y = *(const double *) b;
+
+    return (x > y) - (x < y);
+}
+
+/* The median of the n values in v (sorted in place). */
+static double median(double *v, int n)
+{
+    qsort(v, (size_t) n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* C of --cost A,B,C: what a chunk costs beside its samples, on warm caches
+ * as a step's later chunks find them: the intercept of the line through a
+ * pass of a chunk of a step's usual size (a sixteenth of an equal share,
+ * the API's largest) and one of 16 times that, or the largest the drawn
+ * samples allow (hetsgd_chunk_cost()), each the least of 12 passes on
+ * caches warm from a pass of its size, the two sizes in turn; the
  * per-chunk cost of small batches that a step worked in chunks pays on top
- * of its one cold start.  The mean over the ranks, as for A and B. */
+ * of its one cold start.  The ranks measure one at a time, the others
+ * asleep, and C is the median of theirs.  The CPU time of a pass on the
+ * 2-core VM of the records moves between two levels 1.6x apart, and with
+ * the ranks beside it computing or polling: the chunk's pass against the
+ * slope of the passes on cold caches (--cost's B), all ranks at once, the
+ * mean of theirs, gave C from 0 to 306 us in 16 calibrations of one build;
+ * this gives 57 to 116 in 6.  Where no larger pass fits, the chunk's pass
+ * less its samples at --cost's B. */
 static void calibrate_chunk(run *r)
 {
-    long n = r->B / (16L * r->P);
-    double c, sum = 0.0;
+    const long most = r->B < r->N ? r->B : r->N;
+    long n = r->B / (16L * r->P), large;
+    double c = 0.0;
+    double *all = malloc((size_t) r->P * sizeof *all);
+    MPI_Request req;
 
+    if (NULL == all) {
+        die(r, "calibrate", "out of memory");
+    }
     n = n < r->hi ? n : r->hi;
     n = n > 0 ? n : 1;
     /* calibrate() drew min(B, N) samples: the passes take their samples from there. */
-    n = (CALIBRATION_REPS + 1) * n <= (r->B < r->N ? r->B : r->N) ? n : 1;
-    c = time_pass(r, n, 1) - r->beta0[0] * (double) n;
-    c = c > 0.0 ? c : 0.0;
-    MPI_Allreduce(&c, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-    r->chunk_cost = sum / r->P;
+    n = (CALIBRATION_REPS + 1) * n <= most ? n : 1;
+    large = 16 * n;
+    while (large > 2 * n && ((CALIBRATION_REPS + 1) * large > most || large > r->hi)) {
+        large /= 2;
+    }
+    for (int i = 0; i < r->P; i++) {
+        if (i == r->rank && large > 2 * n) {
+            double t_n = INFINITY, t_large = INFINITY;
+
+            for (int k = 0; k < CHUNK_CALIBRATION_REPS; k++) {
+                const double a = warm_pass(r, n, k), b = warm_pass(r, large, k);
+
+                t_n = a < t_n ? a : t_n;
+                t_large = b < t_large ? b : t_large;
+            }
+            c = hetsgd_chunk_cost(n, t_n, large, t_large);
+        } else if (i == r->rank) {
+            c = time_pass(r, n, 1) - r->beta0[0] * (double) n;
+            c = c > 0.0 ? c : 0.0;
+        }
+        if (MPI_SUCCESS != MPI_Ibarrier(MPI_COMM_WORLD, &req)) {
+            die(r, "MPI_Ibarrier", "failed");
+        }
+        test_asleep(&req, 2000000);
+    }
+    MPI_Allgather(&c, 1, MPI_DOUBLE, all, 1, MPI_DOUBLE, MPI_COMM_WORLD);
+    r->chunk_cost = median(all, r->P);
+    free(all);
 }
 
 /* How much slower than its CPU time a rank computes while every rank

@@ -91,12 +91,30 @@ START_TEST(test_true_models_of_emulated_ranks)
 }
 END_TEST
 
+/* A chunk's cost is the intercept of the line through two warm passes: the
+ * sweep of a calibration on a 2-core VM, 608 us for 16 samples and 8960 us
+ * for 256, is 51 us beside 34.8 us a sample, whatever the slope of the cold
+ * passes (52.3 us a sample there, which made it 0). */
+START_TEST(test_chunk_cost_from_warm_passes)
+{
+    ck_assert_double_eq_tol(hetsgd_chunk_cost(16, 608e-6, 256, 8960e-6), 608e-6 - 16 * (8352e-6 / 240), 1e-12);
+    ck_assert_double_eq_tol(hetsgd_chunk_cost(4, 0.5, 8, 0.9), 0.1, 1e-12);
+    /* A line through the origin or below it: no cost. */
+    ck_assert_double_eq(hetsgd_chunk_cost(16, 16e-6, 256, 256e-6), 0.0);
+    ck_assert_double_eq(hetsgd_chunk_cost(16, 10e-6, 256, 400e-6), 0.0);
+    /* No second size: none. */
+    ck_assert_double_eq(hetsgd_chunk_cost(16, 1e-3, 16, 2e-3), 0.0);
+    ck_assert_double_eq(hetsgd_chunk_cost(16, 1e-3, 8, 2e-3), 0.0);
+}
+END_TEST
+
 static Suite *make_hetsgd_emulate_suite(void)
 {
     Suite *s = suite_create("hetsgd_emulate");
     TCase *tc = tcase_create("core");
 
     tcase_add_test(tc, test_emulated_length);
+    tcase_add_test(tc, test_chunk_cost_from_warm_passes);
     tcase_add_test(tc, test_auto_slowdown_fits_demand_to_cores);
     tcase_add_test(tc, test_crowded_slowdown_is_a_whole_number_above_contention);
     tcase_add_test(tc, test_sleep_until_never_returns_early);
