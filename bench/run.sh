@@ -178,38 +178,6 @@ launcher=$srcdir/tests/mpirun.sh
 plotgp=$srcdir/bench/hetsgd/plot.gp
 comparegp=$srcdir/bench/hetsgd/compare.gp
 
-# The data: a directory with the four IDX files, gzip'd or not.  Each run
-# would otherwise unpack 26 MB on every rank, about a second per run here.
-idx_names="train-images-idx3-ubyte train-labels-idx1-ubyte t10k-images-idx3-ubyte t10k-labels-idx1-ubyte"
-for n in $idx_names; do
-    [ -f "$data/$n" ] || [ -f "$data/$n.gz" ] ||
-        die "--data '$data': no $n[.gz] there (apt-get install dataset-fashion-mnist, or give --data DIR)"
-done
-unpacked=yes
-for n in $idx_names; do [ -f "$data/$n" ] || unpacked=no; done
-if [ no = "$unpacked" ]; then
-    # The cache is valid while the sources keep their path, size and time.
-    data=$(cd "$data" && pwd)
-    stamp=$(cd "$data" && for n in $idx_names; do
-        if [ -f "$n" ]; then f=$n; else f=$n.gz; fi
-        echo "$data/$f $(wc -c <"$f") $(date -r "$f" +%s.%N)"
-    done)
-    mkdir -p "$out/data"
-    if [ "$stamp" != "$(cat "$out/data/source" 2>/dev/null || true)" ]; then
-        rm -f "$out/data/source"
-        for n in $idx_names; do
-            if [ -f "$data/$n" ]; then
-                cp "$data/$n" "$out/data/$n.tmp"
-            else
-                gzip -dc "$data/$n.gz" >"$out/data/$n.tmp" || die "cannot unpack $data/$n.gz into $out/data"
-            fi
-            mv "$out/data/$n.tmp" "$out/data/$n"
-        done
-        echo "$stamp" >"$out/data/source"
-    fi
-    data=$out/data
-fi
-
 # Settings of each mode.  The headline trains to the target accuracy; the
 # others run a fixed number of steps (there the time-to-accuracy is NA).
 case $mode in
@@ -304,6 +272,38 @@ for s in $scenarios; do
     total=$((total + repeat * $(echo $policies | wc -w)))
 done
 [ "$total" -gt 0 ] || die "--policies '$(echo $only_policies | tr ' ' ',')': none of them runs in the scenarios chosen"
+
+# The data: a directory with the four IDX files, gzip'd or not.  Each run
+# would otherwise unpack 26 MB on every rank, about a second per run here.
+idx_names="train-images-idx3-ubyte train-labels-idx1-ubyte t10k-images-idx3-ubyte t10k-labels-idx1-ubyte"
+for n in $idx_names; do
+    [ -f "$data/$n" ] || [ -f "$data/$n.gz" ] ||
+        die "--data '$data': no $n[.gz] there (apt-get install dataset-fashion-mnist, or give --data DIR)"
+done
+unpacked=yes
+for n in $idx_names; do [ -f "$data/$n" ] || unpacked=no; done
+if [ no = "$unpacked" ]; then
+    # The cache is valid while the sources keep their path, size and time.
+    data=$(cd "$data" && pwd)
+    stamp=$(cd "$data" && for n in $idx_names; do
+        if [ -f "$n" ]; then f=$n; else f=$n.gz; fi
+        echo "$data/$f $(wc -c <"$f") $(date -r "$f" +%s.%N)"
+    done)
+    mkdir -p "$out/data"
+    if [ "$stamp" != "$(cat "$out/data/source" 2>/dev/null || true)" ]; then
+        rm -f "$out/data/source"
+        for n in $idx_names; do
+            if [ -f "$data/$n" ]; then
+                cp "$data/$n" "$out/data/$n.tmp"
+            else
+                gzip -dc "$data/$n.gz" >"$out/data/$n.tmp" || die "cannot unpack $data/$n.gz into $out/data"
+            fi
+            mv "$out/data/$n.tmp" "$out/data/$n"
+        done
+        echo "$stamp" >"$out/data/source"
+    fi
+    data=$out/data
+fi
 
 runs=$out/runs
 rm -rf "$runs"

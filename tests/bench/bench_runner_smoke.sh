@@ -147,8 +147,10 @@ for bad in "--repeat 0" "--scenarios hl3" "--quick --full" "--slowdown 0.5" "--e
     "--policies fastest" "--quick --scenarios jitter --policies omnilearn" "--frobnicate"; do
     rc=0
     # shellcheck disable=SC2086
-    sh "$runner" --builddir "$builddir" $bad >"$tmp/out" 2>&1 || rc=$?
+    sh "$runner" --builddir "$builddir" --out "$tmp/bad.d" $bad >"$tmp/out" 2>&1 || rc=$?
     [ 2 -eq "$rc" ] || fail "'$bad': exit $rc, expected 2"
     [ 1 -eq "$(wc -l <"$tmp/out")" ] && grep -q '^bench/run.sh: ' "$tmp/out" || fail "'$bad': not one line"
+    # Nothing unpacked either (a data set left in the build tree fails distcheck).
+    [ ! -e "$tmp/bad.d/data" ] || fail "'$bad': the data were unpacked before the option was refused"
 done
 echo "bench_runner_smoke: ok"
