@@ -33,6 +33,7 @@
 #include "mlp_cuda.h"
 #endif
 #include "ob_error.h"
+#include "ob_maths.h"
 #include "ob_planner.h"
 #include "ob_timing.h"
 #include "ob_topology.h"
@@ -280,41 +281,6 @@ static void evict_caches(void)
     }
 }
 
-/* The least of a few timings of one forward and backward pass of n samples,
- * on samples scattered like a shuffled epoch's: each on cold caches, or
- * (\p chunk) on caches warm from the pass before, as a step's later chunks
- * find them, with the sum of the chunks' gradients that they add. */
-static double time_pass(run *r, long n, int chunk)
-{
-    double best = INFINITY;
-
-    if (chunk) {
-        hetsgd_gather(&r->ds.train_images, &r->ds.train_labels, r->perm, n, r->x, r->y);
-        chunk_grad(r, n);
-    }
-    for (int k = 0; k < (chunk ? CHUNK_CALIBRATION_REPS : CALIBRATION_REPS); k++) {
-        double c0;
-
-        if (!chunk) {
-            evict_caches();
-        }
-        c0 = compute_clock(r);
-
-        hetsgd_gather(&r->ds.train_images, &r->ds.train_labels, r->perm + (chunk ? (k % CALIBRATION_REPS + 1) * n : 0),
-                      n, r->x, r->y);
-        if (chunk) {
-            chunk_grad(r, n);
-        } else {
-            loss_grad(r, n);
-        }
-        c0 = compute_clock(r) - c0;
-        best = c0 < best ? c0 : best;
-    }
-    return best;
-}
-
-static void test_asleep(MPI_Request *req, long nap_ns);
-
 /* One pass of n samples on caches warm from a pass of that size before
  * it, with the sum of the chunks' gradients: its CPU seconds (the k-th of
  * time_pass()'s sample sets). */
@@ -332,19 +298,33 @@ static double warm_pass(run *r, long n, int k)
     return compute_clock(r) - c0;
 }
 
-static int cmp_double(const void *a, const void *b)
+/* The least of a few timings of one forward and backward pass of n samples,
+ * on samples scattered like a shuffled epoch's: each on cold caches, or
+ * (\p chunk) on caches warm from a pass of that size, as a step's later
+ * chunks find them, with the sum of the chunks' gradients that they add
+ * (warm_pass()). */
+static double time_pass(run *r, long n, int chunk)
 {
-    const double x = *(const double *) a, y = *(const double *) b;
+    double best = INFINITY;
 
-    return (x > y) - (x < y);
+    for (int k = 0; k < (chunk ? CHUNK_CALIBRATION_REPS : CALIBRATION_REPS); k++) {
+        double c0;
+
+        if (chunk) {
+            c0 = warm_pass(r, n, k);
+        } else {
+            evict_caches();
+            c0 = compute_clock(r);
+            hetsgd_gather(&r->ds.train_images, &r->ds.train_labels, r->perm, n, r->x, r->y);
+            loss_grad(r, n);
+            c0 = compute_clock(r) - c0;
+        }
+        best = c0 < best ? c0 : best;
+    }
+    return best;
 }
 
-/* The median of the n values in v (sorted in place). */
-static double median(double *v, int n)
-{
-    qsort(v, (size_t) n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
+static void test_asleep(MPI_Request *req, long nap_ns);
 
 /* C of --cost A,B,C: what a chunk costs beside its samples, on warm caches
  * as a step's later chunks find them: the intercept of the line through a
@@ -401,7 +381,7 @@ static void calibrate_chunk(run *r)
         test_asleep(&req, 2000000);
     }
     MPI_Allgather(&c, 1, MPI_DOUBLE, all, 1, MPI_DOUBLE, MPI_COMM_WORLD);
-    r->chunk_cost = median(all, r->P);
+    r->chunk_cost = ob_median(all, r->P);
     free(all);
 }
 
