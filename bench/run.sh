@@ -467,6 +467,7 @@ set -- "$out/summary.txt" "$out/recovery.txt"
 flags=
 [ yes = "$overhead" ] || flags="$flags --no-overhead"
 [ yes = "$simulate" ] || flags="$flags --no-simulate"
+[ -z "$only_policies" ] || flags="$flags --policies $(echo $only_policies | tr ' ' ',')"
 # shellcheck disable=SC2086
 "$python" "$srcdir/bench/table.py" --mode "$mode" --repeat "$repeat" --scenarios "$(echo $scenarios)" \
     $flags "$@" >"$out/table.txt" || { echo "bench/run.sh: building the table failed" >&2; exit 1; }

@@ -293,8 +293,9 @@ def gnum(x):
 
 
 class Table:
-    def __init__(self, runs, order, mode):
+    def __init__(self, runs, order, mode, policies=None):
         self.runs, self.order, self.mode = runs, order, mode
+        self.policies = policies       # --policies: the only ones run, or None for all
         self.lines = []
         self.rec = {}
         self.totals = {k: Totals() for k in ("vsorc", "omnibatch", "oracle", "model")}
@@ -306,6 +307,12 @@ class Table:
 
     def out(self, text=""):
         self.lines.append(text)
+
+    def why_not(self, policy):
+        """Why a policy has no runs: left out by --policies, or by the mode."""
+        if self.policies is not None and policy not in self.policies:
+            return "(--policies left it out)"
+        return "(--full runs it)"
 
     def scenario_row(self, s):
         R = self.runs
@@ -376,9 +383,9 @@ class Table:
         for line in NOTES.format(repeat=self.runs.repeat, target=gnum(target)).split("\n"):
             self.out(line)
         if self.no_static:
-            self.out("NA in omb/stat, acc pts, static: static does not run in %s (--full runs it)." % ", ".join(self.no_static))
+            self.out("NA in omb/stat, acc pts, static: static does not run in %s %s." % (", ".join(self.no_static), self.why_not("static")))
         if self.no_ol:
-            self.out("NA in OL/orc, omnilearn: omnilearn does not run in %s (--full runs it)." % ", ".join(self.no_ol))
+            self.out("NA in OL/orc, omnilearn: omnilearn does not run in %s %s." % (", ".join(self.no_ol), self.why_not("omnilearn")))
         if self.na_tta:
             self.out("NA in TTA: only the headline trains to the target; the others run a fixed, short number of steps.")
         self.out("-: no speed change in a static scenario; the jitter changes every step (no recovery to judge).")
@@ -681,7 +688,7 @@ def build(args):
     ov = Overhead(args.overhead)
     sim = Simulate(args.simulate)
     order = args.scenarios.split()
-    t = Table(runs, order, args.mode)
+    t = Table(runs, order, args.mode, args.policies.split(",") if args.policies else None)
     target = num(runs.target) if runs.target not in (None, "") else None
     target = 0.85 if target is None else target
     t.out("%-9s %-16s %5s  %7s %6s  %8s  %7s  %8s  %-14s  %-12s %7s" % (
@@ -710,6 +717,7 @@ def main(argv):
     p.add_argument("--mode", default="default", choices=("quick", "default", "full"))
     p.add_argument("--repeat", type=int, default=1)
     p.add_argument("--scenarios", required=True, help="the scenarios, in table order, separated by spaces")
+    p.add_argument("--policies", help="the only policies run (bench/run.sh --policies), separated by commas")
     p.add_argument("--no-overhead", dest="overhead_ran", action="store_false")
     p.add_argument("--no-simulate", dest="simulate_ran", action="store_false")
     p.add_argument("summary")
