@@ -42,7 +42,9 @@
 #   --out DIR         keep the runs' outputs there (default: a temporary directory)
 #   --data DIR        Fashion-MNIST IDX files (default /usr/share/datasets/fashion-mnist)
 #   --steps N         steps per run (default 80)
-#   --policies LIST   of static,omnibatch,chunks (default all three)
+#   --policies LIST   of static,omnibatch,chunks (default all three); without
+#                     static, the steady steps alone (the limit and the ratios
+#                     are measured from its run)
 #   --repeat N        N sets of runs, static, omnibatch then chunks, one after
 #                     the other (default 1), each in DIR/pairK: each set's
 #                     lines, then the median and the spread of their ratios
@@ -61,7 +63,8 @@
 #                     stops until the period ends
 #   --smoke           a tiny run: that the cgroups work, figures meaningless
 #   --help            this text
-# Environment: MPIRUN (default mpirun).
+# Environment: MPIRUN (default mpirun); OB_MPIRUN_ENV="VAR=value ..." for
+# every rank of every run (as tests/mpirun.sh), e.g. OMNIBATCH_DEBUG=2.
 set -eu
 
 die() {
@@ -292,6 +295,11 @@ cpu_share() {
 jnum() {
     sed -n "s/^  \"$2\": \([0-9.e+-]*\),.*/\1/p" "$1" | head -1
 }
+# OB_MPIRUN_ENV's variables, for every run's ranks.
+envflags=
+for kv in ${OB_MPIRUN_ENV:-}; do
+    envflags="$envflags -x $kv"
+done
 # run_pair DIR [hetsgd options]: each policy once, its outputs in
 # DIR/quota-POLICY.*
 run_pair() {
@@ -308,7 +316,7 @@ run_pair() {
         # acted on at once (the shell runs a trap only after a foreground command).
         # shellcheck disable=SC2086
         timeout --signal=TERM --kill-after=10 900 "${MPIRUN:-mpirun}" -np "$np" --oversubscribe \
-            --allow-run-as-root --bind-to none $mcaflags -x OMNIBATCH_REPORT=json -x OMNIBATCH_REPORT_FILE="$f.json" -x OMNIBATCH_WAIT="$waitmode" \
+            --allow-run-as-root --bind-to none $mcaflags $envflags -x OMNIBATCH_REPORT=json -x OMNIBATCH_REPORT_FILE="$f.json" -x OMNIBATCH_WAIT="$waitmode" \
             "$work/join" "$hetsgd" --policy "$p" --slowdown 1 --no-own-wait --data "$data" $hargs \
             --summary "$f.summary" \
             --trace "$f.csv" \
@@ -424,6 +432,14 @@ summarise() {
         if [ -f "$1/quota-chunks.summary" ]; then
             chunks "$1" "$st" "$qlimit"
         fi
+    else
+        # --policies without static: the steady steps alone.
+        for p in omnibatch chunks; do
+            if [ -f "$1/quota-$p.summary" ]; then
+                awk -v p="$p" -v x="$(steady "$1/quota-$p.summary")" 'BEGIN {
+                    printf "quota: %s steady step %.2f ms; no static run, so no limit and no ratios (both are measured from it)\n", p, 1e3 * x }'
+            fi
+        done
     fi
     paste -d ' ' "$1/ratios" "$1/ratios.chunks" > "$1/ratios.all" && mv "$1/ratios.all" "$1/ratios"
     rm -f "$1/ratios.chunks"

@@ -34,10 +34,11 @@ rc=0
 sh "$srcdir/bench/hetsgd/run.sh" --builddir "$builddir" --quota 0.5,0.5 --repeat 0 >"$tmp/out" 2>&1 || rc=$?
 [ 2 -eq "$rc" ] || fail "--repeat 0: exit $rc, expected 2"
 grep -q "^hetsgd/run.sh: --repeat '0': expected an integer from 1 to 99" "$tmp/out" || fail "no line naming --repeat"
-# Two pairs: each pair's lines, then the median and spread of their ratios.
+# Two pairs: each pair's lines, then the median and spread of their ratios;
+# OB_MPIRUN_ENV reaches every rank (OMNIBATCH_DEBUG=1 logs the chunked step's setup).
 rc=0
-sh "$srcdir/bench/hetsgd/run.sh" --builddir "$builddir" --quota 0.5,0.5,0.25,0.2 --smoke --period 20000 \
-    --mca btl=vader,self --repeat 2 --data "$tmp/data" --out "$tmp/runs" >"$tmp/out" 2>&1 || rc=$?
+OB_MPIRUN_ENV="OMNIBATCH_DEBUG=1" sh "$srcdir/bench/hetsgd/run.sh" --builddir "$builddir" --quota 0.5,0.5,0.25,0.2 \
+    --smoke --period 20000 --mca btl=vader,self --repeat 2 --data "$tmp/data" --out "$tmp/runs" >"$tmp/out" 2>&1 || rc=$?
 [ 77 -eq "$rc" ] && { cat "$tmp/out"; exit 77; }
 [ 0 -eq "$rc" ] || fail "bench/hetsgd/run.sh --quota --smoke exited $rc"
 grep -q "^quota: 4 ranks, CPU quota 0.5,0.5,0.25,0.2 of a core .*global batch 64, OMNIBATCH_WAIT=sleep" "$tmp/out" \
@@ -56,6 +57,8 @@ grep -Eq "^quota: chunks steady step [0-9.]+ ms; chunks/static [0-9.]+; chunks/o
     "$tmp/out" || fail "no chunks line"
 grep -Eq "^quota: omnibatch asked the quotas for [0-9.]+ ms a step \(rank [0-3]: mean step CPU / quota\); its steady step is [0-9.]+x that" \
     "$tmp/out" || fail "no line of what omnibatch asked of the quotas"
+[ 4 -eq "$(grep -c 'steps in chunks' "$tmp/runs/pair1/quota-chunks.out")" ] ||
+    fail "OB_MPIRUN_ENV=OMNIBATCH_DEBUG=1 did not reach the 4 ranks of the chunks run"
 for k in 1 2; do
     grep -q "^quota: pair $k of 2 (outputs in $tmp/runs/pair$k):$" "$tmp/out" || fail "no line opening pair $k"
     [ -s "$tmp/runs/pair$k/quota-omnibatch.csv" ] && [ -s "$tmp/runs/pair$k/quota-static.csv" ] \
@@ -92,6 +95,9 @@ sh "$srcdir/bench/hetsgd/run.sh" --builddir "$builddir" --quota 0.5,0.5,0.25,0.2
 [ 0 -eq "$rc" ] || fail "bench/hetsgd/run.sh --quota --steps 20 exited $rc"
 last=$(tail -1 "$tmp/long/quota-omnibatch.csv" | cut -d, -f1)
 [ 19 = "$last" ] || fail "--steps 20: the trace's last step is $last, expected 19"
+# Without a static run: the steady step, and why there is no limit.
+grep -Eq "^quota: omnibatch steady step [0-9.]+ ms; no static run, so no limit and no ratios" "$tmp/out" ||
+    fail "--policies omnibatch: no line of its steady step"
 grep -Eq "^quota: 4 ranks, .*global batch 4096, OMNIBATCH_WAIT=sleep, Open MPI: --mca btl self,vader --mca btl_vader_single_copy_mechanism (cma|none), evaluated after the last step only$" \
     "$tmp/out" || fail "the setup line of a run without --mca"
 if grep -q "btl_vader_single_copy_mechanism none" "$tmp/out"; then
