@@ -151,7 +151,8 @@ static int ob_chunk_args(const char *fn, struct omnibatch_context *c, const omni
  * no change of speed) and that cannot be its fixed part: it is no smaller
  * than the chunk before it, or that part is known (ob_chunk_slower()
  * counts it).  Then the rank's speed changed, and the times of its chunks
- * so far, of the old speed, are dropped with it.  Fitted together (t = a +
+ * so far, of the old speed, are dropped with it (and the step's time, of
+ * two speeds, is not the controller's to learn: ob_chunk_changed()).  Fitted together (t = a +
  * b n), a speed that fell 20x inside a chunk of 16 followed by chunks of
  * one at the new speed read as a fixed part of hundreds of samples' worth:
  * the floor (ob_chunk_step_floor()) rose to the rank's whole plan, and its
@@ -165,6 +166,7 @@ static void ob_chunk_timed(struct ob_chunks *k, uint64_t now)
     k->slowed = !k->busy && ob_words_slowed(k, now);
     if (k->slowed && (k->floor_cost > 0 || k->last >= k->prev)) {
         memset(&k->cost, 0, sizeof k->cost);
+        k->changed = 1;
     } else if (k->last > 0 && now > k->last_ns) {
         ob_chunk_cost_add(&k->cost, k->last, (double) (now - k->last_ns) * 1e-9);
     }
@@ -313,6 +315,7 @@ int ob_chunk_begin(struct omnibatch_context *c)
     k->done = 0;
     k->chunks = 0;
     k->slowed = 0;
+    k->changed = 0;
     k->over = 0;
     ob_words_begin(k);
     ob_wire_begin(k);
@@ -329,6 +332,11 @@ void ob_chunk_moved(const struct omnibatch_context *c, long *taken, long *given)
         *taken = k->done - k->own;
         *given = k->plan[k->me] - k->own;
     }
+}
+
+int ob_chunk_changed(const struct omnibatch_context *c)
+{
+    return NULL != c->chunks && c->chunks->changed;
 }
 
 int ob_chunk_ready(const struct omnibatch_context *c)

@@ -214,7 +214,7 @@ int ob_measure_look(const struct omnibatch_context *c, uint64_t now, ob_estimato
         *compute = ob_api_quota_peek(c, *compute, c->cpu.entry_ns);
     }
     *est = c->est;
-    *adds = c->step.global_step >= c->opt.warmup && c->step.count > 0;
+    *adds = c->step.global_step >= c->opt.warmup && c->step.count > 0 && !ob_chunk_changed(c);
     return *adds ? ob_api_sample_add(est, c->parked, (double) c->step.count, *compute) : 0;
 }
 
@@ -273,7 +273,16 @@ void ob_measure_close(struct omnibatch_context *c)
         c->parked = 1;
     }
     if (compute >= 0.0 && c->step.global_step >= c->opt.warmup && c->step.count > 0) {
-        const int news = ob_api_sample_add(&c->est, c->parked, (double) c->step.count, compute);
+        /* Nor does a step in which the rank's speed fell inside (its chunks
+         * saw it: ob_chunk_changed()): its time is of two speeds, and its
+         * count is what the others left it.  Beside the next step's, at the
+         * new speed and another count, it reads as a line through both: in
+         * hetsgd vanish with OMNIBATCH_CHUNK_FLOOR=32 the slowed rank did 129
+         * samples in 0.35 s, most at full speed, then 32 at 1/20 of it in
+         * 0.81 s; the two held as the change made a model 90% fixed part,
+         * and the rank's plan swung between 1 and 129-258 every two steps
+         * from then on.  The steps after it, of one speed, show the change. */
+        const int news = ob_chunk_changed(c) ? 0 : ob_api_sample_add(&c->est, c->parked, (double) c->step.count, compute);
 
         c->parked = 0;
         if (news) {

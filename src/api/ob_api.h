@@ -234,6 +234,11 @@ void ob_chunk_moved(const struct omnibatch_context *c, long *taken, long *given)
 /** \brief 1 when the step may end (chunks off, or none left was answered), else 0. */
 int ob_chunk_ready(const struct omnibatch_context *c);
 
+/** \brief 1 when this rank's speed fell inside the step (a chunk of its ran slower than the
+ *  step's pace before it, by more than its fixed part: ob_chunk_timed()), else 0: the step's
+ *  time is of two speeds. */
+int ob_chunk_changed(const struct omnibatch_context *c);
+
 /* api_node.c: the gradient summed in shared memory (OMNIBATCH_NODE_SUM). */
 
 /** \brief Collective on c->comm: c->node set where \p want on every rank, every rank on one

@@ -633,6 +633,82 @@ START_TEST(test_a_slowdown_is_no_fixed_cost)
 }
 END_TEST
 
+/* The controller's view of a rank whose speed falls 20x inside a step, with
+ * the floor set to an eighth of the plans (as a costly chunk raises it),
+ * chunks costing 1.5 samples' worth, as in hetsgd vanish with
+ * OMNIBATCH_CHUNK_FLOOR=32.  The change comes 4 samples before the end of
+ * its fourth chunk: in that step the rank does about half its range, in
+ * about a step's time, and gives the rest away; in the next it does one
+ * chunk of the floor at the new speed, 2.5 steps' time.  Fitted together
+ * (the first within the spread a new batch allows) the two made its model
+ * mostly a fixed part, and its plan swung 1, 1, 129, 258 of 256 every four
+ * steps at 3 and 4 ranks.  The step of two speeds is not learnt, and the
+ * plan settles near the rank's share at its new speed (256 P / (20 (P - 1)
+ * + 1): 24 at 2 ranks, 16 at 4). */
+#define TWO_PLAN 256L
+#define TWO_FLOOR 32
+#define TWO_AT 8
+#define TWO_STEPS 26
+#define TWO_LAST 8
+#define TWO_C_NS 75000L
+#define TWO_B_NS 50000L
+START_TEST(test_a_step_of_two_speeds_is_not_learnt)
+{
+    const int P = mpi_size();
+    const int sleeper = P - 1 == mpi_rank();
+    const long change = 4 * TWO_FLOOR - 4;
+    omnibatch_options opt;
+    omnibatch_t ctx;
+    omnibatch_step st;
+    omnibatch_chunk ch;
+    long most = 0, least = -1, all[2], both[2];
+    double g = 1.0, s = 0.0;
+
+    if (!on_one_node("a slowed rank's plan")) {
+        return;
+    }
+    chunk_options(&opt);
+    opt.chunk_floor = TWO_FLOOR;
+    OB_CK_OK(omnibatch_create(MPI_COMM_WORLD, TWO_PLAN * P, 10L * TWO_PLAN * P, &opt, &ctx));
+    for (int step = 0; step < TWO_STEPS; step++) {
+        long done = 0;
+
+        OB_CK_OK(omnibatch_next_step(ctx, &st));
+        if (sleeper && step >= TWO_STEPS - TWO_LAST) {
+            most = st.count > most ? st.count : most;
+            least = least < 0 || st.count < least ? st.count : least;
+        }
+        for (;;) {
+            long slow = 0;
+
+            OB_CK_OK(omnibatch_next_chunk(ctx, &ch));
+            if (0 == ch.count) {
+                break;
+            }
+            /* 20x slower from the last sample of its fourth chunk in step TWO_AT on. */
+            if (sleeper && step > TWO_AT) {
+                slow = ch.count;
+            } else if (sleeper && step == TWO_AT && done + ch.count > change) {
+                slow = done >= change ? ch.count : done + ch.count - change;
+            }
+            mpi_sleep_ns((slow > 0 && slow == ch.count ? 20 : 1) * TWO_C_NS + (ch.count - slow) * TWO_B_NS
+                         + 20 * slow * TWO_B_NS);
+            done += ch.count;
+        }
+        OB_CK_OK(omnibatch_allreduce_gradient(ctx, &g, &s, 1, MPI_DOUBLE));
+    }
+    OB_CK_OK(omnibatch_destroy(&ctx));
+    /* Every rank judges the slowed rank's figures, so that all fail alike. */
+    all[0] = most;
+    all[1] = sleeper ? least : 0;
+    MPI_Allreduce(all, both, 2, MPI_LONG, MPI_MAX, MPI_COMM_WORLD);
+    ck_assert_msg(both[0] <= 2 * TWO_FLOOR, "rank %d, 20x slower from the middle of step %d on, had plans "
+                  "from %ld to %ld in the last %d steps; expected at most %d (its share at its new speed "
+                  "is about %ld)", P - 1, TWO_AT, both[1], both[0], TWO_LAST, 2 * TWO_FLOOR,
+                  TWO_PLAN * P / (20L * (P - 1) + 1));
+}
+END_TEST
+
 /* A rank that has begun the step but not yet claimed its first chunk (its
  * code between omnibatch_next_step and its first omnibatch_next_chunk, or
  * descheduled there on a crowded node) keeps its range from the first
@@ -707,6 +783,7 @@ static Suite *chunks_suite(void)
     tcase_add_test(tc, test_costly_chunks_grow);
     tcase_add_test(tc, test_a_late_first_claim_keeps_its_range);
     tcase_add_test(tc, test_a_slowdown_is_no_fixed_cost);
+    tcase_add_test(tc, test_a_step_of_two_speeds_is_not_learnt);
     suite_add_tcase(s, tc);
     return s;
 }
