@@ -279,9 +279,10 @@ void ob_measure_close(struct omnibatch_context *c)
          * new speed and another count, it reads as a line through both: in
          * hetsgd vanish with OMNIBATCH_CHUNK_FLOOR=32 the slowed rank did 129
          * samples in 0.35 s, most at full speed, then 32 at 1/20 of it in
-         * 0.81 s; the two held as the change made a model 90% fixed part,
-         * and the rank's plan swung between 1 and 129-258 every two steps
-         * from then on.  The steps after it, of one speed, show the change. */
+         * 0.81 s; the first lay within the spread a halved batch allows and
+         * was fitted, the two made a model 90% fixed part, and the rank's
+         * plan swung between 1 and 129-258 every two steps from then on.
+         * The steps after it, of one speed, show the change. */
         const int news = ob_chunk_changed(c) ? 0 : ob_api_sample_add(&c->est, c->parked, (double) c->step.count, compute);
 
         c->parked = 0;
