@@ -203,6 +203,23 @@ static double ob_api_quota_peek(const struct omnibatch_context *c, double comput
     return need > wall ? need : wall;
 }
 
+/* Whether the step's sample is the model's to learn: not in the warm-up
+ * steps (cold caches, lazy allocation, first-touch teach a speed the rank
+ * does not have), not without samples (nothing to say of the per-sample
+ * cost), and not when the rank's speed fell inside the step (its chunks saw
+ * it: ob_chunk_changed()): that time is of two speeds, and its count is
+ * what the others left it.  Beside the next step's, at the new speed and
+ * another count, it reads as a line through both: in hetsgd vanish with
+ * OMNIBATCH_CHUNK_FLOOR=32 the slowed rank did 129 samples in 0.35 s, most
+ * at full speed, then 32 at 1/20 of it in 0.81 s; the first lay within the
+ * spread a halved batch allows and was fitted, the two made a model 90%
+ * fixed part, and the rank's plan swung between 1 and 129-258 every two
+ * steps from then on.  The steps after it, of one speed, show the change. */
+static int ob_measure_learns(const struct omnibatch_context *c)
+{
+    return c->step.global_step >= c->opt.warmup && c->step.count > 0 && !ob_chunk_changed(c);
+}
+
 int ob_measure_look(const struct omnibatch_context *c, uint64_t now, ob_estimator *est, double *compute,
                     int *adds)
 {
@@ -214,7 +231,7 @@ int ob_measure_look(const struct omnibatch_context *c, uint64_t now, ob_estimato
         *compute = ob_api_quota_peek(c, *compute, c->cpu.entry_ns);
     }
     *est = c->est;
-    *adds = c->step.global_step >= c->opt.warmup && c->step.count > 0 && !ob_chunk_changed(c);
+    *adds = ob_measure_learns(c);
     return *adds ? ob_api_sample_add(est, c->parked, (double) c->step.count, *compute) : 0;
 }
 
@@ -262,9 +279,7 @@ void ob_measure_close(struct omnibatch_context *c)
         ob_api_quota_reread(c, now);
         compute = ob_api_quota_compute(c, compute);
     }
-    /* Warm-up steps (cold caches, lazy allocation, first-touch) would teach
-     * the model a speed the rank does not have; a rank without samples has
-     * nothing to say about its per-sample cost. */
+    /* What the model learns of the step: ob_measure_learns(). */
     if (0 == c->step.count && 0 == c->ctl.plan[c->rank]) {
         /* Parked (OMNIBATCH_MIN_BATCH=0): nothing computed, nothing learnt.
          * (The plan, not the count: an epoch's short last step may give a
@@ -273,17 +288,8 @@ void ob_measure_close(struct omnibatch_context *c)
         c->parked = 1;
     }
     if (compute >= 0.0 && c->step.global_step >= c->opt.warmup && c->step.count > 0) {
-        /* Nor does a step in which the rank's speed fell inside (its chunks
-         * saw it: ob_chunk_changed()): its time is of two speeds, and its
-         * count is what the others left it.  Beside the next step's, at the
-         * new speed and another count, it reads as a line through both: in
-         * hetsgd vanish with OMNIBATCH_CHUNK_FLOOR=32 the slowed rank did 129
-         * samples in 0.35 s, most at full speed, then 32 at 1/20 of it in
-         * 0.81 s; the first lay within the spread a halved batch allows and
-         * was fitted, the two made a model 90% fixed part, and the rank's
-         * plan swung between 1 and 129-258 every two steps from then on.
-         * The steps after it, of one speed, show the change. */
-        const int news = ob_chunk_changed(c) ? 0 : ob_api_sample_add(&c->est, c->parked, (double) c->step.count, compute);
+        /* A step of two speeds counts as compute but is not learnt. */
+        const int news = ob_measure_learns(c) ? ob_api_sample_add(&c->est, c->parked, (double) c->step.count, compute) : 0;
 
         c->parked = 0;
         if (news) {
