@@ -565,6 +565,23 @@ START_TEST(test_costly_chunks_grow)
 }
 END_TEST
 
+/* Work a chunk of \p count samples, \p done of the step's before it, as
+ * sleep: \p c_ns for the chunk and \p b_ns a sample, on the \p slowing
+ * rank 20x both from position \p change of step \p at on (the chunk across
+ * the change pays its samples each at its own speed, its fixed part at the
+ * old one). */
+static void sleep_chunk(int slowing, int step, int at, long change, long done, long count, long c_ns, long b_ns)
+{
+    long slow = 0;
+
+    if (slowing && step > at) {
+        slow = count;
+    } else if (slowing && step == at && done + count > change) {
+        slow = done >= change ? count : done + count - change;
+    }
+    mpi_sleep_ns((slow > 0 && slow == count ? 20 : 1) * c_ns + (count - slow) * b_ns + 20 * slow * b_ns);
+}
+
 /* A rank whose speed falls 20x inside a step and stays there.  Every chunk
  * costs SLOW_C_NS beside SLOW_B_NS a sample (its fixed part 1.5 samples'
  * worth, as hetsgd's chunks on a 2-core VM), 20x both on the last rank
@@ -606,20 +623,14 @@ START_TEST(test_a_slowdown_is_no_fixed_cost)
 
         OB_CK_OK(omnibatch_next_step(ctx, &st));
         for (;;) {
-            long slow = 0;
-
             OB_CK_OK(omnibatch_next_chunk(ctx, &ch));
             if (0 == ch.count) {
                 break;
             }
             if (sleeper && step > SLOW_AT) {
-                slow = ch.count;
                 after = ch.count > after ? ch.count : after;
-            } else if (sleeper && step == SLOW_AT && done + ch.count > change) {
-                slow = done >= change ? ch.count : done + ch.count - change;
             }
-            mpi_sleep_ns((slow > 0 && slow == ch.count ? 20 : 1) * SLOW_C_NS + (ch.count - slow) * SLOW_B_NS
-                         + 20 * slow * SLOW_B_NS);
+            sleep_chunk(sleeper, step, SLOW_AT, change, done, ch.count, SLOW_C_NS, SLOW_B_NS);
             done += ch.count;
         }
         OB_CK_OK(omnibatch_allreduce_gradient(ctx, &g, &s, 1, MPI_DOUBLE));
@@ -682,20 +693,12 @@ START_TEST(test_a_step_of_two_speeds_is_not_learnt)
             least = least < 0 || st.count < least ? st.count : least;
         }
         for (;;) {
-            long slow = 0;
-
             OB_CK_OK(omnibatch_next_chunk(ctx, &ch));
             if (0 == ch.count) {
                 break;
             }
-            /* 20x slower from the last sample of its fourth chunk in step TWO_AT on. */
-            if (sleeper && step > TWO_AT) {
-                slow = ch.count;
-            } else if (sleeper && step == TWO_AT && done + ch.count > change) {
-                slow = done >= change ? ch.count : done + ch.count - change;
-            }
-            mpi_sleep_ns((slow > 0 && slow == ch.count ? 20 : 1) * TWO_C_NS + (ch.count - slow) * TWO_B_NS
-                         + 20 * slow * TWO_B_NS);
+            /* 20x slower from 4 samples before the end of its fourth chunk in step TWO_AT on. */
+            sleep_chunk(sleeper, step, TWO_AT, change, done, ch.count, TWO_C_NS, TWO_B_NS);
             done += ch.count;
         }
         OB_CK_OK(omnibatch_allreduce_gradient(ctx, &g, &s, 1, MPI_DOUBLE));
