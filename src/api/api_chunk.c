@@ -26,6 +26,8 @@
 #include "ob_shard.h"
 #include "ob_timing.h"
 
+/* A chunk is at most this fraction (1 / n) of its rank's plan. */
+#define OB_CHUNK_FIRST_SHARE 16
 /* A rank under a CPU quota is busy (ob_chunk_busy()) when it spent at least
  * this share of its quota over the last OB_CHUNK_BUSY_WINDOW_S seconds
  * (exponentially weighted): the ranks of the quota scenario spent 84-100%,
@@ -158,53 +160,15 @@ static int ob_chunk_args(const char *fn, struct omnibatch_context *c, const omni
  * vanish, the change 0.3 into its step: that step 13x the oracle's).  A
  * small chunk before any fit is slow by its fixed part alone (4 ms beside
  * 0.2 ms a sample: a range's last piece of 2 at 10x the pace of pieces of
- * 16), and its time is what the fit needs.  A rank that lags its plan
- * (k->lag) is judged against the pace its plan allows (ob_words_lag()), not
- * its chunks against each other: its small chunks pay a fixed part at its
- * new speed too, which no fit of the old speed knows, and a step's first
- * chunk that paid none (hetsgd's) made the second read as a slow-down, each
- * step: no lagging step was learnt, and the plan never followed. */
+ * 16), and its time is what the fit needs. */
 static void ob_chunk_timed(struct ob_chunks *k, uint64_t now)
 {
-    const double seconds = k->last > 0 && now > k->last_ns ? (double) (now - k->last_ns) * 1e-9 : 0.0;
-
-    k->slowed = !k->busy && !k->lag && ob_words_slowed(k, now);
+    k->slowed = !k->busy && ob_words_slowed(k, now);
     if (k->slowed && (k->floor_cost > 0 || k->last >= k->prev)) {
         memset(&k->cost, 0, sizeof k->cost);
         k->changed = 1;
-    } else if (seconds > 0.0) {
-        ob_chunk_cost_add(&k->cost, k->last, seconds);
-    }
-    if (seconds > 0.0) {
-        k->pace_n = k->last;
-        k->pace_s = seconds;
-        if (k->lag) {
-            ob_words_lag(k, k->last, seconds);
-        }
-    }
-}
-
-/* The step begins at \p now: whether this rank lags its plan.  A rank that
- * slowed inside its step (or lagged through it) and whose latest chunk ran
- * at less than half the pace its new plan allows (the step before's period
- * over its plan) starts in chunks that at that pace take a sixteenth of
- * the period (ob_words_lag()), and keeps to them while its chunks run that
- * slow.  Without it, in the steps between a slow-down and the plan that
- * follows it (two, in hetsgd vanish), the rank's first chunk was a
- * sixteenth of its old plan at its new speed, 1/20: 1.25 of the period the
- * others finish in, or the floor's (with a floor of 32 those steps were
- * 1.85x the oracle's, 1.11x now; bench/results/chunks.md).  A rank whose plan has followed its speed, or that is as fast as before,
- * does not lag; one whose whole node slowed lags a step or two, until the
- * period follows. */
-static void ob_chunk_lag_begin(struct ob_chunks *k, uint64_t now)
-{
-    const int was_slow = k->chunks > 0 && (k->slowed || k->lag);
-
-    k->allow_s = k->begun_ns > 0 && now > k->begun_ns ? (double) (now - k->begun_ns) * 1e-9 : 0.0;
-    k->begun_ns = now;
-    k->lag = 0;
-    if (was_slow && k->pace_n > 0) {
-        ob_words_lag(k, k->pace_n, k->pace_s);
+    } else if (k->last > 0 && now > k->last_ns) {
+        ob_chunk_cost_add(&k->cost, k->last, (double) (now - k->last_ns) * 1e-9);
     }
 }
 
@@ -346,12 +310,6 @@ int ob_chunk_begin(struct omnibatch_context *c)
     k->cap = (k->plan[k->me] / OB_CHUNK_FIRST_SHARE + k->granularity - 1) / k->granularity * k->granularity;
     k->cap = k->cap > k->floor ? k->cap : k->floor;
     k->cap = k->busy && k->plan[k->me] > k->cap ? k->plan[k->me] : k->cap;
-    ob_chunk_lag_begin(k, ob_now_ns());
-    if (k->lag) {
-        ob_log_debug(2, "rank %d: step %ld: its latest chunk, %ld samples in %.3g s, lags the %.3g s its plan "
-                     "of %ld allows: chunks of at most %ld", c->rank, c->step.global_step, k->pace_n, k->pace_s,
-                     k->allow_s, k->plan[k->me], k->lag_cap);
-    }
     k->holder = k->rank;
     k->own = 0;
     k->done = 0;

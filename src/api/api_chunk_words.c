@@ -101,29 +101,6 @@ int ob_words_slowed(const struct ob_chunks *k, uint64_t now)
                            (double) (k->last_ns - begin) * 1e-9, k->fixed_s, OB_WORDS_SLOWER);
 }
 
-void ob_words_lag(struct ob_chunks *k, long n, double seconds)
-{
-    const long plan = k->plan[k->me];
-    const double a = k->fixed_s > 0.0 ? k->fixed_s : 0.0;
-    /* No chunk below the one whose fixed part is a quarter of its time (the
-     * automatic floor's rule): a smaller one is mostly that part, which a
-     * fit of its pace can mistake for a slow-down, and it lagged on in
-     * granules at full speed, step after step (4 ms a chunk beside 0.2 ms
-     * a sample, one late wake-up on a crowded machine to begin it). */
-    const long least = k->floor_cost > k->granularity ? k->floor_cost : k->granularity;
-    double b, fit;
-
-    k->lag = !k->busy && k->allow_s > 0.0 && plan > 0
-             && ob_chunk_slower(n, seconds, plan, 1, k->allow_s, a, OB_WORDS_SLOWER);
-    if (!k->lag) {
-        return;
-    }
-    b = (seconds - a) / (double) n;
-    fit = b > 0.0 ? (k->allow_s / OB_CHUNK_FIRST_SHARE - a) / b : 0.0;
-    k->lag_cap = fit < (double) plan ? (long) fit / k->granularity * k->granularity : plan;
-    k->lag_cap = k->lag_cap > least ? k->lag_cap : least;
-}
-
 long ob_words_claim(struct ob_chunks *k, long *start)
 {
     uint64_t *word = &k->slot[k->me].range;
@@ -137,7 +114,6 @@ long ob_words_claim(struct ob_chunks *k, long *start)
             return 0;
         }
         n = ob_words_size(k, end - next);
-        n = k->lag && n > k->lag_cap ? k->lag_cap : n;
         n = k->slowed && n > k->granularity ? k->granularity : n;
         if (__atomic_compare_exchange_n(word, &w, ob_words_pack(k->gen, next + n, end), 0, __ATOMIC_ACQ_REL,
                                         __ATOMIC_ACQUIRE)) {

@@ -26,10 +26,6 @@
 #define OB_CHUNK_GEN_SHIFT 60
 #define OB_CHUNK_GEN_MASK UINT64_C(0xf)
 
-/* A chunk is at most this fraction (1 / n) of its rank's plan, or of the
- * time the plan allows a rank that lags (ob_words_lag()). */
-#define OB_CHUNK_FIRST_SHARE 16
-
 /* One rank's slot in the node's window, a cache line of its own. */
 typedef struct ob_chunk_slot {
     uint64_t range;              /* generation | next | end: the range the rank works now */
@@ -88,12 +84,6 @@ struct ob_chunks {
     long prev;                   /* samples of the claim before it in the step (0: none) */
     int slowed;                  /* the latest claim ran slower than the step before it (ob_words_slowed()) */
     int changed;                 /* a claim of the step was slowed by more than its fixed part */
-    int lag;                     /* its chunks run far slower than its plan allows (ob_words_lag()) */
-    long lag_cap;                /* then its largest chunk */
-    double allow_s;              /* the time the plan allows: the step before's period (0: unknown) */
-    uint64_t begun_ns;           /* when this rank began the step (0: none yet) */
-    long pace_n;                 /* its latest chunk timed, carried into the next step: samples */
-    double pace_s;               /* and seconds */
     uint64_t last_ns;            /* when it made it */
     int over;                    /* count 0 answered in the step */
     int asleep;                  /* OMNIBATCH_WAIT=sleep: nap while waiting on the wire */
@@ -119,17 +109,8 @@ typedef struct ob_chunk_thief {
  */
 int ob_words_slowed(const struct ob_chunks *k, uint64_t now);
 
-/**
- * \brief Whether a chunk of \p n samples that took \p seconds ran at less than half the pace the
- *        plan allows this rank (its plan in k->allow_s, the chunks' fixed part counted): then
- *        k->lag is set and k->lag_cap is what at that chunk's pace takes a sixteenth of that
- *        time, in granules, at least one and the floor the chunks' fixed part asks for
- *        (k->floor_cost); else k->lag is cleared.  Never under a busy quota.
- */
-void ob_words_lag(struct ob_chunks *k, long n, double seconds);
-
-/** \brief A chunk from the front of this rank's word (at most k->lag_cap when k->lag, one
- *  granule when k->slowed): its size, 0 when the word is empty. */
+/** \brief A chunk from the front of this rank's word (one granule when k->slowed): its size, 0
+ *  when the word is empty. */
 long ob_words_claim(struct ob_chunks *k, long *start);
 
 /** \brief This rank as a thief now: its rate in the step and its plan. */
