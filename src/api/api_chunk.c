@@ -153,8 +153,9 @@ static int ob_chunk_args(const char *fn, struct omnibatch_context *c, const omni
  * counts it).  Then the rank's speed changed, and the times of its chunks
  * so far, of the old speed, are dropped with it (and the step's time, of
  * two speeds, is not the controller's to learn: ob_chunk_changed()).
- * Fitted together (t = a + b n), a speed that fell 20x inside a chunk of 16 followed by chunks of
- * one at the new speed read as a fixed part of hundreds of samples' worth:
+ * Fitted together (t = a + b n), a speed that fell 20x inside a chunk of
+ * 16 followed by chunks of one at the new speed read as a fixed part of
+ * hundreds of samples' worth:
  * the floor (ob_chunk_step_floor()) rose to the rank's whole plan, and its
  * next step was two chunks of half its plan at 1/20 of its speed (hetsgd
  * vanish, the change 0.3 into its step: that step 13x the oracle's).  A

@@ -580,7 +580,7 @@ static void sleep_chunk(int slowing, int step, int at, long change, long done, l
     } else if (slowing && step == at && done + count > change) {
         slow = done >= change ? count : done + count - change;
     }
-    mpi_sleep_ns((slow > 0 && slow == count ? 20 : 1) * c_ns + (count - slow) * b_ns + 20 * slow * b_ns);
+    mpi_sleep_ns((slow == count ? 20 : 1) * c_ns + (count - slow) * b_ns + 20 * slow * b_ns);
 }
 
 /* A rank whose speed falls 20x inside a step and stays there.  Every chunk
