@@ -165,6 +165,10 @@ static int ob_chunk_args(const char *fn, struct omnibatch_context *c, const omni
 static void ob_chunk_timed(struct ob_chunks *k, uint64_t now)
 {
     k->slowed = !k->busy && ob_words_slowed(k, now);
+    if (k->last > 0 && now > k->last_ns) {
+        ob_log_debug(3, "rank %d: chunk %ld of %ld samples: %.3g s%s", k->rank, k->chunks, k->last,
+                     (double) (now - k->last_ns) * 1e-9, k->slowed ? ", slowed" : "");
+    }
     if (k->slowed && (k->floor_cost > 0 || k->last >= k->prev)) {
         memset(&k->cost, 0, sizeof k->cost);
         k->changed = 1;
@@ -229,6 +233,7 @@ static void ob_chunk_step_floor(struct omnibatch_context *c, struct ob_chunks *k
      * keep the last fit's fixed part and floor. */
     if (ob_chunk_cost_fit(&k->cost, &a, &b)) {
         k->fixed_s = a;
+        k->fixed_b = b;
         k->floor_cost = ob_chunk_cost_floor(a, b, OB_CHUNK_COST_SHARE, k->granularity, k->plan[k->me]);
     }
     k->floor = k->floor_set;

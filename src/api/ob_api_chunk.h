@@ -64,6 +64,7 @@ struct ob_chunks {
     int floor_auto;              /* options.chunk_floor 0: the floor follows the chunks' cost */
     ob_chunk_cost cost;          /* this rank's chunks' times, for their fixed part */
     double fixed_s;              /* that fixed part (seconds; 0: none measured), as the step began */
+    double fixed_b;              /* and the same fit's seconds a sample */
     long floor_cost;             /* the floor that part asked for at the last fit (0: none yet) */
     double quota;                /* the CPU quota this rank is planned on, in cores (0: none) */
     uint64_t cpu_begin_ns;       /* under it, the process's CPU time as the step began */
