@@ -150,7 +150,8 @@ static int ob_chunk_args(const char *fn, struct omnibatch_context *c, const omni
  * before it (k->slowed; not under a quota, where a stop by the kernel is
  * no change of speed) and that cannot be its fixed part: it is no smaller
  * than the chunk before it, or that part is known (ob_chunk_slower()
- * counts it).  Then the rank's speed changed, and the times of its chunks
+ * counts it, as much slower as the step's chunks before it ran than the
+ * fit: a rank slowed before its step began is no slower inside it).  Then the rank's speed changed, and the times of its chunks
  * so far, of the old speed, are dropped with it (and the step's time, of
  * two speeds, is not the controller's to learn: ob_chunk_changed()).
  * Fitted together (t = a + b n), a speed that fell 20x inside a chunk of
