@@ -85,6 +85,8 @@ struct ob_chunks {
     long prev;                   /* samples of the claim before it in the step (0: none) */
     int slowed;                  /* the latest claim ran slower than the step before it (ob_words_slowed()) */
     int changed;                 /* a claim of the step was slowed by more than its fixed part */
+    int refit;                   /* the step's chunks ran far from the fit: its times were dropped */
+    uint64_t first_ns;           /* when the step's first claim was made */
     uint64_t last_ns;            /* when it made it */
     int over;                    /* count 0 answered in the step */
     int asleep;                  /* OMNIBATCH_WAIT=sleep: nap while waiting on the wire */

@@ -354,6 +354,17 @@ int ob_chunk_slower(long n, double seconds, long before, long chunks, double bef
     return seconds > factor * (a + (double) n * b);
 }
 
+int ob_chunk_off_fit(long done, long chunks, double seconds, double a, double fit_b, double factor)
+{
+    double fit;
+
+    if (done <= 0 || chunks <= 0 || !(seconds > 0.0) || !(fit_b > 0.0)) {
+        return 0;
+    }
+    fit = (double) chunks * (a > 0.0 ? a : 0.0) + (double) done * fit_b;
+    return seconds > factor * fit || factor * seconds < fit;
+}
+
 /* ---- whom to ask ---------------------------------------------------------- */
 
 int ob_chunk_layout_check(const ob_chunk_layout *l)

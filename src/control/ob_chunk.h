@@ -164,6 +164,15 @@ long ob_chunk_cost_floor(double a, double b, double share, long granularity, lon
 int ob_chunk_slower(long n, double seconds, long before, long chunks, double before_s, double a, double fit_b,
                     double factor);
 
+/**
+ * \brief Whether \p chunks chunks of \p done samples in all that took \p seconds took more than
+ *        \p factor times what the chunks' fit (\p a seconds a chunk, \p fit_b a sample; 0 where
+ *        fit_b is not above 0) says, or less than 1 / \p factor of it: the rank's speed is not
+ *        the fit's.
+ */
+int ob_chunk_off_fit(long done, long chunks, double seconds, double a, double fit_b, double factor);
+
+
 /** Where ranks are: numbered node by node, \p per_node to a node (the last may hold fewer). */
 typedef struct ob_chunk_layout {
     int nranks;                  /**< >= 1 */

@@ -603,11 +603,12 @@ static void sleep_chunk(int slowing, int step, int at, long change, long done, l
 #define SLOW_AT 4
 #define SLOW_C_NS 1500000L
 #define SLOW_B_NS 1000000L
-START_TEST(test_a_slowdown_is_no_fixed_cost)
+/* The slowed rank's largest chunk after step SLOW_AT, the same on every
+ * rank, the change at position \p change of that step. */
+static long slowed_chunk_most(long change)
 {
     const int P = mpi_size();
     const int sleeper = P - 1 == mpi_rank();
-    const long change = 5 * SLOW_PLAN / 16; /* where its sixth chunk begins */
     omnibatch_options opt;
     omnibatch_t ctx;
     omnibatch_step st;
@@ -615,9 +616,6 @@ START_TEST(test_a_slowdown_is_no_fixed_cost)
     long after = 0, most = 0;
     double g = 1.0, s = 0.0;
 
-    if (!on_one_node("a slowed rank's chunk costs")) {
-        return;
-    }
     chunk_options(&opt);
     opt.adaptive = 0;
     OB_CK_OK(omnibatch_create(MPI_COMM_WORLD, (long) SLOW_PLAN * P, 10L * SLOW_PLAN * P, &opt, &ctx));
@@ -641,9 +639,43 @@ START_TEST(test_a_slowdown_is_no_fixed_cost)
     OB_CK_OK(omnibatch_destroy(&ctx));
     /* Every rank judges the slowed rank's figure, so that all fail alike. */
     MPI_Allreduce(&after, &most, 1, MPI_LONG, MPI_MAX, MPI_COMM_WORLD);
+    return most;
+}
+
+START_TEST(test_a_slowdown_is_no_fixed_cost)
+{
+    long most;
+
+    if (!on_one_node("a slowed rank's chunk costs")) {
+        return;
+    }
+    /* From where its sixth chunk begins. */
+    most = slowed_chunk_most(5 * SLOW_PLAN / 16);
     ck_assert_msg(most <= SLOW_PLAN / 8, "rank %d, 20x slower from step %d on, claimed a chunk of %ld samples "
                   "after it; expected at most %ld (two sixteenths of its plan %ld: its chunks' fixed part is "
-                  "1.5 samples' worth at either speed, timing noise aside)", P - 1, SLOW_AT, most,
+                  "1.5 samples' worth at either speed, timing noise aside)", mpi_size() - 1, SLOW_AT, most,
+                  (long) (SLOW_PLAN / 8), (long) SLOW_PLAN);
+}
+END_TEST
+
+/* The same slow-down from the start of step SLOW_AT: no chunk of the step
+ * runs slower than the one before it (its fixed part as much slower as its
+ * samples), and the chunks' fit, of the old speed, took the new speed's
+ * times beside its own and read a fixed part of many samples' worth: the
+ * rank's next step was one chunk of 120 at 1/20 of its speed at 3 ranks.
+ * A step whose chunks ran off the fit drops the fit's old times
+ * (OB_CHUNK_OFF_FIT). */
+START_TEST(test_a_slowdown_between_steps_is_no_fixed_cost)
+{
+    long most;
+
+    if (!on_one_node("a slowed rank's chunk costs")) {
+        return;
+    }
+    most = slowed_chunk_most(0);
+    ck_assert_msg(most <= SLOW_PLAN / 8, "rank %d, 20x slower from the start of step %d on, claimed a chunk of "
+                  "%ld samples after it; expected at most %ld (two sixteenths of its plan %ld: its chunks' "
+                  "fixed part is 1.5 samples' worth at either speed)", mpi_size() - 1, SLOW_AT, most,
                   (long) (SLOW_PLAN / 8), (long) SLOW_PLAN);
 }
 END_TEST
@@ -753,6 +785,12 @@ START_TEST(test_a_slowed_rank_s_plan_follows)
                   "from %ld to %ld in the last %d steps; expected at most %d (its share at its new speed "
                   "is about %ld)", P - 1, TWO_AT, both[1], both[0], TWO_LAST, 4 * 16,
                   TWO_PLAN * P / (20L * (P - 1) + 1));
+    /* And from the start of a step (OB_CHUNK_OFF_FIT). */
+    slowed_plans(0, 0, both);
+    ck_assert_msg(both[0] <= 4 * 16, "rank %d, 20x slower from the start of step %d on, had plans "
+                  "from %ld to %ld in the last %d steps; expected at most %d (its share at its new speed "
+                  "is about %ld)", P - 1, TWO_AT, both[1], both[0], TWO_LAST, 4 * 16,
+                  TWO_PLAN * P / (20L * (P - 1) + 1));
 }
 END_TEST
 
@@ -830,6 +868,7 @@ static Suite *chunks_suite(void)
     tcase_add_test(tc, test_costly_chunks_grow);
     tcase_add_test(tc, test_a_late_first_claim_keeps_its_range);
     tcase_add_test(tc, test_a_slowdown_is_no_fixed_cost);
+    tcase_add_test(tc, test_a_slowdown_between_steps_is_no_fixed_cost);
     tcase_add_test(tc, test_a_step_of_two_speeds_is_not_learnt);
     tcase_add_test(tc, test_a_slowed_rank_s_plan_follows);
     suite_add_tcase(s, tc);

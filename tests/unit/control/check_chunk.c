@@ -550,6 +550,22 @@ START_TEST(test_slower_scales_the_fixed_part_of_a_slow_step)
 }
 END_TEST
 
+/* Off the fit: a step's chunks of a rank 20x slower than its fit of
+ * 0.7 ms a chunk and 0.4 ms a sample (16 samples in 0.14 s), or 20x faster
+ * than a fit of the slow speed; within twice the fit, none. */
+START_TEST(test_off_fit_both_ways)
+{
+    ck_assert_int_eq(ob_chunk_off_fit(16, 1, 0.14, 0.0007, 0.0004, 2.0), 1);
+    ck_assert_int_eq(ob_chunk_off_fit(16, 1, 0.007, 0.014, 0.008, 2.0), 1);
+    ck_assert_int_eq(ob_chunk_off_fit(16, 1, 0.007, 0.0007, 0.0004, 2.0), 0);
+    ck_assert_int_eq(ob_chunk_off_fit(17, 2, 0.0082 * 1.9, 0.0007, 0.0004, 2.0), 0);
+    ck_assert_int_eq(ob_chunk_off_fit(17, 2, 0.0082 / 1.9, 0.0007, 0.0004, 2.0), 0);
+    /* No fit, no chunk: nothing to judge by. */
+    ck_assert_int_eq(ob_chunk_off_fit(16, 1, 0.14, 0.0, 0.0, 2.0), 0);
+    ck_assert_int_eq(ob_chunk_off_fit(0, 0, 0.14, 0.0007, 0.0004, 2.0), 0);
+}
+END_TEST
+
 static Suite *make_chunk_suite(void)
 {
     Suite *s = suite_create("chunk");
@@ -571,6 +587,7 @@ static Suite *make_chunk_suite(void)
     tcase_add_test(tc, test_cost_fit_undetermined);
     tcase_add_test(tc, test_slower_counts_the_fixed_part);
     tcase_add_test(tc, test_slower_scales_the_fixed_part_of_a_slow_step);
+    tcase_add_test(tc, test_off_fit_both_ways);
     suite_add_tcase(s, tc);
     return s;
 }
