@@ -763,7 +763,7 @@ START_TEST(test_a_step_of_two_speeds_is_not_learnt)
 END_TEST
 
 /* The same with the automatic floor, the chunks' fixed part fitted at the
- * old speed (0.6 ms beside 0.4 ms a sample: a floor of 16).  At the new
+ * old speed (0.6 ms beside 0.4 ms a sample: a floor of 8).  At the new
  * speed the rank's first chunk of a step took 20x the fit, and the piece
  * the others left it after it, far smaller, took 20x the fit's fixed part
  * too: judged by the old speed's fixed part it ran slower than the chunk
@@ -771,7 +771,10 @@ END_TEST
  * rank's plan stayed at 256 while the others took all but a chunk of it
  * every step (hetsgd vanish: 17 of 256 done, the slow phase 1.11x the
  * oracle).  A fixed part as much slower as the rank's samples is no
- * slow-down (ob_chunk_slower()), and the plan follows the rank's share. */
+ * slow-down (ob_chunk_slower()), and the plan follows the rank's share.
+ * Slowed from the start of a step, the rank's chunk times of both speeds
+ * fitted together raised the floor to most of its plan, and the plan
+ * stayed at 256 at 3 ranks (the fit's old times dropped: OB_CHUNK_OFF_FIT). */
 START_TEST(test_a_slowed_rank_s_plan_follows)
 {
     const int P = mpi_size();
