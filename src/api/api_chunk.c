@@ -38,14 +38,6 @@
 #define OB_CHUNK_FLOOR_RANKS 32
 /* The weight of a step's chunk times when the next step begins. */
 #define OB_CHUNK_COST_KEEP 0.75
-/* A step whose chunks took this many times what the chunks' fit says, or
- * less than its inverse, is of another speed than the fit's times: a rank
- * slowed 20x between steps, its times of both speeds fitted together,
- * read as a fixed part of 7.9 ms beside 0.19 ms a sample (0.6 ms and 0.4
- * ms at full speed, 12 and 8 ms at 1/20), the floor rose to 123 of its
- * plan of 256, and its next step was that chunk at 1/20 of its speed: 1 s,
- * 8.7x the others' step. */
-#define OB_CHUNK_OFF_FIT 2.0
 
 _Static_assert(OB_CONFIG_BATCH_LIMIT < (1L << OB_CHUNK_POS_BITS), "a step's positions fit the word");
 
@@ -158,13 +150,9 @@ static int ob_chunk_args(const char *fn, struct omnibatch_context *c, const omni
  * before it (k->slowed; not under a quota, where a stop by the kernel is
  * no change of speed) and that cannot be its fixed part: it is no smaller
  * than the chunk before it, or that part is known (ob_chunk_slower()
- * counts it, as much slower as the step's chunks before it ran than the
- * fit: a rank slowed before its step began is no slower inside it).  Then
- * the rank's speed changed, and the times of its chunks so far, of the old
- * speed, are dropped with it (and the step's time, of two speeds, is not
- * the controller's to learn: ob_chunk_changed()).  A step whose chunks all
- * ran far from the fit (a change of speed between steps, OB_CHUNK_OFF_FIT)
- * drops the times of the old speed too, once, and is learnt.
+ * counts it).  Then the rank's speed changed, and the times of its chunks
+ * so far, of the old speed, are dropped with it (and the step's time, of
+ * two speeds, is not the controller's to learn: ob_chunk_changed()).
  * Fitted together (t = a + b n), a speed that fell 20x inside a chunk of
  * 16 followed by chunks of one at the new speed read as a fixed part of
  * hundreds of samples' worth:
@@ -177,19 +165,6 @@ static int ob_chunk_args(const char *fn, struct omnibatch_context *c, const omni
 static void ob_chunk_timed(struct ob_chunks *k, uint64_t now)
 {
     k->slowed = !k->busy && ob_words_slowed(k, now);
-    if (k->last > 0 && now > k->last_ns) {
-        ob_log_debug(3, "rank %d: chunk %ld of %ld samples: %.3g s%s", k->rank, k->chunks, k->last,
-                     (double) (now - k->last_ns) * 1e-9, k->slowed ? ", slowed" : "");
-    }
-    if (!k->busy && !k->refit && k->last > 0 && now > k->first_ns
-        && ob_chunk_off_fit(k->done, k->chunks, (double) (now - k->first_ns) * 1e-9, k->fixed_s, k->fixed_b,
-                            OB_CHUNK_OFF_FIT)) {
-        /* The rank's speed changed since the fit (between steps): its
-         * times of the old speed go, once a step, before this step's join
-         * them. */
-        memset(&k->cost, 0, sizeof k->cost);
-        k->refit = 1;
-    }
     if (k->slowed && (k->floor_cost > 0 || k->last >= k->prev)) {
         memset(&k->cost, 0, sizeof k->cost);
         k->changed = 1;
@@ -225,7 +200,6 @@ OMNIBATCH_EXPORT int omnibatch_next_chunk(omnibatch_t ctx, omnibatch_chunk *chun
         k->done += n;
         k->chunks++;
         ob_words_done(k);
-        k->first_ns = 1 == k->chunks ? k->last_ns : k->first_ns;
         chunk->start = k->base + start;
         chunk->count = n;
         chunk->owner = k->holder;
@@ -255,7 +229,6 @@ static void ob_chunk_step_floor(struct omnibatch_context *c, struct ob_chunks *k
      * keep the last fit's fixed part and floor. */
     if (ob_chunk_cost_fit(&k->cost, &a, &b)) {
         k->fixed_s = a;
-        k->fixed_b = b;
         k->floor_cost = ob_chunk_cost_floor(a, b, OB_CHUNK_COST_SHARE, k->granularity, k->plan[k->me]);
     }
     k->floor = k->floor_set;
@@ -344,7 +317,6 @@ int ob_chunk_begin(struct omnibatch_context *c)
     k->chunks = 0;
     k->slowed = 0;
     k->changed = 0;
-    k->refit = 0;
     k->over = 0;
     ob_words_begin(k);
     ob_wire_begin(k);
