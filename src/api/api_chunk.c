@@ -165,6 +165,10 @@ static int ob_chunk_args(const char *fn, struct omnibatch_context *c, const omni
 static void ob_chunk_timed(struct ob_chunks *k, uint64_t now)
 {
     k->slowed = !k->busy && ob_words_slowed(k, now);
+    if (k->last > 0 && now > k->last_ns) {
+        ob_log_debug(3, "rank %d: chunk %ld of %ld samples: %.3g s%s", k->rank, k->chunks, k->last,
+                     (double) (now - k->last_ns) * 1e-9, k->slowed ? ", slowed" : "");
+    }
     if (k->slowed && (k->floor_cost > 0 || k->last >= k->prev)) {
         memset(&k->cost, 0, sizeof k->cost);
         k->changed = 1;

@@ -175,6 +175,9 @@ static int ob_api_sample_add(ob_estimator *est, int parked, double batch, double
     const int first = 0 == ob_estimator_count(est);
     ob_sample_verdict v = parked ? ob_estimator_add_probe(est, batch, compute) : ob_estimator_add(est, batch, compute);
 
+    ob_log_debug(3, "step's sample: %g in %g s, verdict %d (0 used, 2 held back, 3 a change), %ld kept", batch,
+                 compute, (int) v, ob_estimator_count(est));
+
     if (OB_SAMPLE_CHANGE == v) {
         return OB_MEASURE_NEWS_CHANGE;
     }
