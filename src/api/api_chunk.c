@@ -38,6 +38,14 @@
 #define OB_CHUNK_FLOOR_RANKS 32
 /* The weight of a step's chunk times when the next step begins. */
 #define OB_CHUNK_COST_KEEP 0.75
+/* A step whose chunks took this many times what the chunks' fit says, or
+ * less than its inverse, is of another speed than the fit's times: a rank
+ * slowed 20x between steps, its times of both speeds fitted together,
+ * read as a fixed part of 7.9 ms beside 0.19 ms a sample (0.6 ms and 0.4
+ * ms at full speed, 12 and 8 ms at 1/20), the floor rose to 123 of its
+ * plan of 256, and its next step was that chunk at 1/20 of its speed: 1 s,
+ * 8.7x the others' step. */
+#define OB_CHUNK_OFF_FIT 2.0
 
 _Static_assert(OB_CONFIG_BATCH_LIMIT < (1L << OB_CHUNK_POS_BITS), "a step's positions fit the word");
 
@@ -150,9 +158,13 @@ static int ob_chunk_args(const char *fn, struct omnibatch_context *c, const omni
  * before it (k->slowed; not under a quota, where a stop by the kernel is
  * no change of speed) and that cannot be its fixed part: it is no smaller
  * than the chunk before it, or that part is known (ob_chunk_slower()
- * counts it).  Then the rank's speed changed, and the times of its chunks
- * so far, of the old speed, are dropped with it (and the step's time, of
- * two speeds, is not the controller's to learn: ob_chunk_changed()).
+ * counts it, as much slower as the step's chunks before it ran than the
+ * fit: a rank slowed before its step began is no slower inside it).  Then
+ * the rank's speed changed, and the times of its chunks so far, of the old
+ * speed, are dropped with it (and the step's time, of two speeds, is not
+ * the controller's to learn: ob_chunk_changed()).  A step whose chunks all
+ * ran far from the fit (a change of speed between steps, OB_CHUNK_OFF_FIT)
+ * drops the times of the old speed too, once, and is learnt.
  * Fitted together (t = a + b n), a speed that fell 20x inside a chunk of
  * 16 followed by chunks of one at the new speed read as a fixed part of
  * hundreds of samples' worth:
@@ -168,6 +180,15 @@ static void ob_chunk_timed(struct ob_chunks *k, uint64_t now)
     if (k->last > 0 && now > k->last_ns) {
         ob_log_debug(3, "rank %d: chunk %ld of %ld samples: %.3g s%s", k->rank, k->chunks, k->last,
                      (double) (now - k->last_ns) * 1e-9, k->slowed ? ", slowed" : "");
+    }
+    if (!k->busy && !k->refit && k->last > 0 && now > k->first_ns
+        && ob_chunk_off_fit(k->done, k->chunks, (double) (now - k->first_ns) * 1e-9, k->fixed_s, k->fixed_b,
+                            OB_CHUNK_OFF_FIT)) {
+        /* The rank's speed changed since the fit (between steps): its
+         * times of the old speed go, once a step, before this step's join
+         * them. */
+        memset(&k->cost, 0, sizeof k->cost);
+        k->refit = 1;
     }
     if (k->slowed && (k->floor_cost > 0 || k->last >= k->prev)) {
         memset(&k->cost, 0, sizeof k->cost);
@@ -204,6 +225,7 @@ OMNIBATCH_EXPORT int omnibatch_next_chunk(omnibatch_t ctx, omnibatch_chunk *chun
         k->done += n;
         k->chunks++;
         ob_words_done(k);
+        k->first_ns = 1 == k->chunks ? k->last_ns : k->first_ns;
         chunk->start = k->base + start;
         chunk->count = n;
         chunk->owner = k->holder;
@@ -233,6 +255,7 @@ static void ob_chunk_step_floor(struct omnibatch_context *c, struct ob_chunks *k
      * keep the last fit's fixed part and floor. */
     if (ob_chunk_cost_fit(&k->cost, &a, &b)) {
         k->fixed_s = a;
+        k->fixed_b = b;
         k->floor_cost = ob_chunk_cost_floor(a, b, OB_CHUNK_COST_SHARE, k->granularity, k->plan[k->me]);
     }
     k->floor = k->floor_set;
@@ -321,6 +344,7 @@ int ob_chunk_begin(struct omnibatch_context *c)
     k->chunks = 0;
     k->slowed = 0;
     k->changed = 0;
+    k->refit = 0;
     k->over = 0;
     ob_words_begin(k);
     ob_wire_begin(k);
@@ -342,6 +366,28 @@ void ob_chunk_moved(const struct omnibatch_context *c, long *taken, long *given)
 int ob_chunk_changed(const struct omnibatch_context *c)
 {
     return NULL != c->chunks && c->chunks->changed;
+}
+
+/* In a chunked step the count is not the rank's to choose: it is what the
+ * others left it and what it took, and it moves when its speed does (a
+ * rank slowed 20x does 16 of its 256, in about the step's time).  Beside
+ * its samples of the old speed at the plan's batch, such a sample lies on
+ * a line whose fixed part is most of the step (the estimator takes a new
+ * speed at a new batch for a new fixed part), and the plan went 156, 76,
+ * 50 where the share is 16 (under MPICH at 4 ranks beside a busy loop).
+ * Said at the range's batch, at the pace the rank did its samples, the
+ * sample is what an unchunked step at the plan would have shown: a 20x
+ * slow step, held back and confirmed as a change of speed; and the batch
+ * moves only when the plan does. */
+void ob_chunk_sample(const struct omnibatch_context *c, double *batch, double *compute)
+{
+    const struct ob_chunks *k = c->chunks;
+
+    if (NULL == k || !k->over || k->done <= 0 || k->plan[k->me] <= 0 || k->done == k->plan[k->me]) {
+        return;
+    }
+    *compute *= (double) k->plan[k->me] / (double) k->done;
+    *batch = (double) k->plan[k->me];
 }
 
 int ob_chunk_ready(const struct omnibatch_context *c)

@@ -98,7 +98,7 @@ int ob_words_slowed(const struct ob_chunks *k, uint64_t now)
         return 0;
     }
     return ob_chunk_slower(k->last, (double) (now - k->last_ns) * 1e-9, k->done - k->last, k->chunks - 1,
-                           (double) (k->last_ns - begin) * 1e-9, k->fixed_s, OB_WORDS_SLOWER);
+                           (double) (k->last_ns - begin) * 1e-9, k->fixed_s, k->fixed_b, OB_WORDS_SLOWER);
 }
 
 long ob_words_claim(struct ob_chunks *k, long *start)

@@ -177,7 +177,6 @@ static int ob_api_sample_add(ob_estimator *est, int parked, double batch, double
 
     ob_log_debug(3, "step's sample: %g in %g s, verdict %d (0 used, 2 held back, 3 a change), %ld kept", batch,
                  compute, (int) v, ob_estimator_count(est));
-
     if (OB_SAMPLE_CHANGE == v) {
         return OB_MEASURE_NEWS_CHANGE;
     }
@@ -235,7 +234,13 @@ int ob_measure_look(const struct omnibatch_context *c, uint64_t now, ob_estimato
     }
     *est = c->est;
     *adds = ob_measure_learns(c);
-    return *adds ? ob_api_sample_add(est, c->parked, (double) c->step.count, *compute) : 0;
+    if (*adds) {
+        double batch = (double) c->step.count, seconds = *compute;
+
+        ob_chunk_sample(c, &batch, &seconds);
+        return ob_api_sample_add(est, c->parked, batch, seconds);
+    }
+    return 0;
 }
 
 void ob_measure_close(struct omnibatch_context *c)
@@ -292,7 +297,13 @@ void ob_measure_close(struct omnibatch_context *c)
     }
     if (compute >= 0.0 && c->step.global_step >= c->opt.warmup && c->step.count > 0) {
         /* A step of two speeds counts as compute but is not learnt. */
-        const int news = ob_measure_learns(c) ? ob_api_sample_add(&c->est, c->parked, (double) c->step.count, compute) : 0;
+        double batch = (double) c->step.count, seconds = compute;
+        int news = 0;
+
+        if (ob_measure_learns(c)) {
+            ob_chunk_sample(c, &batch, &seconds);
+            news = ob_api_sample_add(&c->est, c->parked, batch, seconds);
+        }
 
         c->parked = 0;
         if (news) {

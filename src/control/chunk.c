@@ -327,7 +327,8 @@ long ob_chunk_cost_floor(double a, double b, double share, long granularity, lon
     return n < top ? n : top;
 }
 
-int ob_chunk_slower(long n, double seconds, long before, long chunks, double before_s, double a, double factor)
+int ob_chunk_slower(long n, double seconds, long before, long chunks, double before_s, double a, double fit_b,
+                    double factor)
 {
     double b;
 
@@ -335,12 +336,33 @@ int ob_chunk_slower(long n, double seconds, long before, long chunks, double bef
         return 0;
     }
     a = a > 0.0 ? a : 0.0;
+    if (a > 0.0 && fit_b > 0.0) {
+        /* Chunks before that ran slower than the fit says ran on a slower
+         * machine, whose fixed part is as much slower as its samples: a
+         * rank slowed 20x since before the step began pays 20x the fixed
+         * part on each chunk, and a small chunk after a large one is no
+         * slow-down of the rank. */
+        const double slow = before_s / ((double) chunks * a + (double) before * fit_b);
+
+        a = slow > 1.0 ? a * slow : a;
+    }
     b = (before_s - (double) chunks * a) / (double) before;
     if (!(b > 0.0)) {
         /* The fixed parts are all the time before: judge by them alone. */
         b = 0.0;
     }
     return seconds > factor * (a + (double) n * b);
+}
+
+int ob_chunk_off_fit(long done, long chunks, double seconds, double a, double fit_b, double factor)
+{
+    double fit;
+
+    if (done <= 0 || chunks <= 0 || !(seconds > 0.0) || !(fit_b > 0.0)) {
+        return 0;
+    }
+    fit = (double) chunks * (a > 0.0 ? a : 0.0) + (double) done * fit_b;
+    return seconds > factor * fit || factor * seconds < fit;
 }
 
 /* ---- whom to ask ---------------------------------------------------------- */

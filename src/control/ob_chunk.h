@@ -156,9 +156,22 @@ long ob_chunk_cost_floor(double a, double b, double share, long granularity, lon
  * \brief Whether a chunk of \p n samples that took \p seconds ran at less than 1 / \p factor of
  *        the pace of the \p before samples in \p chunks chunks that took \p before_s before it,
  *        the fixed part \p a of each chunk taken into account: seconds > factor (a + n b) with
- *        b = (before_s - chunks a) / before.  With a = 0, the rates compared.
+ *        b = (before_s - chunks a) / before.  With a = 0, the rates compared.  Where the chunks'
+ *        fit is known (\p a and \p fit_b seconds a sample, both above 0) and the chunks before
+ *        took s = before_s / (chunks a + before fit_b) > 1 times what it says, a is s a: the
+ *        rank ran slower since before them, its fixed part too.
  */
-int ob_chunk_slower(long n, double seconds, long before, long chunks, double before_s, double a, double factor);
+int ob_chunk_slower(long n, double seconds, long before, long chunks, double before_s, double a, double fit_b,
+                    double factor);
+
+/**
+ * \brief Whether \p chunks chunks of \p done samples in all that took \p seconds took more than
+ *        \p factor times what the chunks' fit (\p a seconds a chunk, \p fit_b a sample; 0 where
+ *        fit_b is not above 0) says, or less than 1 / \p factor of it: the rank's speed is not
+ *        the fit's.
+ */
+int ob_chunk_off_fit(long done, long chunks, double seconds, double a, double fit_b, double factor);
+
 
 /** Where ranks are: numbered node by node, \p per_node to a node (the last may hold fewer). */
 typedef struct ob_chunk_layout {

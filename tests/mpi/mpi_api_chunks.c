@@ -603,11 +603,12 @@ static void sleep_chunk(int slowing, int step, int at, long change, long done, l
 #define SLOW_AT 4
 #define SLOW_C_NS 1500000L
 #define SLOW_B_NS 1000000L
-START_TEST(test_a_slowdown_is_no_fixed_cost)
+/* The slowed rank's largest chunk after step SLOW_AT, the same on every
+ * rank, the change at position \p change of that step. */
+static long slowed_chunk_most(long change)
 {
     const int P = mpi_size();
     const int sleeper = P - 1 == mpi_rank();
-    const long change = 5 * SLOW_PLAN / 16; /* where its sixth chunk begins */
     omnibatch_options opt;
     omnibatch_t ctx;
     omnibatch_step st;
@@ -615,9 +616,6 @@ START_TEST(test_a_slowdown_is_no_fixed_cost)
     long after = 0, most = 0;
     double g = 1.0, s = 0.0;
 
-    if (!on_one_node("a slowed rank's chunk costs")) {
-        return;
-    }
     chunk_options(&opt);
     opt.adaptive = 0;
     OB_CK_OK(omnibatch_create(MPI_COMM_WORLD, (long) SLOW_PLAN * P, 10L * SLOW_PLAN * P, &opt, &ctx));
@@ -641,9 +639,43 @@ START_TEST(test_a_slowdown_is_no_fixed_cost)
     OB_CK_OK(omnibatch_destroy(&ctx));
     /* Every rank judges the slowed rank's figure, so that all fail alike. */
     MPI_Allreduce(&after, &most, 1, MPI_LONG, MPI_MAX, MPI_COMM_WORLD);
+    return most;
+}
+
+START_TEST(test_a_slowdown_is_no_fixed_cost)
+{
+    long most;
+
+    if (!on_one_node("a slowed rank's chunk costs")) {
+        return;
+    }
+    /* From where its sixth chunk begins. */
+    most = slowed_chunk_most(5 * SLOW_PLAN / 16);
     ck_assert_msg(most <= SLOW_PLAN / 8, "rank %d, 20x slower from step %d on, claimed a chunk of %ld samples "
                   "after it; expected at most %ld (two sixteenths of its plan %ld: its chunks' fixed part is "
-                  "1.5 samples' worth at either speed, timing noise aside)", P - 1, SLOW_AT, most,
+                  "1.5 samples' worth at either speed, timing noise aside)", mpi_size() - 1, SLOW_AT, most,
+                  (long) (SLOW_PLAN / 8), (long) SLOW_PLAN);
+}
+END_TEST
+
+/* The same slow-down from the start of step SLOW_AT: no chunk of the step
+ * runs slower than the one before it (its fixed part as much slower as its
+ * samples), and the chunks' fit, of the old speed, took the new speed's
+ * times beside its own and read a fixed part of many samples' worth: the
+ * rank's next step was one chunk of 120 at 1/20 of its speed at 3 ranks.
+ * A step whose chunks ran off the fit drops the fit's old times
+ * (OB_CHUNK_OFF_FIT). */
+START_TEST(test_a_slowdown_between_steps_is_no_fixed_cost)
+{
+    long most;
+
+    if (!on_one_node("a slowed rank's chunk costs")) {
+        return;
+    }
+    most = slowed_chunk_most(0);
+    ck_assert_msg(most <= SLOW_PLAN / 8, "rank %d, 20x slower from the start of step %d on, claimed a chunk of "
+                  "%ld samples after it; expected at most %ld (two sixteenths of its plan %ld: its chunks' "
+                  "fixed part is 1.5 samples' worth at either speed)", mpi_size() - 1, SLOW_AT, most,
                   (long) (SLOW_PLAN / 8), (long) SLOW_PLAN);
 }
 END_TEST
@@ -670,23 +702,23 @@ END_TEST
 #define TWO_LAST 8
 #define TWO_C_NS 600000L
 #define TWO_B_NS 400000L
-START_TEST(test_a_step_of_two_speeds_is_not_learnt)
+/* The slowed rank's plans in the last TWO_LAST of TWO_STEPS steps, the
+ * least and the most, in \p both (the same on every rank), with the floor
+ * \p floor (0: automatic), the rank 20x slower from position \p change of
+ * step TWO_AT on. */
+static void slowed_plans(long floor, long change, long *both)
 {
     const int P = mpi_size();
     const int sleeper = P - 1 == mpi_rank();
-    const long change = 4 * TWO_FLOOR - 4;
     omnibatch_options opt;
     omnibatch_t ctx;
     omnibatch_step st;
     omnibatch_chunk ch;
-    long most = 0, least = -1, all[2], both[2];
+    long most = 0, least = -1, all[2];
     double g = 1.0, s = 0.0;
 
-    if (!on_one_node("a slowed rank's plan")) {
-        return;
-    }
     chunk_options(&opt);
-    opt.chunk_floor = TWO_FLOOR;
+    opt.chunk_floor = floor;
     OB_CK_OK(omnibatch_create(MPI_COMM_WORLD, TWO_PLAN * P, 10L * TWO_PLAN * P, &opt, &ctx));
     for (int step = 0; step < TWO_STEPS; step++) {
         long done = 0;
@@ -701,7 +733,6 @@ START_TEST(test_a_step_of_two_speeds_is_not_learnt)
             if (0 == ch.count) {
                 break;
             }
-            /* 20x slower from 4 samples before the end of its fourth chunk in step TWO_AT on. */
             sleep_chunk(sleeper, step, TWO_AT, change, done, ch.count, TWO_C_NS, TWO_B_NS);
             done += ch.count;
         }
@@ -712,9 +743,62 @@ START_TEST(test_a_step_of_two_speeds_is_not_learnt)
     all[0] = most;
     all[1] = sleeper ? least : 0;
     MPI_Allreduce(all, both, 2, MPI_LONG, MPI_MAX, MPI_COMM_WORLD);
+}
+
+START_TEST(test_a_step_of_two_speeds_is_not_learnt)
+{
+    const int P = mpi_size();
+    long both[2];
+
+    if (!on_one_node("a slowed rank's plan")) {
+        return;
+    }
+    /* 20x slower from 4 samples before the end of its fourth chunk in step TWO_AT on. */
+    slowed_plans(TWO_FLOOR, 4 * TWO_FLOOR - 4, both);
     ck_assert_msg(both[0] <= 2 * TWO_FLOOR, "rank %d, 20x slower from the middle of step %d on, had plans "
                   "from %ld to %ld in the last %d steps; expected at most %d (its share at its new speed "
                   "is about %ld)", P - 1, TWO_AT, both[1], both[0], TWO_LAST, 2 * TWO_FLOOR,
+                  TWO_PLAN * P / (20L * (P - 1) + 1));
+}
+END_TEST
+
+/* The same with the automatic floor, the chunks' fixed part fitted at the
+ * old speed (0.6 ms beside 0.4 ms a sample: a floor of 8).  At the new
+ * speed the rank's first chunk of a step took 20x the fit, and the piece
+ * the others left it after it, far smaller, took 20x the fit's fixed part
+ * too: judged by the old speed's fixed part it ran slower than the chunk
+ * before it, each step was one of two speeds and none was learnt, and the
+ * rank's plan stayed at 256 while the others took all but a chunk of it
+ * every step (hetsgd vanish: 17 of 256 done, the slow phase 1.11x the
+ * oracle).  A fixed part as much slower as the rank's samples is no
+ * slow-down (ob_chunk_slower()), and the plan follows the rank's share.
+ * Slowed from the start of a step, the rank's chunk times of both speeds
+ * fitted together raised the floor to most of its plan, and the plan
+ * stayed at 256 at 3 ranks (the fit's old times dropped: OB_CHUNK_OFF_FIT).
+ * Once its slow steps were learnt, each at the count the others left it
+ * (16 of 256, in about the step's time), beside its steps of the old speed
+ * at 256 they read as a fixed part of 90% of its step: under MPICH at 4
+ * ranks beside a busy loop its plans were 50-76 or 1-258 in 2 runs of 4.
+ * A chunked step is learnt at the rank's range, at the pace it did its
+ * samples (ob_chunk_sample()): 0 of 5 then. */
+START_TEST(test_a_slowed_rank_s_plan_follows)
+{
+    const int P = mpi_size();
+    long both[2];
+
+    if (!on_one_node("a slowed rank's plan")) {
+        return;
+    }
+    slowed_plans(0, 4 * 16 - 4, both);
+    ck_assert_msg(both[0] <= 4 * 16, "rank %d, 20x slower from the middle of step %d on, had plans "
+                  "from %ld to %ld in the last %d steps; expected at most %d (its share at its new speed "
+                  "is about %ld)", P - 1, TWO_AT, both[1], both[0], TWO_LAST, 4 * 16,
+                  TWO_PLAN * P / (20L * (P - 1) + 1));
+    /* And from the start of a step (OB_CHUNK_OFF_FIT). */
+    slowed_plans(0, 0, both);
+    ck_assert_msg(both[0] <= 4 * 16, "rank %d, 20x slower from the start of step %d on, had plans "
+                  "from %ld to %ld in the last %d steps; expected at most %d (its share at its new speed "
+                  "is about %ld)", P - 1, TWO_AT, both[1], both[0], TWO_LAST, 4 * 16,
                   TWO_PLAN * P / (20L * (P - 1) + 1));
 }
 END_TEST
@@ -793,7 +877,9 @@ static Suite *chunks_suite(void)
     tcase_add_test(tc, test_costly_chunks_grow);
     tcase_add_test(tc, test_a_late_first_claim_keeps_its_range);
     tcase_add_test(tc, test_a_slowdown_is_no_fixed_cost);
+    tcase_add_test(tc, test_a_slowdown_between_steps_is_no_fixed_cost);
     tcase_add_test(tc, test_a_step_of_two_speeds_is_not_learnt);
+    tcase_add_test(tc, test_a_slowed_rank_s_plan_follows);
     suite_add_tcase(s, tc);
     return s;
 }

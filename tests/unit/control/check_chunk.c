@@ -512,21 +512,57 @@ END_TEST
 START_TEST(test_slower_counts_the_fixed_part)
 {
     /* 12 samples in 3 chunks took 12 ms: 1 ms a sample. */
-    ck_assert_int_eq(ob_chunk_slower(1, 0.0019, 12, 3, 0.012, 0.0, 2.0), 0);
-    ck_assert_int_eq(ob_chunk_slower(1, 0.0021, 12, 3, 0.012, 0.0, 2.0), 1);
+    ck_assert_int_eq(ob_chunk_slower(1, 0.0019, 12, 3, 0.012, 0.0, 0.0, 2.0), 0);
+    ck_assert_int_eq(ob_chunk_slower(1, 0.0021, 12, 3, 0.012, 0.0, 0.0, 2.0), 1);
     /* Of those 12 ms, 3 x 2 ms fixed: 0.5 ms a sample; a chunk of 1 sample
      * then takes 2.5 ms, and is slower than its pace past 5 ms. */
-    ck_assert_int_eq(ob_chunk_slower(1, 0.0026, 12, 3, 0.012, 0.002, 2.0), 0);
-    ck_assert_int_eq(ob_chunk_slower(1, 0.0049, 12, 3, 0.012, 0.002, 2.0), 0);
-    ck_assert_int_eq(ob_chunk_slower(1, 0.0051, 12, 3, 0.012, 0.002, 2.0), 1);
-    ck_assert_int_eq(ob_chunk_slower(4, 0.020 * 4.0 * 0.5 + 0.040, 12, 3, 0.012, 0.002, 2.0), 1);
+    ck_assert_int_eq(ob_chunk_slower(1, 0.0026, 12, 3, 0.012, 0.002, 0.0, 2.0), 0);
+    ck_assert_int_eq(ob_chunk_slower(1, 0.0049, 12, 3, 0.012, 0.002, 0.0, 2.0), 0);
+    ck_assert_int_eq(ob_chunk_slower(1, 0.0051, 12, 3, 0.012, 0.002, 0.0, 2.0), 1);
+    ck_assert_int_eq(ob_chunk_slower(4, 0.020 * 4.0 * 0.5 + 0.040, 12, 3, 0.012, 0.002, 0.0, 2.0), 1);
     /* Nothing to judge by. */
-    ck_assert_int_eq(ob_chunk_slower(1, 1.0, 0, 0, 0.0, 0.0, 2.0), 0);
-    ck_assert_int_eq(ob_chunk_slower(0, 1.0, 12, 3, 0.012, 0.0, 2.0), 0);
+    ck_assert_int_eq(ob_chunk_slower(1, 1.0, 0, 0, 0.0, 0.0, 0.0, 2.0), 0);
+    ck_assert_int_eq(ob_chunk_slower(0, 1.0, 12, 3, 0.012, 0.0, 0.0, 2.0), 0);
     /* Fixed parts larger than all the time before: judged by them alone. */
-    ck_assert_int_eq(ob_chunk_slower(1, 0.0059, 12, 3, 0.012, 0.003, 2.0), 0);
-    ck_assert_int_eq(ob_chunk_slower(1, 0.0061, 12, 3, 0.012, 0.005, 2.0), 0);
-    ck_assert_int_eq(ob_chunk_slower(1, 0.0101, 12, 3, 0.012, 0.005, 2.0), 1);
+    ck_assert_int_eq(ob_chunk_slower(1, 0.0059, 12, 3, 0.012, 0.003, 0.0, 2.0), 0);
+    ck_assert_int_eq(ob_chunk_slower(1, 0.0061, 12, 3, 0.012, 0.005, 0.0, 2.0), 0);
+    ck_assert_int_eq(ob_chunk_slower(1, 0.0101, 12, 3, 0.012, 0.005, 0.0, 2.0), 1);
+}
+END_TEST
+
+/* A rank slowed 20x before its step began: its fit (1.5 ms a chunk, 0.9 ms
+ * a sample) is of the old speed, and a chunk of 16 took 0.29 s.  Its chunk
+ * of 1 after it, 20 x (1.5 + 0.9) ms = 48 ms, is no slow-down, as a chunk of
+ * 16 at that pace is none; its chunk of 1 at 40x the old pace is one.  The
+ * same chunk of 1 after chunks at the fit's pace is one, as it was. */
+START_TEST(test_slower_scales_the_fixed_part_of_a_slow_step)
+{
+    const double a = 0.0015, b = 0.0009;
+
+    ck_assert_int_eq(ob_chunk_slower(1, 0.0485, 16, 1, 0.289, a, b, 2.0), 0);
+    ck_assert_int_eq(ob_chunk_slower(16, 0.289 + 0.030, 16, 1, 0.289, a, b, 2.0), 0);
+    ck_assert_int_eq(ob_chunk_slower(1, 40.0 * (a + b) * 1.1, 16, 1, 0.289, a, b, 2.0), 1);
+    /* Without the fit's pace, the fixed part is the old speed's. */
+    ck_assert_int_eq(ob_chunk_slower(1, 0.0485, 16, 1, 0.289, a, 0.0, 2.0), 1);
+    /* At the fit's pace before (16 samples in 15.9 ms), 48 ms is 20x. */
+    ck_assert_int_eq(ob_chunk_slower(1, 0.0485, 16, 1, a + 16.0 * b, a, b, 2.0), 1);
+    ck_assert_int_eq(ob_chunk_slower(1, 2.0 * (a + b) * 0.9, 16, 1, a + 16.0 * b, a, b, 2.0), 0);
+}
+END_TEST
+
+/* Off the fit: a step's chunks of a rank 20x slower than its fit of
+ * 0.7 ms a chunk and 0.4 ms a sample (16 samples in 0.14 s), or 20x faster
+ * than a fit of the slow speed; within twice the fit, none. */
+START_TEST(test_off_fit_both_ways)
+{
+    ck_assert_int_eq(ob_chunk_off_fit(16, 1, 0.14, 0.0007, 0.0004, 2.0), 1);
+    ck_assert_int_eq(ob_chunk_off_fit(16, 1, 0.007, 0.014, 0.008, 2.0), 1);
+    ck_assert_int_eq(ob_chunk_off_fit(16, 1, 0.007, 0.0007, 0.0004, 2.0), 0);
+    ck_assert_int_eq(ob_chunk_off_fit(17, 2, 0.0082 * 1.9, 0.0007, 0.0004, 2.0), 0);
+    ck_assert_int_eq(ob_chunk_off_fit(17, 2, 0.0082 / 1.9, 0.0007, 0.0004, 2.0), 0);
+    /* No fit, no chunk: nothing to judge by. */
+    ck_assert_int_eq(ob_chunk_off_fit(16, 1, 0.14, 0.0, 0.0, 2.0), 0);
+    ck_assert_int_eq(ob_chunk_off_fit(0, 0, 0.14, 0.0007, 0.0004, 2.0), 0);
 }
 END_TEST
 
@@ -550,6 +586,8 @@ static Suite *make_chunk_suite(void)
     tcase_add_test(tc, test_cost_fit_finds_the_fixed_part);
     tcase_add_test(tc, test_cost_fit_undetermined);
     tcase_add_test(tc, test_slower_counts_the_fixed_part);
+    tcase_add_test(tc, test_slower_scales_the_fixed_part_of_a_slow_step);
+    tcase_add_test(tc, test_off_fit_both_ways);
     suite_add_tcase(s, tc);
     return s;
 }
