@@ -383,7 +383,7 @@ void ob_chunk_sample(const struct omnibatch_context *c, double *batch, double *c
 {
     const struct ob_chunks *k = c->chunks;
 
-    if (NULL == k || !k->over || k->done <= 0 || k->plan[k->me] <= 0 || k->done == k->plan[k->me]) {
+    if (NULL == k || !k->over || k->done <= 0 || k->plan[k->me] <= 0) {
         return;
     }
     *compute *= (double) k->plan[k->me] / (double) k->done;

@@ -222,6 +222,16 @@ static int ob_measure_learns(const struct omnibatch_context *c)
     return c->step.global_step >= c->opt.warmup && c->step.count > 0 && !ob_chunk_changed(c);
 }
 
+/* The step's sample, \p compute at its count (at its range where it was
+ * worked in chunks: ob_chunk_sample()), into \p est: its news. */
+static int ob_measure_add(const struct omnibatch_context *c, ob_estimator *est, double compute)
+{
+    double batch = (double) c->step.count;
+
+    ob_chunk_sample(c, &batch, &compute);
+    return ob_api_sample_add(est, c->parked, batch, compute);
+}
+
 int ob_measure_look(const struct omnibatch_context *c, uint64_t now, ob_estimator *est, double *compute,
                     int *adds)
 {
@@ -234,13 +244,7 @@ int ob_measure_look(const struct omnibatch_context *c, uint64_t now, ob_estimato
     }
     *est = c->est;
     *adds = ob_measure_learns(c);
-    if (*adds) {
-        double batch = (double) c->step.count, seconds = *compute;
-
-        ob_chunk_sample(c, &batch, &seconds);
-        return ob_api_sample_add(est, c->parked, batch, seconds);
-    }
-    return 0;
+    return *adds ? ob_measure_add(c, est, *compute) : 0;
 }
 
 void ob_measure_close(struct omnibatch_context *c)
@@ -297,13 +301,7 @@ void ob_measure_close(struct omnibatch_context *c)
     }
     if (compute >= 0.0 && c->step.global_step >= c->opt.warmup && c->step.count > 0) {
         /* A step of two speeds counts as compute but is not learnt. */
-        double batch = (double) c->step.count, seconds = compute;
-        int news = 0;
-
-        if (ob_measure_learns(c)) {
-            ob_chunk_sample(c, &batch, &seconds);
-            news = ob_api_sample_add(&c->est, c->parked, batch, seconds);
-        }
+        const int news = ob_measure_learns(c) ? ob_measure_add(c, &c->est, compute) : 0;
 
         c->parked = 0;
         if (news) {

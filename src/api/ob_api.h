@@ -239,9 +239,9 @@ int ob_chunk_ready(const struct omnibatch_context *c);
  *  time is of two speeds. */
 int ob_chunk_changed(const struct omnibatch_context *c);
 
-/** \brief The step's sample for this rank's model: where the step was worked in chunks and the
- *  rank did other than its range's \p *batch samples, *batch becomes that range and \p *compute
- *  the time at the pace it did them (compute times range over done); else both unchanged. */
+/** \brief The step's sample for this rank's model: where the step was worked in chunks, \p *batch
+ *  becomes the rank's range and \p *compute the time at the pace it did its samples (compute
+ *  times range over done); else both unchanged. */
 void ob_chunk_sample(const struct omnibatch_context *c, double *batch, double *compute);
 
 /* api_node.c: the gradient summed in shared memory (OMNIBATCH_NODE_SUM). */
