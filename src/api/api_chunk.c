@@ -36,17 +36,8 @@
 #define OB_CHUNK_BUSY_WINDOW_S 1.0
 /* The automatic floor: the global batch over this many ranks' worth. */
 #define OB_CHUNK_FLOOR_RANKS 32
-/* The weight of a step's chunk times when the next step begins. */
+/* The weight of the steps before in the chunks' fixed part, at each step's fold. */
 #define OB_CHUNK_COST_KEEP 0.75
-/* A step whose chunks took this many times what the chunks' fit says, or
- * less than its inverse, is of another speed than the fit's times: a rank
- * slowed 20x between steps, its times of both speeds fitted together,
- * read as a fixed part of 7.9 ms beside 0.19 ms a sample (0.6 ms and 0.4
- * ms at full speed, 12 and 8 ms at 1/20), the floor rose to 123 of its
- * plan of 256, and its next step was that chunk at 1/20 of its speed: 1 s,
- * 8.7x the others' step. */
-#define OB_CHUNK_OFF_FIT 2.0
-
 _Static_assert(OB_CONFIG_BATCH_LIMIT < (1L << OB_CHUNK_POS_BITS), "a step's positions fit the word");
 
 /* Time this rank waited on the wire (another node's reply, the step's
@@ -162,9 +153,7 @@ static int ob_chunk_args(const char *fn, struct omnibatch_context *c, const omni
  * fit: a rank slowed before its step began is no slower inside it).  Then
  * the rank's speed changed, and the times of its chunks so far, of the old
  * speed, are dropped with it (and the step's time, of two speeds, is not
- * the controller's to learn: ob_chunk_changed()).  A step whose chunks all
- * ran far from the fit (a change of speed between steps, OB_CHUNK_OFF_FIT)
- * drops the times of the old speed too, once, and is learnt.
+ * the controller's to learn: ob_chunk_changed()).
  * Fitted together (t = a + b n), a speed that fell 20x inside a chunk of
  * 16 followed by chunks of one at the new speed read as a fixed part of
  * hundreds of samples' worth:
@@ -180,15 +169,6 @@ static void ob_chunk_timed(struct ob_chunks *k, uint64_t now)
     if (k->last > 0 && now > k->last_ns) {
         ob_log_debug(3, "rank %d: chunk %ld of %ld samples: %.3g s%s", k->rank, k->chunks, k->last,
                      (double) (now - k->last_ns) * 1e-9, k->slowed ? ", slowed" : "");
-    }
-    if (!k->busy && !k->refit && k->last > 0 && now > k->first_ns
-        && ob_chunk_off_fit(k->done, k->chunks, (double) (now - k->first_ns) * 1e-9, k->fixed_s, k->fixed_b,
-                            OB_CHUNK_OFF_FIT)) {
-        /* The rank's speed changed since the fit (between steps): its
-         * times of the old speed go, once a step, before this step's join
-         * them. */
-        memset(&k->cost, 0, sizeof k->cost);
-        k->refit = 1;
     }
     if (k->slowed && (k->floor_cost > 0 || k->last >= k->prev)) {
         memset(&k->cost, 0, sizeof k->cost);
@@ -225,7 +205,6 @@ OMNIBATCH_EXPORT int omnibatch_next_chunk(omnibatch_t ctx, omnibatch_chunk *chun
         k->done += n;
         k->chunks++;
         ob_words_done(k);
-        k->first_ns = 1 == k->chunks ? k->last_ns : k->first_ns;
         chunk->start = k->base + start;
         chunk->count = n;
         chunk->owner = k->holder;
@@ -245,19 +224,29 @@ OMNIBATCH_EXPORT int omnibatch_next_chunk(omnibatch_t ctx, omnibatch_chunk *chun
 /* The step's floor: the one set, or the automatic one raised so that a
  * chunk's fixed part (the library's call, the code's setup of a chunk) is at
  * most OB_CHUNK_COST_SHARE of its time, at most the rank's plan: where each
- * chunk costs more beside its samples than on them, fewer and larger chunks. */
+ * chunk costs more beside its samples than on them, fewer and larger chunks.
+ * That part is fitted to each step's own chunks, of one speed, and kept
+ * across steps in samples' worth (ob_chunk_worth_step()).  Fitted across
+ * steps, chunk times of speeds 10% apart, the sizes differing more between
+ * the steps than within them, read as a fixed part of tens of samples' worth
+ * (hetsgd jitter: chunks of 16, 8 and 7 at speed 0.40, then of 11 at 0.36,
+ * 21 ms + 0.63 ms a sample where each step alone fits 1.7 samples' worth):
+ * the floor rose to 103, and a rank worked its whole range in one or two
+ * chunks, 0-7 times a run, once a 5.1x step where it was slow.  And a rank
+ * slowed 20x between steps read its times of both speeds as a fixed part of
+ * most of its plan (it did one chunk of 120 at 1/20 of its speed). */
 static void ob_chunk_step_floor(struct omnibatch_context *c, struct ob_chunks *k)
 {
     double a, b;
 
-    ob_chunk_cost_decay(&k->cost, OB_CHUNK_COST_KEEP);
-    /* Steps whose chunks determine no fit (all one size, or timing noise)
-     * keep the last fit's fixed part and floor. */
-    if (ob_chunk_cost_fit(&k->cost, &a, &b)) {
+    /* Steps without chunks (a parked rank), or before any step's chunks
+     * determined a fit, keep the last fixed part and floor. */
+    if (ob_chunk_worth_step(&k->worth, &k->cost, OB_CHUNK_COST_KEEP, &a, &b)) {
         k->fixed_s = a;
         k->fixed_b = b;
         k->floor_cost = ob_chunk_cost_floor(a, b, OB_CHUNK_COST_SHARE, k->granularity, k->plan[k->me]);
     }
+    memset(&k->cost, 0, sizeof k->cost);
     k->floor = k->floor_set;
     if (k->floor_auto && k->floor_cost > k->floor) {
         k->floor = k->floor_cost;
@@ -344,7 +333,6 @@ int ob_chunk_begin(struct omnibatch_context *c)
     k->chunks = 0;
     k->slowed = 0;
     k->changed = 0;
-    k->refit = 0;
     k->over = 0;
     ob_words_begin(k);
     ob_wire_begin(k);

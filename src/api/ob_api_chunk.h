@@ -62,9 +62,10 @@ struct ob_chunks {
     long floor;                  /* least samples of a chunk in the step */
     long floor_set;              /* the floor set, or the automatic one's least (B / (32 P)) */
     int floor_auto;              /* options.chunk_floor 0: the floor follows the chunks' cost */
-    ob_chunk_cost cost;          /* this rank's chunks' times, for their fixed part */
-    double fixed_s;              /* that fixed part (seconds; 0: none measured), as the step began */
-    double fixed_b;              /* and the same fit's seconds a sample */
+    ob_chunk_cost cost;          /* this rank's chunks' times in the step, for their fixed part */
+    ob_chunk_worth worth;        /* that part in samples' worth, from the steps before */
+    double fixed_s;              /* that fixed part (seconds; 0: none measured) at the last step's speed */
+    double fixed_b;              /* and the seconds a sample there */
     long floor_cost;             /* the floor that part asked for at the last fit (0: none yet) */
     double quota;                /* the CPU quota this rank is planned on, in cores (0: none) */
     uint64_t cpu_begin_ns;       /* under it, the process's CPU time as the step began */
@@ -85,8 +86,6 @@ struct ob_chunks {
     long prev;                   /* samples of the claim before it in the step (0: none) */
     int slowed;                  /* the latest claim ran slower than the step before it (ob_words_slowed()) */
     int changed;                 /* a claim of the step was slowed by more than its fixed part */
-    int refit;                   /* the step's chunks ran far from the fit: its times were dropped */
-    uint64_t first_ns;           /* when the step's first claim was made */
     uint64_t last_ns;            /* when it made it */
     int over;                    /* count 0 answered in the step */
     int asleep;                  /* OMNIBATCH_WAIT=sleep: nap while waiting on the wire */

@@ -269,15 +269,6 @@ void ob_chunk_cost_add(ob_chunk_cost *c, long n, double seconds)
     c->nt += x * seconds;
 }
 
-void ob_chunk_cost_decay(ob_chunk_cost *c, double keep)
-{
-    c->w *= keep;
-    c->n *= keep;
-    c->t *= keep;
-    c->nn *= keep;
-    c->nt *= keep;
-}
-
 int ob_chunk_cost_fit(const ob_chunk_cost *c, double *a, double *b)
 {
     double var, cov, slope, cut;
@@ -303,6 +294,29 @@ int ob_chunk_cost_fit(const ob_chunk_cost *c, double *a, double *b)
     }
     *a = cut;
     *b = slope;
+    return 1;
+}
+
+int ob_chunk_worth_step(ob_chunk_worth *m, const ob_chunk_cost *step, double keep, double *a, double *b)
+{
+    double fa, fb, r;
+
+    if (ob_chunk_cost_fit(step, &fa, &fb)) {
+        /* Determined: w > 0, and the sizes' centred sum of squares too. */
+        const double mean = step->n / step->w;
+        const double weight = 1.0 / (1.0 / step->w + mean * mean / (step->nn - step->n * mean));
+
+        m->sum = m->sum * keep + weight * fa / fb;
+        m->w = m->w * keep + weight;
+    }
+    *a = 0.0;
+    *b = 0.0;
+    if (!(m->w > 0.0) || !(step->w > 0.0) || !(step->t > 0.0)) {
+        return 0;
+    }
+    r = m->sum / m->w;
+    *b = step->t / (step->w * r + step->n);
+    *a = r * *b;
     return 1;
 }
 
@@ -352,17 +366,6 @@ int ob_chunk_slower(long n, double seconds, long before, long chunks, double bef
         b = 0.0;
     }
     return seconds > factor * (a + (double) n * b);
-}
-
-int ob_chunk_off_fit(long done, long chunks, double seconds, double a, double fit_b, double factor)
-{
-    double fit;
-
-    if (done <= 0 || chunks <= 0 || !(seconds > 0.0) || !(fit_b > 0.0)) {
-        return 0;
-    }
-    fit = (double) chunks * (a > 0.0 ? a : 0.0) + (double) done * fit_b;
-    return seconds > factor * fit || factor * seconds < fit;
 }
 
 /* ---- whom to ask ---------------------------------------------------------- */

@@ -118,9 +118,9 @@ int ob_chunk_level(int n, const int64_t *avail_ns, const int64_t *ns_per_sample,
 long ob_chunk_share(const ob_chunk_policy *p, long tail, long excess, long quota);
 
 /**
- * A chunk's time as a fixed part and a part per sample, t = a + b n, fitted by least squares to a
- * rank's chunks, the older steps' weights decayed.  The fixed part is what a chunk costs beside
- * its samples (a call into the library, a forward and backward's setup, a gradient accumulated
+ * A chunk's time as a fixed part and a part per sample, t = a + b n, fitted by least squares to
+ * one step's chunks of a rank (one speed).  The fixed part is what a chunk costs beside its
+ * samples (a call into the library, a forward and backward's setup, a gradient accumulated
  * whole): many small chunks spend a step on it.  The sums are of every chunk's (n, t), t in
  * seconds.
  */
@@ -134,8 +134,6 @@ typedef struct ob_chunk_cost {
 /** \brief Count a chunk of \p n samples (> 0) that took \p seconds (>= 0); others are ignored. */
 void ob_chunk_cost_add(ob_chunk_cost *c, long n, double seconds);
 
-/** \brief Weigh what was counted so far by \p keep in [0, 1] (at each new step; the API keeps 0.75). */
-void ob_chunk_cost_decay(ob_chunk_cost *c, double keep);
 
 /**
  * \brief The fit: *a (seconds, >= 0) and *b (seconds a sample, > 0).
@@ -143,6 +141,27 @@ void ob_chunk_cost_decay(ob_chunk_cost *c, double keep);
  *         *a and *b set to 0.
  */
 int ob_chunk_cost_fit(const ob_chunk_cost *c, double *a, double *b);
+
+/**
+ * The fixed part across steps, in samples' worth: each step's own fit's a / b, weighted by how
+ * well its chunks determine it (1 / (1 / w + mean^2 / Sxx): the inverse of the intercept's
+ * variance in units of b) and decayed.  A speed changes between steps, not the worth: the
+ * chunks of two steps fitted together, their sizes differing more between the steps than
+ * within each, read a 10% change of speed as a fixed part of many samples' worth.
+ */
+typedef struct ob_chunk_worth {
+    double sum;                  /**< the weighted worths, decayed */
+    double w;                    /**< their weights, decayed (0: none yet) */
+} ob_chunk_worth;
+
+/**
+ * \brief Fold a step's chunks \p step into \p m (its weights first kept by \p keep in [0, 1])
+ *        where they determine a fit (ob_chunk_cost_fit()), and give the cost at the step's
+ *        speed: *b = T / (C r + N) of the step's C chunks of N samples in T seconds, r the
+ *        worth, and *a = r b.
+ * \return 1 when a worth is known and the step has chunks; else 0, *a and *b set to 0.
+ */
+int ob_chunk_worth_step(ob_chunk_worth *m, const ob_chunk_cost *step, double keep, double *a, double *b);
 
 /**
  * \brief The least chunk whose fixed part is at most \p share (in (0, 1)) of its time, for a
@@ -164,13 +183,6 @@ long ob_chunk_cost_floor(double a, double b, double share, long granularity, lon
 int ob_chunk_slower(long n, double seconds, long before, long chunks, double before_s, double a, double fit_b,
                     double factor);
 
-/**
- * \brief Whether \p chunks chunks of \p done samples in all that took \p seconds took more than
- *        \p factor times what the chunks' fit (\p a seconds a chunk, \p fit_b a sample; 0 where
- *        fit_b is not above 0) says, or less than 1 / \p factor of it: the rank's speed is not
- *        the fit's.
- */
-int ob_chunk_off_fit(long done, long chunks, double seconds, double a, double fit_b, double factor);
 
 
 /** Where ranks are: numbered node by node, \p per_node to a node (the last may hold fewer). */

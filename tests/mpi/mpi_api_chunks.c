@@ -663,8 +663,8 @@ END_TEST
  * samples), and the chunks' fit, of the old speed, took the new speed's
  * times beside its own and read a fixed part of many samples' worth: the
  * rank's next step was one chunk of 120 at 1/20 of its speed at 3 ranks.
- * A step whose chunks ran off the fit drops the fit's old times
- * (OB_CHUNK_OFF_FIT). */
+ * Each step's chunks are fitted alone, and the fixed part kept across
+ * steps in samples' worth (ob_chunk_worth_step()). */
 START_TEST(test_a_slowdown_between_steps_is_no_fixed_cost)
 {
     long most;
@@ -774,7 +774,8 @@ END_TEST
  * slow-down (ob_chunk_slower()), and the plan follows the rank's share.
  * Slowed from the start of a step, the rank's chunk times of both speeds
  * fitted together raised the floor to most of its plan, and the plan
- * stayed at 256 at 3 ranks (the fit's old times dropped: OB_CHUNK_OFF_FIT).
+ * stayed at 256 at 3 ranks (now each step's chunks are fitted alone:
+ * ob_chunk_worth_step()).
  * Once its slow steps were learnt, each at the count the others left it
  * (16 of 256, in about the step's time), beside its steps of the old speed
  * at 256 they read as a fixed part of 90% of its step: under MPICH at 4
@@ -794,7 +795,7 @@ START_TEST(test_a_slowed_rank_s_plan_follows)
                   "from %ld to %ld in the last %d steps; expected at most %d (its share at its new speed "
                   "is about %ld)", P - 1, TWO_AT, both[1], both[0], TWO_LAST, 4 * 16,
                   TWO_PLAN * P / (20L * (P - 1) + 1));
-    /* And from the start of a step (OB_CHUNK_OFF_FIT). */
+    /* And from the start of a step (ob_chunk_worth_step()). */
     slowed_plans(0, 0, both);
     ck_assert_msg(both[0] <= 4 * 16, "rank %d, 20x slower from the start of step %d on, had plans "
                   "from %ld to %ld in the last %d steps; expected at most %d (its share at its new speed "

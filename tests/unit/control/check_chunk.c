@@ -455,17 +455,6 @@ START_TEST(test_cost_fit_finds_the_fixed_part)
     ck_assert_int_eq(ob_chunk_cost_floor(a, b, 0.2, 1, 1000), 80);
     ck_assert_int_eq(ob_chunk_cost_floor(a, b, 0.2, 1, 64), 64);
     ck_assert_int_eq(ob_chunk_cost_floor(a, b, 0.2, 8, 3), 8);
-    /* Decayed, the same fit (every weight alike); chunks that cost 4
-     * times as much beside their samples then weigh 3/4 of it. */
-    ob_chunk_cost_decay(&c, 0.25);
-    ck_assert_int_eq(ob_chunk_cost_fit(&c, &a, &b), 1);
-    ck_assert_double_eq_tol(a, 0.002, 1e-12);
-    for (long n = 1; n <= 16; n++) {
-        ob_chunk_cost_add(&c, n, 0.008 + 0.0001 * (double) n);
-    }
-    ck_assert_int_eq(ob_chunk_cost_fit(&c, &a, &b), 1);
-    ck_assert_double_eq_tol(a, 0.25 / 1.25 * 0.002 + 1.0 / 1.25 * 0.008, 1e-12);
-    ck_assert_double_eq_tol(b, 0.0001, 1e-12);
 }
 END_TEST
 
@@ -550,19 +539,79 @@ START_TEST(test_slower_scales_the_fixed_part_of_a_slow_step)
 }
 END_TEST
 
-/* Off the fit: a step's chunks of a rank 20x slower than its fit of
- * 0.7 ms a chunk and 0.4 ms a sample (16 samples in 0.14 s), or 20x faster
- * than a fit of the slow speed; within twice the fit, none. */
-START_TEST(test_off_fit_both_ways)
+/* Chunks that cost 3.9 ms beside 2.3 ms a sample (1.7 samples' worth, as
+ * hetsgd's under jitter): a slow step's chunks of 8, 7 and 6, then a step
+ * 1.8x as fast in chunks of 16.  Fitted together (the first step's
+ * weighed 3/4, as they were), the sizes differing between the steps more
+ * than within them, the speed reads as a fixed part of 55 samples' worth
+ * and a floor of 166 of a plan of 256 (under jitter a rank worked its
+ * whole range in one or two chunks, once a 5.1x step).  Each step's own
+ * fit keeps the worth, and the second step (one size, no fit of its own)
+ * gives the cost at its speed. */
+START_TEST(test_worth_is_each_step_s_own)
 {
-    ck_assert_int_eq(ob_chunk_off_fit(16, 1, 0.14, 0.0007, 0.0004, 2.0), 1);
-    ck_assert_int_eq(ob_chunk_off_fit(16, 1, 0.007, 0.014, 0.008, 2.0), 1);
-    ck_assert_int_eq(ob_chunk_off_fit(16, 1, 0.007, 0.0007, 0.0004, 2.0), 0);
-    ck_assert_int_eq(ob_chunk_off_fit(17, 2, 0.0082 * 1.9, 0.0007, 0.0004, 2.0), 0);
-    ck_assert_int_eq(ob_chunk_off_fit(17, 2, 0.0082 / 1.9, 0.0007, 0.0004, 2.0), 0);
-    /* No fit, no chunk: nothing to judge by. */
-    ck_assert_int_eq(ob_chunk_off_fit(16, 1, 0.14, 0.0, 0.0, 2.0), 0);
-    ck_assert_int_eq(ob_chunk_off_fit(0, 0, 0.14, 0.0007, 0.0004, 2.0), 0);
+    const double fa = 0.0039, fb = 0.0023, fast = 1.8;
+    ob_chunk_worth m = { 0 };
+    ob_chunk_cost one = { 0 }, two = { 0 }, both = { 0 };
+    double a, b;
+
+    for (long n = 8; n >= 6; n--) {
+        ob_chunk_cost_add(&one, n, fa + fb * (double) n);
+    }
+    for (int i = 0; i < 3; i++) {
+        ob_chunk_cost_add(&two, 16, (fa + fb * 16.0) / fast);
+    }
+    ck_assert_int_eq(ob_chunk_worth_step(&m, &one, 0.75, &a, &b), 1);
+    ck_assert_double_eq_tol(a, fa, 1e-12);
+    ck_assert_double_eq_tol(b, fb, 1e-12);
+    ck_assert_int_eq(ob_chunk_worth_step(&m, &two, 0.75, &a, &b), 1);
+    ck_assert_double_eq_tol(a / b, fa / fb, 1e-9);
+    ck_assert_double_eq_tol(b, fb / fast, 1e-12);
+    ck_assert_int_eq(ob_chunk_cost_floor(a, b, OB_CHUNK_COST_SHARE, 1, 256), 6);
+    /* The two steps in one fit. */
+    both = one;
+    both.w *= 0.75;
+    both.n *= 0.75;
+    both.t *= 0.75;
+    both.nn *= 0.75;
+    both.nt *= 0.75;
+    for (int i = 0; i < 3; i++) {
+        ob_chunk_cost_add(&both, 16, (fa + fb * 16.0) / fast);
+    }
+    ck_assert_int_eq(ob_chunk_cost_fit(&both, &a, &b), 1);
+    ck_assert_int_ge(ob_chunk_cost_floor(a, b, OB_CHUNK_COST_SHARE, 1, 256), 160);
+}
+END_TEST
+
+/* Steps weigh by how well their chunks determine the fixed part: many
+ * sizes far apart more than two close ones; a step that determines none
+ * (one size, nothing) adds nothing and, without a worth, gives none. */
+START_TEST(test_worth_weighs_the_steps)
+{
+    ob_chunk_worth m = { 0 };
+    ob_chunk_cost wide = { 0 }, close = { 0 }, none = { 0 };
+    double a = 1.0, b = 1.0;
+
+    for (int i = 0; i < 3; i++) {
+        ob_chunk_cost_add(&none, 8, 0.010);
+    }
+    ck_assert_int_eq(ob_chunk_worth_step(&m, &none, 0.75, &a, &b), 0);
+    ck_assert(0.0 == a && 0.0 == b && 0.0 == m.w);
+    /* Worth 2 over sizes 1-16; worth 10 from sizes 15 and 16 alone. */
+    for (long n = 1; n <= 16; n++) {
+        ob_chunk_cost_add(&wide, n, 0.001 * (2.0 + (double) n));
+    }
+    ob_chunk_cost_add(&close, 15, 0.001 * 25.0);
+    ob_chunk_cost_add(&close, 16, 0.001 * 26.0);
+    ck_assert_int_eq(ob_chunk_worth_step(&m, &wide, 1.0, &a, &b), 1);
+    ck_assert_double_eq_tol(a / b, 2.0, 1e-9);
+    ck_assert_int_eq(ob_chunk_worth_step(&m, &close, 1.0, &a, &b), 1);
+    ck_assert(a / b > 2.0 && a / b < 2.5);
+    /* An empty step keeps the worth but gives no cost. */
+    ck_assert_int_eq(ob_chunk_worth_step(&m, &none, 0.75, &a, &b), 1);
+    memset(&none, 0, sizeof none);
+    ck_assert_int_eq(ob_chunk_worth_step(&m, &none, 0.75, &a, &b), 0);
+    ck_assert(m.w > 0.0);
 }
 END_TEST
 
@@ -587,7 +636,8 @@ static Suite *make_chunk_suite(void)
     tcase_add_test(tc, test_cost_fit_undetermined);
     tcase_add_test(tc, test_slower_counts_the_fixed_part);
     tcase_add_test(tc, test_slower_scales_the_fixed_part_of_a_slow_step);
-    tcase_add_test(tc, test_off_fit_both_ways);
+    tcase_add_test(tc, test_worth_is_each_step_s_own);
+    tcase_add_test(tc, test_worth_weighs_the_steps);
     suite_add_tcase(s, tc);
     return s;
 }
