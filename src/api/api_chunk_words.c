@@ -37,9 +37,14 @@
  * thief.  A rank whose latest chunk ran at less than half its pace in the
  * step (the chunks' fixed part counted, ob_chunk_slower()) claims one
  * granule: a rank that slows down 20x mid-step then holds up the rest of
- * the chunk it was in and one granule, no full chunk more.
+ * the chunk it was in and one granule, no full chunk more.  A rank less
+ * than half as fast as its node's mean claims by the time the node's
+ * ranges are expected done (ob_words_by_time()).
  */
 #include "config.h"
+
+#include <limits.h>
+#include <math.h>
 
 #include "ob_api_chunk.h"
 #include "ob_timing.h"
@@ -101,10 +106,71 @@ int ob_words_slowed(const struct ob_chunks *k, uint64_t now)
                            (double) (k->last_ns - begin) * 1e-9, k->fixed_s, k->fixed_b, OB_WORDS_SLOWER);
 }
 
+static double ob_words_rate_now(const struct ob_chunks *k, int j, uint64_t now);
+
+/* Node rank j's rate as seen in the step: what it claimed over the time
+ * since it began, at most its latest claim's rate; before its first claim
+ * \p self's in proportion to the plans.  Not bounded by \p self's (a
+ * thief's view, ob_words_rate()): a rank 30x slower than the rest reads
+ * them as fast as they are. */
+static double ob_words_rate_seen(const struct ob_chunks *k, int j, uint64_t now, const ob_chunk_thief *self)
+{
+    const uint64_t done = __atomic_load_n(&k->slot[j].done, __ATOMIC_ACQUIRE);
+    const uint64_t begin = __atomic_load_n(&k->slot[j].begin_ns, __ATOMIC_ACQUIRE);
+    const long claimed = (long) (done & OB_CHUNK_POS_MASK);
+    double seen, lately;
+
+    if (!ob_words_current(k, done) || now <= begin || claimed <= 0) {
+        return self->plan > 0 ? self->rate * (double) k->plan[j] / (double) self->plan : self->rate;
+    }
+    seen = (double) claimed / ((double) (now - begin) * 1e-9);
+    lately = ob_words_rate_now(k, j, now);
+    return lately < seen ? lately : seen;
+}
+
+/* The most a rank less than 1 / OB_WORDS_SLOWER as fast as its node's
+ * mean claims: half of what it can do, at its rate in the step, before the
+ * node's ranges are expected done (what they hold over their owners' rates
+ * summed), at least one granule; LONG_MAX for any other rank (its chunks
+ * end before the others', or with them: every rank's chunks cut by time
+ * cost the steady step of vanish 1%), before it has a rate, or under a
+ * quota (a busy rank's chunks are sized to its periods).  A chunk in flight is the one thing no thief can take:
+ * under jitter a rank 10x slower than the rest in a step kept claiming a
+ * sixteenth of its plan, and the others waited for its last one (0.10 s
+ * of a 0.66 s step). */
+static long ob_words_by_time(const struct ob_chunks *k)
+{
+    const uint64_t now = ob_now_ns();
+    const ob_chunk_thief self = ob_words_thief(k, now);
+    double left = 0.0, rates = 0.0, can;
+    long n;
+
+    if (k->busy || !(self.rate > 0.0)) {
+        return LONG_MAX;
+    }
+    for (int j = 0; j < k->nnode; j++) {
+        long next, end;
+
+        ob_words_unpack(k, j, __atomic_load_n(&k->slot[j].range, __ATOMIC_ACQUIRE), &next, &end);
+        left += end > next ? (double) (end - next) : 0.0;
+        rates += j == k->me ? self.rate : ob_words_rate_seen(k, j, now, &self);
+    }
+    if (!(rates > 0.0) || !(rates < 1e200) || !(OB_WORDS_SLOWER * self.rate * (double) k->nnode < rates)) {
+        return LONG_MAX;
+    }
+    can = self.rate * left / rates / 2.0;
+    if (!(can < (double) LONG_MAX / 2)) {
+        return LONG_MAX;
+    }
+    n = ((long) ceil(can) + k->granularity - 1) / k->granularity * k->granularity;
+    return n > k->granularity ? n : k->granularity;
+}
+
 long ob_words_claim(struct ob_chunks *k, long *start)
 {
     uint64_t *word = &k->slot[k->me].range;
     uint64_t w = __atomic_load_n(word, __ATOMIC_ACQUIRE);
+    const long by_time = ob_words_by_time(k);
 
     for (;;) {
         long next, end, n;
@@ -114,6 +180,7 @@ long ob_words_claim(struct ob_chunks *k, long *start)
             return 0;
         }
         n = ob_words_size(k, end - next);
+        n = n > by_time ? by_time : n;
         n = k->slowed && n > k->granularity ? k->granularity : n;
         if (__atomic_compare_exchange_n(word, &w, ob_words_pack(k->gen, next + n, end), 0, __ATOMIC_ACQ_REL,
                                         __ATOMIC_ACQUIRE)) {

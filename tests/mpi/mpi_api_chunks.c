@@ -862,6 +862,65 @@ START_TEST(test_a_late_first_claim_keeps_its_range)
 }
 END_TEST
 
+/* A rank 10x slower than the others for whole steps (jitter's pattern, the
+ * plan held equal): the others take its tail, and the step ends with its
+ * last chunk, the one thing no thief can take.  Under the cap alone it
+ * claimed half its range or a sixteenth of its plan whatever the others
+ * had left, and they waited for that chunk (hetsgd jitter: a rank at 1/10
+ * of the others' speed held them 0.10 s of a 0.66 s step).  Sized by the
+ * time until the node's ranges are expected done (ob_words_by_time()),
+ * its chunks shrink as the step ends, and its last is a few granules
+ * (before: 8, the floor, at 2 and 3 ranks). */
+#define TAIL_PLAN 256L
+#define TAIL_STEPS 6
+#define TAIL_C_NS 100000L
+#define TAIL_B_NS 500000L
+START_TEST(test_a_slow_rank_s_last_chunk_is_small)
+{
+    const int P = mpi_size();
+    const int slow = P - 1 == mpi_rank();
+    omnibatch_options opt;
+    omnibatch_t ctx;
+    omnibatch_step st;
+    omnibatch_chunk ch;
+    long most = 0, all = 0, sum = 0;
+
+    if (!on_one_node("a slow rank's last chunk")) {
+        return;
+    }
+    chunk_options(&opt);
+    opt.adaptive = 0;
+    OB_CK_OK(omnibatch_create(MPI_COMM_WORLD, TAIL_PLAN * P, 10L * TAIL_PLAN * P, &opt, &ctx));
+    for (int step = 0; step < TAIL_STEPS; step++) {
+        long last = 0;
+        double g = 1.0, s = 0.0;
+
+        OB_CK_OK(omnibatch_next_step(ctx, &st));
+        for (;;) {
+            OB_CK_OK(omnibatch_next_chunk(ctx, &ch));
+            if (0 == ch.count) {
+                break;
+            }
+            last = ch.count;
+            sum += ch.count;
+            mpi_sleep_ns((slow ? 10 : 1) * (TAIL_C_NS + TAIL_B_NS * ch.count));
+        }
+        if (slow && step > 0) {
+            most = last > most ? last : most;
+        }
+        OB_CK_OK(omnibatch_allreduce_gradient(ctx, &g, &s, 1, MPI_DOUBLE));
+    }
+    OB_CK_OK(omnibatch_destroy(&ctx));
+    MPI_Allreduce(&sum, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    ck_assert_int_eq(all, TAIL_STEPS * TAIL_PLAN * P);
+    /* Every rank judges the slow rank's figure, so that all fail alike. */
+    MPI_Bcast(&most, 1, MPI_LONG, P - 1, MPI_COMM_WORLD);
+    ck_assert_msg(most <= 4, "rank %d, 10x slower than the others, ended a step with a chunk of %ld samples; "
+                  "expected at most 4 (the others wait for its last chunk, at a tenth of their speed)", P - 1,
+                  most);
+}
+END_TEST
+
 static Suite *chunks_suite(void)
 {
     Suite *s = suite_create("chunks");
@@ -881,6 +940,7 @@ static Suite *chunks_suite(void)
     tcase_add_test(tc, test_a_slowdown_between_steps_is_no_fixed_cost);
     tcase_add_test(tc, test_a_step_of_two_speeds_is_not_learnt);
     tcase_add_test(tc, test_a_slowed_rank_s_plan_follows);
+    tcase_add_test(tc, test_a_slow_rank_s_last_chunk_is_small);
     suite_add_tcase(s, tc);
     return s;
 }
