@@ -134,10 +134,10 @@ static double ob_words_rate_seen(const struct ob_chunks *k, int j, uint64_t now,
  * summed), at least one granule; LONG_MAX for any other rank (its chunks
  * end before the others', or with them: every rank's chunks cut by time
  * cost the steady step of vanish 1%), before it has a rate, or under a
- * quota (a busy rank's chunks are sized to its periods).  A chunk in flight is the one thing no thief can take:
- * under jitter a rank 10x slower than the rest in a step kept claiming a
- * sixteenth of its plan, and the others waited for its last one (0.10 s
- * of a 0.66 s step). */
+ * quota (a busy rank's chunks are sized to its periods).  A chunk in
+ * flight is the one thing no thief can take: under jitter a rank 10x
+ * slower than the rest in a step kept claiming a sixteenth of its plan,
+ * and the others waited for its last one (0.10 s of a 0.66 s step). */
 static long ob_words_by_time(const struct ob_chunks *k)
 {
     const uint64_t now = ob_now_ns();

@@ -134,7 +134,6 @@ typedef struct ob_chunk_cost {
 /** \brief Count a chunk of \p n samples (> 0) that took \p seconds (>= 0); others are ignored. */
 void ob_chunk_cost_add(ob_chunk_cost *c, long n, double seconds);
 
-
 /**
  * \brief The fit: *a (seconds, >= 0) and *b (seconds a sample, > 0).
  * \return 1 when the chunks determine it (sizes that differ, time growing with size); else 0,
