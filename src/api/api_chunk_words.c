@@ -22,7 +22,8 @@
  * gradient's reduction over every rank, which no rank leaves before every
  * rank entered it, and a rank enters it only once it has answered count 0.
  *
- * Chunk sizes: half of what is left, at most the cap (a sixteenth of the
+ * Chunk sizes: half of what is left, at most the cap on the rank's own
+ * range (a sixteenth of the
  * rank's plan: a rank that slows down 20x mid-step holds up one such chunk,
  * about 1.25 of its steps, or the floor where that is larger), at least the
  * floor (api_chunk.c: raised where a chunk's fixed cost would weigh), in
@@ -78,12 +79,16 @@ static void ob_words_unpack(const struct ob_chunks *k, int j, uint64_t w, long *
 }
 
 /* The next chunk of a range with \p left samples: half of it, at most the
- * cap, at least the floor, in granules; never more than is left. */
+ * cap on the rank's own range, at least the floor, in granules; never more
+ * than is left.  A range taken from another rank was sized to end with its
+ * owner's, at the pace the thief has shown in the step: cut in sixteenths
+ * of the thief's plan, under jitter a rank worked 20.1 chunks a step (17.7
+ * now), each paying the chunk's fixed part. */
 static long ob_words_size(const struct ob_chunks *k, long left)
 {
     long n = (left + 1) / 2;
 
-    n = n > k->cap ? k->cap : n;
+    n = n > k->cap && k->holder == k->rank ? k->cap : n;
     n = n < k->floor ? k->floor : n;
     n = (n + k->granularity - 1) / k->granularity * k->granularity;
     return n < left ? n : left;
