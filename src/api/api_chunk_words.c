@@ -113,24 +113,46 @@ int ob_words_slowed(const struct ob_chunks *k, uint64_t now)
 
 static double ob_words_rate_now(const struct ob_chunks *k, int j, uint64_t now);
 
-/* Node rank j's rate as seen in the step: what it claimed over the time
- * since it began, at most its latest claim's rate; before its first claim
- * \p self's in proportion to the plans.  Not bounded by \p self's (a
- * thief's view, ob_words_rate()): a rank 30x slower than the rest reads
- * them as fast as they are. */
-static double ob_words_rate_seen(const struct ob_chunks *k, int j, uint64_t now, const ob_chunk_thief *self)
+/* Node rank j's claims in the step as a rate: what it claimed over the time
+ * since it began, at most its latest claim's rate (ob_words_rate_now()); 0
+ * where it has begun but claimed nothing yet (\p since: the seconds since it
+ * began), -1 where it has not begun the step. */
+static double ob_words_claimed(const struct ob_chunks *k, int j, uint64_t now, double *since)
 {
     const uint64_t done = __atomic_load_n(&k->slot[j].done, __ATOMIC_ACQUIRE);
     const uint64_t begin = __atomic_load_n(&k->slot[j].begin_ns, __ATOMIC_ACQUIRE);
     const long claimed = (long) (done & OB_CHUNK_POS_MASK);
     double seen, lately;
 
-    if (!ob_words_current(k, done) || now <= begin || claimed <= 0) {
-        return self->plan > 0 ? self->rate * (double) k->plan[j] / (double) self->plan : self->rate;
+    if (!ob_words_current(k, done) || now <= begin) {
+        return -1.0;
     }
-    seen = (double) claimed / ((double) (now - begin) * 1e-9);
+    *since = (double) (now - begin) * 1e-9;
+    if (claimed <= 0) {
+        return 0.0;
+    }
+    seen = (double) claimed / *since;
     lately = ob_words_rate_now(k, j, now);
     return lately < seen ? lately : seen;
+}
+
+/* \p self's rate in proportion to the plans: what node rank j would do at
+ * its pace. */
+static double ob_words_planned(const struct ob_chunks *k, int j, const ob_chunk_thief *self)
+{
+    return self->plan > 0 ? self->rate * (double) k->plan[j] / (double) self->plan : self->rate;
+}
+
+/* Node rank j's rate as seen in the step (ob_words_claimed()); before its
+ * first claim \p self's in proportion to the plans.  Not bounded by \p
+ * self's (a thief's view, ob_words_rate()): a rank 30x slower than the rest
+ * reads them as fast as they are. */
+static double ob_words_rate_seen(const struct ob_chunks *k, int j, uint64_t now, const ob_chunk_thief *self)
+{
+    double since = 0.0;
+    const double seen = ob_words_claimed(k, j, now, &since);
+
+    return seen > 0.0 ? seen : ob_words_planned(k, j, self);
 }
 
 /* The most a rank less than 1 / OB_WORDS_SLOWER as fast as its node's
@@ -251,19 +273,15 @@ static double ob_words_rate_now(const struct ob_chunks *k, int j, uint64_t now)
  * the longer it goes without a claim, the slower it reads. */
 static double ob_words_rate(const struct ob_chunks *k, int j, uint64_t now, const ob_chunk_thief *thief)
 {
-    const uint64_t done = __atomic_load_n(&k->slot[j].done, __ATOMIC_ACQUIRE);
-    const uint64_t begin = __atomic_load_n(&k->slot[j].begin_ns, __ATOMIC_ACQUIRE);
-    const double planned = thief->plan > 0 ? thief->rate * (double) k->plan[j] / (double) thief->plan : thief->rate;
-    const long claimed = (long) (done & OB_CHUNK_POS_MASK);
-    double seen, lately;
+    const double planned = ob_words_planned(k, j, thief);
+    double since = 0.0;
+    double seen = ob_words_claimed(k, j, now, &since);
 
-    if (!ob_words_current(k, done) || now <= begin) {
+    if (seen < 0.0) {
         return planned;
     }
-    seen = (double) (claimed > 0 ? claimed : k->plan[j]) / ((double) (now - begin) * 1e-9);
-    seen = seen < planned ? seen : planned;
-    lately = ob_words_rate_now(k, j, now);
-    return lately < seen ? lately : seen;
+    seen = seen > 0.0 ? seen : (double) k->plan[j] / since;
+    return seen < planned ? seen : planned;
 }
 
 /* The share of a tail of \p left samples, its owner's rate \p r, for \p
