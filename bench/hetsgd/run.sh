@@ -63,7 +63,7 @@
 #                     stops until the period ends
 #   --smoke           a tiny run: that the cgroups work, figures meaningless
 #   --help            this text
-# Environment: MPIRUN (default mpirun); OB_MPIRUN_ENV="VAR=value ..." for
+# Environment: MPIRUN (default mpirun; Open MPI's); OB_MPIRUN_ENV="VAR=value ..." for
 # every rank of every run (as tests/mpirun.sh), e.g. OMNIBATCH_DEBUG=2.
 set -eu
 
@@ -148,6 +148,12 @@ done
 builddir=$(cd "$builddir" 2>/dev/null && pwd) || die "--builddir: not a directory"
 hetsgd=$builddir/bench/hetsgd/hetsgd
 [ -x "$hetsgd" ] || die "$hetsgd not built (run make first)"
+# Each rank joins its cgroup by OMPI_COMM_WORLD_RANK, and the runs pass
+# their settings with -x: Open MPI's mpirun only.
+case $("${MPIRUN:-mpirun}" --version 2>&1) in
+*"Open MPI"* | *OpenRTE*) ;;
+*) die "MPIRUN='${MPIRUN:-mpirun}': not Open MPI's mpirun (the quota runs need its -x and OMPI_COMM_WORLD_RANK)" ;;
+esac
 np=$(echo "$quota" | tr ',' '\n' | wc -l)
 skip_rc=0
 [ yes = "$smoke" ] && skip_rc=77

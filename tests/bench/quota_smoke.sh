@@ -5,8 +5,9 @@
 # pair's, and the median and spread of the pairs' ratios, against the pairs'
 # printed ratios) and that its cgroups are gone afterwards, that --mca
 # replaces the script's own value of a parameter, and that a period the
-# kernel would refuse, or a --repeat of 0, is named before anything runs.  No
-# timing is asserted.  Skipped (77) without a writable cgroup cpu controller.
+# kernel would refuse, a --repeat of 0, or a launcher other than Open MPI's,
+# is named before anything runs.  No timing is asserted.  Skipped (77)
+# without a writable cgroup cpu controller.
 set -eu
 # The script passes Open MPI's mpirun flags (and its TCP and rsh setup).
 if [ openmpi != "${OB_MPI_FAMILY:-openmpi}" ]; then
@@ -30,6 +31,9 @@ sh "$srcdir/bench/hetsgd/run.sh" --builddir "$builddir" --quota 0.4,0.1 --period
 grep -q "^hetsgd/run.sh: --period 5000: quota 0.1 of it is under 1000 us" "$tmp/out" || fail "no line naming --period"
 "$builddir/tests/bench/hetsgd_mkdata" "$tmp/data" 512 128 || fail "generating the data set"
 rc=0
+MPIRUN=true sh "$srcdir/bench/hetsgd/run.sh" --builddir "$builddir" --quota 0.5,0.5 >"$tmp/out" 2>&1 || rc=$?
+[ 2 -eq "$rc" ] || fail "MPIRUN=true: exit $rc, expected 2"
+grep -q "^hetsgd/run.sh: MPIRUN='true': not Open MPI's mpirun" "$tmp/out" || fail "no line naming MPIRUN"
 rc=0
 sh "$srcdir/bench/hetsgd/run.sh" --builddir "$builddir" --quota 0.5,0.5 --repeat 0 >"$tmp/out" 2>&1 || rc=$?
 [ 2 -eq "$rc" ] || fail "--repeat 0: exit $rc, expected 2"
