@@ -49,6 +49,9 @@
 #   --repeat N       pairs of runs per case, 1 to 20 (default 3; --smoke: 2)
 #   --chunk-floor N  OMNIBATCH_CHUNK_FLOOR of the chunked step's runs: least samples
 #                    of a chunk (default 0: the library's own, B / (32 P))
+#   --cost A,B,C     the slow CPU case's cost instead of calibrating it (hetsgd
+#                    --cost: seconds a step, a sample, a chunk after a step's
+#                    first), so that two builds' runs emulate one cost
 #   --slowdown X     hetsgd's emulation slowdown, the same for every run (default 10:
 #                    three ranks computing at once on a shared 2-core machine ran
 #                    4-8x their CPU time, so a smaller one measures the crowding)
@@ -79,6 +82,7 @@ slowdown=10
 chunk_floor=0
 out=
 data=/usr/share/datasets/fashion-mnist
+given_cost=
 while [ $# -gt 0 ]; do
     case $1 in
     --builddir) need_value "$@"; builddir=$2; shift 2 ;;
@@ -90,6 +94,7 @@ while [ $# -gt 0 ]; do
     --smoke) smoke=yes; shift ;;
     --slowdown) need_value "$@"; slowdown=$2; shift 2 ;;
     --chunk-floor) need_value "$@"; chunk_floor=$2; shift 2 ;;
+    --cost) need_value "$@"; given_cost=$2; shift 2 ;;
     --out) need_value "$@"; out=$2; shift 2 ;;
     --data) need_value "$@"; data=$2; shift 2 ;;
     -h|--help) sed -n '2,/^set -eu/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
@@ -112,6 +117,9 @@ esac
 case $chunk_floor in
 ''|*[!0-9]*) die "--chunk-floor '$chunk_floor': expected an integer from 0 to the global batch" ;;
 esac
+num='[0-9]+(\.[0-9]*)?([eE][-+]?[0-9]+)?'
+[ -z "$given_cost" ] || echo "$given_cost" | grep -Eq "^$num,$num,$num\$" \
+    || die "--cost '$given_cost': expected three numbers A,B,C (seconds a step, a sample, a chunk)"
 echo "$rate" | grep -Eq '^[0-9]+(\.[0-9]+)?([kmg]?bit|[kmg]?bps)$' \
     || die "--rate '$rate': expected a rate as tc reads it, e.g. 100mbit"
 for c in $(echo "$cases" | tr ',' ' '); do
@@ -270,11 +278,16 @@ rotate() {
 summary_key() {
     sed -n "s/.* $2=\([^ ]*\).*/\1/p" "$1" | tail -1
 }
-# calibrate CASE: the cost every policy of CASE emulates, from hetsgd
+# calibrate CASE: the cost every policy of CASE emulates, --cost's or hetsgd's
 # --calibrate on the hosts, into $cost_args (and $chunks_cost, for the
 # table's heading).
 calibrate() {
     f=$keep/$1-calibrate
+    if [ -n "$given_cost" ]; then
+        cost_args="--cost $given_cost"
+        chunks_cost=$given_cost
+        return 0
+    fi
     # shellcheck disable=SC2086
     if ! mpi_run 300 "$hetsgd" ${speeds:+--speeds "$speeds"} --data "$data" $targs --calibrate > "$f.out" 2>&1; then
         tail -5 "$f.out" >&2
@@ -355,7 +368,7 @@ echo "bench-hosts: $hosts hosts (network namespaces obhost0..obhost$last on $sub
 cat "$work/table"
 if [ "$(wc -l < "$work/chunks")" -gt 1 ]; then
     echo "bench-hosts: slow CPU, the chunked step beside static, omnibatch and the oracle: every policy emulating" \
-        "the cost calibrated on the hosts (--cost $chunks_cost s: per step, per sample, per chunk after a step's first);" \
+        "the cost ${given_cost:+given, not }calibrated on the hosts (--cost $chunks_cost s: per step, per sample, per chunk after a step's first);" \
         "every policy with OMNIBATCH_WAIT=sleep; chunks with OMNIBATCH_CHUNK_FLOOR=$chunk_floor (0: B / (32 P));" \
         "the policies' order rotated in each repetition"
     cat "$work/chunks"

@@ -5,8 +5,9 @@
 # slow link, on a generated data set, two interleaved pairs per case; the
 # slow CPU case with the oracle and the chunked step beside them.
 # Checks the table's rows (medians and the ratios' range), the host
-# names the report saw, and that nothing the script made is left behind.
-# No timing is asserted.  Skipped (77) where root cannot make namespaces.
+# names the report saw, that nothing the script made is left behind, and
+# that a malformed --cost is named.  No timing is asserted.  Skipped (77)
+# where root cannot make namespaces.
 set -eu
 # The script passes Open MPI's mpirun flags (and its TCP and rsh setup).
 if [ openmpi != "${OB_MPI_FAMILY:-openmpi}" ]; then
@@ -25,6 +26,11 @@ fail() {
 }
 
 "$builddir/tests/bench/hetsgd_mkdata" "$tmp/data" 512 128 || fail "generating the data set"
+# A --cost that is not three numbers is named before anything is made.
+rc=0
+sh "$srcdir/bench/hosts/run.sh" --builddir "$builddir" --cost 0.001,2e-5 >"$tmp/out" 2>&1 || rc=$?
+[ 2 -eq "$rc" ] || fail "--cost 0.001,2e-5: exit $rc, expected 2"
+grep -q "^bench-hosts: --cost '0.001,2e-5': expected three numbers" "$tmp/out" || fail "no line naming --cost"
 before=$(ip netns list 2>/dev/null | grep -c '^obh' || true)
 rc=0
 sh "$srcdir/bench/hosts/run.sh" --builddir "$builddir" --smoke --data "$tmp/data" --out "$tmp/runs" \
