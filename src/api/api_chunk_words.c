@@ -32,8 +32,9 @@
  * its rate in the step: what it claimed over the time since it began (its
  * plan, before its first claim), or the thief's rate in proportion to the
  * plans before it has begun, and
- * at most its latest claim over the time since it made it), the share that
- * makes both expect to finish together, when that is at least the floor;
+ * at most its latest claim over the time since it made it; what it has yet
+ * to do of the chunk it holds counted), the share that makes both expect
+ * to finish together, when that is at least the floor;
  * below the floor, the whole tail of a rank less than half as fast as the
  * thief.  A rank whose latest chunk ran at less than half its pace in the
  * step (the chunks' fixed part counted, ob_chunk_slower()) claims one
@@ -284,15 +285,38 @@ static double ob_words_rate(const struct ob_chunks *k, int j, uint64_t now, cons
     return seen < planned ? seen : planned;
 }
 
-/* The share of a tail of \p left samples, its owner's rate \p r, for \p
- * thief: what makes both expect to finish together, in granules, when that
- * reaches the floor; below it, the whole tail when the owner is less than
- * 1 / OB_WORDS_SLOWER as fast as the thief (a rank stalled inside its
- * chunk would do those last samples at its own pace, after it), else 0. */
-static long ob_words_share(const struct ob_chunks *k, const ob_chunk_thief *thief, long left, double r)
+/* What node rank j has yet to do of the chunk it holds, at rate \p r: its
+ * latest claim less what that rate did since; 0 before its first claim of
+ * the step. */
+static double ob_words_pending(const struct ob_chunks *k, int j, uint64_t now, double r)
 {
-    const long x = (long) ((double) left * (thief->rate / (thief->rate + r))) / k->granularity * k->granularity;
+    const uint64_t last = __atomic_load_n(&k->slot[j].last, __ATOMIC_ACQUIRE);
+    const uint64_t at = __atomic_load_n(&k->slot[j].last_ns, __ATOMIC_ACQUIRE);
+    double pending;
 
+    if (!ob_words_current(k, last) || now <= at) {
+        return 0.0;
+    }
+    pending = (double) (last & OB_CHUNK_POS_MASK) - r * (double) (now - at) * 1e-9;
+    return pending > 0.0 ? pending : 0.0;
+}
+
+/* The share of a tail of \p left samples, its owner's rate \p r and \p
+ * pending samples of its chunk in hand still to do, for \p thief: what
+ * makes both expect to finish together, in granules, when that reaches the
+ * floor; below it, the whole tail when the owner is less than 1 /
+ * OB_WORDS_SLOWER as fast as the thief (a rank stalled inside its chunk
+ * would do those last samples at its own pace, after it), else 0.  The
+ * chunk in hand counted: shared as if the owner had only its range left,
+ * under jitter the owner ended later than its thieves by what it held. */
+static long ob_words_share(const struct ob_chunks *k, const ob_chunk_thief *thief, long left, double r,
+                           double pending)
+{
+    double want = ((double) left + pending) * (thief->rate / (thief->rate + r));
+    long x;
+
+    want = want < (double) left ? want : (double) left;
+    x = (long) want / k->granularity * k->granularity;
     if (x >= k->floor && !thief->quota_bound) {
         return x < left ? x : left;
     }
@@ -311,7 +335,7 @@ static int ob_words_victim(const struct ob_chunks *k, const ob_chunk_thief *thie
     for (int j = 0; j < k->nnode; j++) {
         uint64_t w;
         long next, end, x;
-        double r, left_s;
+        double r, left_s, pending;
 
         if (j == skip) {
             continue;
@@ -322,8 +346,9 @@ static int ob_words_victim(const struct ob_chunks *k, const ob_chunk_thief *thie
             continue;
         }
         r = ob_words_rate(k, j, now, thief);
-        left_s = r > 0.0 ? (double) (end - next) / r : 1e300;
-        x = ob_words_share(k, thief, end - next, r);
+        pending = ob_words_pending(k, j, now, r);
+        left_s = r > 0.0 ? ((double) (end - next) + pending) / r : 1e300;
+        x = ob_words_share(k, thief, end - next, r, pending);
         if (left_s > worst && x > 0) {
             worst = left_s;
             victim = j;
