@@ -128,12 +128,8 @@ typedef struct ob_chunk_cost {
     double w, n, t, nn, nt;
 } ob_chunk_cost;
 
-/* A chunk's fixed part is at most this fraction of its time when its size is from the cost: the
- * most a step with nothing to move pays for its chunks.  At a quarter, three hosts' steps took
- * 1.26x the oracle's with nothing moving (1.13x at a tenth) and a PyTorch CNN's chunked step 1.16x
- * the unchunked one (1.05x); hetsgd's chunks, 1.7 samples' worth each, are then at least 16
- * samples, a sixteenth of its plans (bench/results/chunks.md). */
-#define OB_CHUNK_COST_SHARE 0.1
+/* A chunk's fixed part is at most this fraction of its time when its size is from the cost. */
+#define OB_CHUNK_COST_SHARE 0.25
 
 /** \brief Count a chunk of \p n samples (> 0) that took \p seconds (>= 0); others are ignored. */
 void ob_chunk_cost_add(ob_chunk_cost *c, long n, double seconds);
