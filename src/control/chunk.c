@@ -257,40 +257,75 @@ long ob_chunk_share(const ob_chunk_policy *p, long tail, long excess, long quota
 
 void ob_chunk_cost_add(ob_chunk_cost *c, long n, double seconds)
 {
-    const double x = (double) n;
+    int i = 0;
 
     if (n <= 0 || !(seconds >= 0.0)) {
         return;
     }
     c->w += 1.0;
-    c->n += x;
+    c->n += (double) n;
     c->t += seconds;
-    c->nn += x * x;
-    c->nt += x * seconds;
+    while (i < c->sizes && c->size[i] != n) {
+        i++;
+    }
+    if (i == c->sizes) {
+        if (OB_CHUNK_COST_SIZES == c->sizes) {
+            return;
+        }
+        c->sizes++;
+        c->size[i] = n;
+        c->count[i] = 0;
+        c->least[i] = seconds;
+    }
+    c->count[i]++;
+    c->least[i] = seconds < c->least[i] ? seconds : c->least[i];
+}
+
+/* The fit's sums over the chunks of the sizes kept, each chunk's time the
+ * least of its size's: w, n, t, nn, nt. */
+typedef struct ob_chunk_sums {
+    double w, n, t, nn, nt;
+} ob_chunk_sums;
+
+static ob_chunk_sums ob_chunk_cost_sums(const ob_chunk_cost *c)
+{
+    ob_chunk_sums s = { 0.0, 0.0, 0.0, 0.0, 0.0 };
+
+    for (int i = 0; i < c->sizes; i++) {
+        const double w = (double) c->count[i], x = (double) c->size[i], t = c->least[i];
+
+        s.w += w;
+        s.n += w * x;
+        s.t += w * t;
+        s.nn += w * x * x;
+        s.nt += w * x * t;
+    }
+    return s;
 }
 
 int ob_chunk_cost_fit(const ob_chunk_cost *c, double *a, double *b)
 {
+    const ob_chunk_sums s = ob_chunk_cost_sums(c);
     double var, cov, slope, cut;
 
     *a = 0.0;
     *b = 0.0;
-    if (!(c->w > 0.0)) {
+    if (!(s.w > 0.0)) {
         return 0;
     }
     /* Centred: var and cov of (n, t) times w.  Sizes that differ by a
      * thousandth of their mean's square or less determine no slope. */
-    var = c->nn - c->n * c->n / c->w;
-    cov = c->nt - c->n * c->t / c->w;
-    if (!(var > 1e-3 * c->nn / c->w) || !(cov > 0.0)) {
+    var = s.nn - s.n * s.n / s.w;
+    cov = s.nt - s.n * s.t / s.w;
+    if (!(var > 1e-3 * s.nn / s.w) || !(cov > 0.0)) {
         return 0;
     }
     slope = cov / var;
-    cut = (c->t - slope * c->n) / c->w;
+    cut = (s.t - slope * s.n) / s.w;
     if (cut < 0.0) {
         /* No fixed part: the time in proportion to the samples. */
         cut = 0.0;
-        slope = c->nt / c->nn;
+        slope = s.nt / s.nn;
     }
     *a = cut;
     *b = slope;
@@ -303,8 +338,9 @@ int ob_chunk_worth_step(ob_chunk_worth *m, const ob_chunk_cost *step, double kee
 
     if (ob_chunk_cost_fit(step, &fa, &fb)) {
         /* Determined: w > 0, and the sizes' centred sum of squares too. */
-        const double mean = step->n / step->w;
-        const double weight = 1.0 / (1.0 / step->w + mean * mean / (step->nn - step->n * mean));
+        const ob_chunk_sums s = ob_chunk_cost_sums(step);
+        const double mean = s.n / s.w;
+        const double weight = 1.0 / (1.0 / s.w + mean * mean / (s.nn - s.n * mean));
 
         m->sum = m->sum * keep + weight * fa / fb;
         m->w = m->w * keep + weight;

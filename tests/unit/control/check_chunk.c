@@ -541,8 +541,7 @@ END_TEST
 
 /* Chunks that cost 3.9 ms beside 2.3 ms a sample (1.7 samples' worth, as
  * hetsgd's under jitter): a slow step's chunks of 8, 7 and 6, then a step
- * 1.8x as fast in chunks of 16.  Fitted together (the first step's
- * weighed 3/4, as they were), the sizes differing between the steps more
+ * 1.8x as fast in chunks of 16.  Fitted together, the sizes differing between the steps more
  * than within them, the speed reads as a fixed part of 55 samples' worth
  * and a floor of 166 of a plan of 256 (under jitter a rank worked its
  * whole range in one or two chunks, once a 5.1x step).  Each step's own
@@ -569,17 +568,53 @@ START_TEST(test_worth_is_each_step_s_own)
     ck_assert_double_eq_tol(b, fb / fast, 1e-12);
     ck_assert_int_eq(ob_chunk_cost_floor(a, b, OB_CHUNK_COST_SHARE, 1, 256), 6);
     /* The two steps in one fit. */
-    both = one;
-    both.w *= 0.75;
-    both.n *= 0.75;
-    both.t *= 0.75;
-    both.nn *= 0.75;
-    both.nt *= 0.75;
+    for (long n = 8; n >= 6; n--) {
+        ob_chunk_cost_add(&both, n, fa + fb * (double) n);
+    }
     for (int i = 0; i < 3; i++) {
         ob_chunk_cost_add(&both, 16, (fa + fb * 16.0) / fast);
     }
     ck_assert_int_eq(ob_chunk_cost_fit(&both, &a, &b), 1);
     ck_assert_int_ge(ob_chunk_cost_floor(a, b, OB_CHUNK_COST_SHARE, 1, 256), 160);
+}
+END_TEST
+
+/* A delay only lengthens a chunk: fifteen chunks of 16 and two of 8 at
+ * 1.5 ms + 1 ms a sample, one of the 8s 4 ms late (a busy loop's turn on
+ * a crowded core, as seen under MPICH).  Fitted as they came, the fixed
+ * part read 7.3 samples' worth and a floor five times the true one; each
+ * size's least time fits 1.5.  The slope and the step's cost still count
+ * every chunk's time. */
+START_TEST(test_a_late_chunk_is_no_fixed_cost)
+{
+    const double fa = 0.0015, fb = 0.001;
+    ob_chunk_worth m = { 0 };
+    ob_chunk_cost c = { 0 };
+    double a, b;
+
+    for (int i = 0; i < 15; i++) {
+        ob_chunk_cost_add(&c, 16, fa + fb * 16.0);
+    }
+    ob_chunk_cost_add(&c, 8, fa + fb * 8.0);
+    ob_chunk_cost_add(&c, 8, fa + fb * 8.0 + 0.004);
+    ck_assert_int_eq(ob_chunk_cost_fit(&c, &a, &b), 1);
+    ck_assert_msg(a / b < 1.6, "a late chunk read as a fixed part of %.3g samples' worth, not 1.5", a / b);
+    ck_assert_double_eq_tol(b, fb, 1e-12);
+    ck_assert_int_eq(ob_chunk_worth_step(&m, &c, 0.75, &a, &b), 1);
+    ck_assert_double_eq_tol(a / b, fa / fb, 1e-9);
+    /* The step's 17 chunks of 256 samples took c.t: b = T / (17 r + 256). */
+    ck_assert_double_eq_tol(b, c.t / (17.0 * 1.5 + 256.0), 1e-12);
+    ck_assert_int_le(ob_chunk_cost_floor(a, b, 0.1, 1, 256), 14);
+    /* More sizes than are kept: the fit is of the first ones; every
+     * chunk's time still counts in the sums. */
+    memset(&c, 0, sizeof c);
+    for (long n = 1; n <= OB_CHUNK_COST_SIZES + 8; n++) {
+        ob_chunk_cost_add(&c, n, n > OB_CHUNK_COST_SIZES ? 1.0 : fa + fb * (double) n);
+    }
+    ck_assert_int_eq(c.sizes, OB_CHUNK_COST_SIZES);
+    ck_assert(OB_CHUNK_COST_SIZES + 8.0 == c.w);
+    ck_assert_int_eq(ob_chunk_cost_fit(&c, &a, &b), 1);
+    ck_assert_double_eq_tol(a, fa, 1e-12);
 }
 END_TEST
 
@@ -638,6 +673,7 @@ static Suite *make_chunk_suite(void)
     tcase_add_test(tc, test_slower_scales_the_fixed_part_of_a_slow_step);
     tcase_add_test(tc, test_worth_is_each_step_s_own);
     tcase_add_test(tc, test_worth_weighs_the_steps);
+    tcase_add_test(tc, test_a_late_chunk_is_no_fixed_cost);
     suite_add_tcase(s, tc);
     return s;
 }
