@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "ob_chunk.h"
 #include "ob_error.h"
@@ -344,6 +345,9 @@ int ob_chunk_worth_step(ob_chunk_worth *m, const ob_chunk_cost *step, double kee
 
         m->sum = m->sum * keep + weight * fa / fb;
         m->w = m->w * keep + weight;
+        memmove(&m->latest[1], &m->latest[0], (OB_CHUNK_WORTH_STEPS - 1) * sizeof m->latest[0]);
+        m->latest[0] = fa / fb;
+        m->steps += m->steps < OB_CHUNK_WORTH_STEPS;
     }
     *a = 0.0;
     *b = 0.0;
@@ -354,6 +358,21 @@ int ob_chunk_worth_step(ob_chunk_worth *m, const ob_chunk_cost *step, double kee
     *b = step->t / (step->w * r + step->n);
     *a = r * *b;
     return 1;
+}
+
+double ob_chunk_worth_share(const ob_chunk_worth *m)
+{
+    double least, most;
+
+    if (m->steps < OB_CHUNK_WORTH_STEPS) {
+        return OB_CHUNK_COST_SHARE_UNSURE;
+    }
+    least = most = m->latest[0];
+    for (int i = 1; i < OB_CHUNK_WORTH_STEPS; i++) {
+        least = m->latest[i] < least ? m->latest[i] : least;
+        most = m->latest[i] > most ? m->latest[i] : most;
+    }
+    return most <= OB_CHUNK_WORTH_AGREE * least ? OB_CHUNK_COST_SHARE : OB_CHUNK_COST_SHARE_UNSURE;
 }
 
 long ob_chunk_cost_floor(double a, double b, double share, long granularity, long limit)

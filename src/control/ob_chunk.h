@@ -139,8 +139,21 @@ typedef struct ob_chunk_cost {
     double least[OB_CHUNK_COST_SIZES]; /**< the least seconds of a chunk of each size */
 } ob_chunk_cost;
 
-/* A chunk's fixed part is at most this fraction of its time when its size is from the cost. */
-#define OB_CHUNK_COST_SHARE 0.25
+/* A chunk's fixed part is at most this fraction of its time when its size is from the cost: the
+ * most a step with nothing to move pays for its chunks.  At a quarter, three hosts' steps took
+ * 1.26x the oracle's with nothing moving (1.07x at a tenth) and a PyTorch CNN's chunked step 1.16x
+ * the unchunked one (1.09x); hetsgd's chunks, 1.7 samples' worth each, are then at least 16
+ * samples, a sixteenth of its plans (bench/results/chunks.md). */
+#define OB_CHUNK_COST_SHARE 0.1
+/* ... where the latest OB_CHUNK_WORTH_STEPS steps' own worths agree within a factor of
+ * OB_CHUNK_WORTH_AGREE; else this fraction.  A worth misread raises the floor by (1 - share) /
+ * share times what was misread, 9x at a tenth: one step's chunk of 1 sample 2 ms late among
+ * chunks of 16 (1 ms a sample) reads as 3 samples' worth more, and a rank slowed 20x then worked
+ * chunks of 52 at its new speed where those of 14 are due (under MPICH, 4 ranks beside three busy
+ * loops on 2 cores). */
+#define OB_CHUNK_COST_SHARE_UNSURE 0.25
+#define OB_CHUNK_WORTH_STEPS 3
+#define OB_CHUNK_WORTH_AGREE 1.5
 
 /** \brief Count a chunk of \p n samples (> 0) that took \p seconds (>= 0); others are ignored. */
 void ob_chunk_cost_add(ob_chunk_cost *c, long n, double seconds);
@@ -162,6 +175,8 @@ int ob_chunk_cost_fit(const ob_chunk_cost *c, double *a, double *b);
 typedef struct ob_chunk_worth {
     double sum;                  /**< the weighted worths, decayed */
     double w;                    /**< their weights, decayed (0: none yet) */
+    double latest[OB_CHUNK_WORTH_STEPS]; /**< the latest steps' own worths, the newest first */
+    int steps;                   /**< of them known */
 } ob_chunk_worth;
 
 /**
@@ -172,6 +187,14 @@ typedef struct ob_chunk_worth {
  * \return 1 when a worth is known and the step has chunks; else 0, *a and *b set to 0.
  */
 int ob_chunk_worth_step(ob_chunk_worth *m, const ob_chunk_cost *step, double keep, double *a, double *b);
+
+/**
+ * \brief The share of a chunk's time its fixed part may be (ob_chunk_cost_floor()):
+ *        OB_CHUNK_COST_SHARE where the latest OB_CHUNK_WORTH_STEPS steps that determined a
+ *        worth read worths within a factor of OB_CHUNK_WORTH_AGREE; else, and before that many
+ *        steps, OB_CHUNK_COST_SHARE_UNSURE.
+ */
+double ob_chunk_worth_share(const ob_chunk_worth *m);
 
 /**
  * \brief The least chunk whose fixed part is at most \p share (in (0, 1)) of its time, for a

@@ -511,8 +511,8 @@ END_TEST
 
 /* Chunks that each cost 4 ms beside 0.2 ms a sample: from its chunks' times
  * a rank learns that fixed part, and the automatic floor grows until it is
- * at most a quarter of a chunk's time, 60 samples of a plan of 128 at 2
- * ranks: after a few steps each rank works its range in two or three
+ * at most a tenth of a chunk's time, 180 samples, at most the plan (128 at
+ * 2 ranks): after a few steps each rank works its range in one or two
  * chunks, where a floor of B / (32 P) and a sixteenth of the plan would cut
  * it in 16 or more.  At 10 us a sample the samples' part (30-80 us a chunk)
  * drowned in the sleeps' lateness under make -j2 distcheck (milliseconds):

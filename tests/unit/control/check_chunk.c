@@ -541,11 +541,13 @@ END_TEST
 
 /* Chunks that cost 3.9 ms beside 2.3 ms a sample (1.7 samples' worth, as
  * hetsgd's under jitter): a slow step's chunks of 8, 7 and 6, then a step
- * 1.8x as fast in chunks of 16.  Fitted together, the sizes differing between the steps more
- * than within them, the speed reads as a fixed part of 55 samples' worth
- * and a floor of 166 of a plan of 256 (under jitter a rank worked its
- * whole range in one or two chunks, once a 5.1x step).  Each step's own
- * fit keeps the worth, and the second step (one size, no fit of its own)
+ * 1.8x as fast in chunks of 16.  Fitted together, the sizes differing
+ * between the steps more than within them, the speed reads as a fixed part
+ * of 55 samples' worth and a floor of the whole plan of 256 (164 where a
+ * chunk's fixed part could be a quarter of it: under jitter a rank worked
+ * its whole range in one or two chunks, once a 5.1x step).  Each step's
+ * own fit keeps the worth (a floor of 16: 1.7 samples' worth at most a
+ * tenth of a chunk), and the second step (one size, no fit of its own)
  * gives the cost at its speed. */
 START_TEST(test_worth_is_each_step_s_own)
 {
@@ -566,7 +568,7 @@ START_TEST(test_worth_is_each_step_s_own)
     ck_assert_int_eq(ob_chunk_worth_step(&m, &two, 0.75, &a, &b), 1);
     ck_assert_double_eq_tol(a / b, fa / fb, 1e-9);
     ck_assert_double_eq_tol(b, fb / fast, 1e-12);
-    ck_assert_int_eq(ob_chunk_cost_floor(a, b, OB_CHUNK_COST_SHARE, 1, 256), 6);
+    ck_assert_int_eq(ob_chunk_cost_floor(a, b, OB_CHUNK_COST_SHARE, 1, 256), 16);
     /* The two steps in one fit. */
     for (long n = 8; n >= 6; n--) {
         ob_chunk_cost_add(&both, n, fa + fb * (double) n);
@@ -575,7 +577,7 @@ START_TEST(test_worth_is_each_step_s_own)
         ob_chunk_cost_add(&both, 16, (fa + fb * 16.0) / fast);
     }
     ck_assert_int_eq(ob_chunk_cost_fit(&both, &a, &b), 1);
-    ck_assert_int_ge(ob_chunk_cost_floor(a, b, OB_CHUNK_COST_SHARE, 1, 256), 160);
+    ck_assert_int_eq(ob_chunk_cost_floor(a, b, OB_CHUNK_COST_SHARE, 1, 256), 256);
 }
 END_TEST
 
@@ -615,6 +617,48 @@ START_TEST(test_a_late_chunk_is_no_fixed_cost)
     ck_assert(OB_CHUNK_COST_SIZES + 8.0 == c.w);
     ck_assert_int_eq(ob_chunk_cost_fit(&c, &a, &b), 1);
     ck_assert_double_eq_tol(a, fa, 1e-12);
+}
+END_TEST
+
+/* The floor's share: a quarter until three steps' own fits agree on the
+ * worth within 1.5x, then a tenth; a step that reads otherwise (a chunk of
+ * 1 sample 2 ms late among chunks of 16 at 1 ms a sample: 1.5 samples'
+ * worth read as 3.5) sets the quarter back until it is older than three
+ * steps, as the fault it is, raised 9x, would have set the floor to 52 of
+ * a plan of 256 (a rank slowed 20x worked that as its first chunk). */
+START_TEST(test_the_tenth_where_steps_agree)
+{
+    const double fa = 0.0015, fb = 0.001;
+    ob_chunk_worth m = { 0 };
+    double a, b;
+
+    ck_assert(OB_CHUNK_COST_SHARE_UNSURE == ob_chunk_worth_share(&m));
+    for (int step = 0; step < 7; step++) {
+        ob_chunk_cost c = { 0 };
+
+        for (int i = 0; i < 15; i++) {
+            ob_chunk_cost_add(&c, 16, fa + fb * 16.0);
+        }
+        ob_chunk_cost_add(&c, 15, fa + fb * 15.0);
+        ob_chunk_cost_add(&c, 1, fa + fb + (3 == step ? 0.002 : 0.0));
+        ck_assert_int_eq(ob_chunk_worth_step(&m, &c, 0.75, &a, &b), 1);
+        ck_assert_msg((step < 2 || (step >= 3 && step <= 5) ? OB_CHUNK_COST_SHARE_UNSURE : OB_CHUNK_COST_SHARE)
+                          == ob_chunk_worth_share(&m), "step %d: share %g", step, ob_chunk_worth_share(&m));
+    }
+    /* 14 at 1.5 samples' worth; the late step still weighs in the mean. */
+    ck_assert_int_ge(ob_chunk_cost_floor(a, b, ob_chunk_worth_share(&m), 1, 256), 14);
+    ck_assert_int_le(ob_chunk_cost_floor(a, b, ob_chunk_worth_share(&m), 1, 256), 20);
+    /* No fixed part in all three: they agree. */
+    memset(&m, 0, sizeof m);
+    for (int step = 0; step < 3; step++) {
+        ob_chunk_cost c = { 0 };
+
+        for (long n = 1; n <= 8; n++) {
+            ob_chunk_cost_add(&c, n, fb * (double) n);
+        }
+        ck_assert_int_eq(ob_chunk_worth_step(&m, &c, 0.75, &a, &b), 1);
+    }
+    ck_assert(OB_CHUNK_COST_SHARE == ob_chunk_worth_share(&m));
 }
 END_TEST
 
@@ -674,6 +718,7 @@ static Suite *make_chunk_suite(void)
     tcase_add_test(tc, test_worth_is_each_step_s_own);
     tcase_add_test(tc, test_worth_weighs_the_steps);
     tcase_add_test(tc, test_a_late_chunk_is_no_fixed_cost);
+    tcase_add_test(tc, test_the_tenth_where_steps_agree);
     suite_add_tcase(s, tc);
     return s;
 }
