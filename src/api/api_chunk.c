@@ -223,8 +223,9 @@ OMNIBATCH_EXPORT int omnibatch_next_chunk(omnibatch_t ctx, omnibatch_chunk *chun
 
 /* The step's floor: the one set, or the automatic one raised so that a
  * chunk's fixed part (the library's call, the code's setup of a chunk) is at
- * most OB_CHUNK_COST_SHARE of its time (a quarter until three steps agree
- * on it: ob_chunk_worth_share()), at most the rank's plan: where each
+ * most OB_CHUNK_COST_SHARE of its time (by the median of the latest three
+ * steps' worths; a quarter before: ob_chunk_worth_floor()), at most the
+ * rank's plan: where each
  * chunk costs more beside its samples than on them, fewer and larger chunks.
  * That part is fitted to each step's own chunks, of one speed, and kept
  * across steps in samples' worth (ob_chunk_worth_step()).  Fitted across
@@ -243,10 +244,12 @@ static void ob_chunk_step_floor(struct omnibatch_context *c, struct ob_chunks *k
     /* Steps without chunks (a parked rank), or before any step's chunks
      * determined a fit, keep the last fixed part and floor. */
     if (ob_chunk_worth_step(&k->worth, &k->cost, OB_CHUNK_COST_KEEP, &a, &b)) {
+        double share;
+        const double worth = ob_chunk_worth_floor(&k->worth, &share);
+
         k->fixed_s = a;
         k->fixed_b = b;
-        k->floor_cost = ob_chunk_cost_floor(a, b, ob_chunk_worth_share(&k->worth), k->granularity,
-                                            k->plan[k->me]);
+        k->floor_cost = ob_chunk_cost_floor(worth * b, b, share, k->granularity, k->plan[k->me]);
     }
     memset(&k->cost, 0, sizeof k->cost);
     k->floor = k->floor_set;

@@ -128,7 +128,8 @@ static const ob_var ob_vars[] = {
                  "multiple of OMNIBATCH_GRANULARITY; 0: auto, the global batch over 32 ranks' worth "
                  "(B / (32 P)), at least the granularity, raised on each rank so that a chunk's "
                  "fixed cost (measured: its time as a + b x samples) is at most a tenth of its "
-                 "time (a quarter until three steps agree on it), at most the rank's plan." },
+                 "time (by the median of the latest three steps' fits; a quarter before), at most the "
+                 "rank's plan." },
     { .name = "OMNIBATCH_WARMUP", .default_value = OB_STR(OB_DEFAULT_WARMUP),
       .kind = OB_VAR_LONG, .offset = OB_OFF(warmup), .min = 0, .max = OB_CONFIG_STEPS_LIMIT,
       .meaning = "First steps not measured (cold caches, lazy initialisation)." },

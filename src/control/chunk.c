@@ -360,19 +360,22 @@ int ob_chunk_worth_step(ob_chunk_worth *m, const ob_chunk_cost *step, double kee
     return 1;
 }
 
-double ob_chunk_worth_share(const ob_chunk_worth *m)
+_Static_assert(3 == OB_CHUNK_WORTH_STEPS, "the floor's worth is a median of three");
+
+double ob_chunk_worth_floor(const ob_chunk_worth *m, double *share)
 {
-    double least, most;
+    double x, y, z;
 
     if (m->steps < OB_CHUNK_WORTH_STEPS) {
-        return OB_CHUNK_COST_SHARE_UNSURE;
+        *share = OB_CHUNK_COST_SHARE_UNSURE;
+        return m->w > 0.0 ? m->sum / m->w : 0.0;
     }
-    least = most = m->latest[0];
-    for (int i = 1; i < OB_CHUNK_WORTH_STEPS; i++) {
-        least = m->latest[i] < least ? m->latest[i] : least;
-        most = m->latest[i] > most ? m->latest[i] : most;
-    }
-    return most <= OB_CHUNK_WORTH_AGREE * least ? OB_CHUNK_COST_SHARE : OB_CHUNK_COST_SHARE_UNSURE;
+    *share = OB_CHUNK_COST_SHARE;
+    x = m->latest[0];
+    y = m->latest[1];
+    z = m->latest[2];
+    /* The median of three. */
+    return x < y ? (y < z ? y : (x < z ? z : x)) : (x < z ? x : (y < z ? z : y));
 }
 
 long ob_chunk_cost_floor(double a, double b, double share, long granularity, long limit)

@@ -145,15 +145,14 @@ typedef struct ob_chunk_cost {
  * the unchunked one (1.09x); hetsgd's chunks, 1.7 samples' worth each, are then at least 16
  * samples, a sixteenth of its plans (bench/results/chunks.md). */
 #define OB_CHUNK_COST_SHARE 0.1
-/* ... where the latest OB_CHUNK_WORTH_STEPS steps' own worths agree within a factor of
- * OB_CHUNK_WORTH_AGREE; else this fraction.  A worth misread raises the floor by (1 - share) /
- * share times what was misread, 9x at a tenth: one step's chunk of 1 sample 2 ms late among
- * chunks of 16 (1 ms a sample) reads as 3 samples' worth more, and a rank slowed 20x then worked
+/* ... of the median of the latest OB_CHUNK_WORTH_STEPS steps' own worths; before as many steps,
+ * this fraction of their mean.  A worth misread raises the floor by (1 - share) / share times
+ * what was misread, 9x at a tenth: one step's chunk of 1 sample 2 ms late among chunks of 16 (1
+ * ms a sample) reads as 3 samples' worth more, and in the mean a rank slowed 20x then worked
  * chunks of 52 at its new speed where those of 14 are due (under MPICH, 4 ranks beside three busy
  * loops on 2 cores). */
 #define OB_CHUNK_COST_SHARE_UNSURE 0.25
 #define OB_CHUNK_WORTH_STEPS 3
-#define OB_CHUNK_WORTH_AGREE 1.5
 
 /** \brief Count a chunk of \p n samples (> 0) that took \p seconds (>= 0); others are ignored. */
 void ob_chunk_cost_add(ob_chunk_cost *c, long n, double seconds);
@@ -189,12 +188,12 @@ typedef struct ob_chunk_worth {
 int ob_chunk_worth_step(ob_chunk_worth *m, const ob_chunk_cost *step, double keep, double *a, double *b);
 
 /**
- * \brief The share of a chunk's time its fixed part may be (ob_chunk_cost_floor()):
- *        OB_CHUNK_COST_SHARE where the latest OB_CHUNK_WORTH_STEPS steps that determined a
- *        worth read worths within a factor of OB_CHUNK_WORTH_AGREE; else, and before that many
- *        steps, OB_CHUNK_COST_SHARE_UNSURE.
+ * \brief The worth to size the floor by (ob_chunk_cost_floor()), and in \p share the share of a
+ *        chunk's time its fixed part may be: the median of the latest OB_CHUNK_WORTH_STEPS steps
+ *        that determined a worth, at OB_CHUNK_COST_SHARE; before as many steps, their weighted
+ *        mean at OB_CHUNK_COST_SHARE_UNSURE; 0 before any.
  */
-double ob_chunk_worth_share(const ob_chunk_worth *m);
+double ob_chunk_worth_floor(const ob_chunk_worth *m, double *share);
 
 /**
  * \brief The least chunk whose fixed part is at most \p share (in (0, 1)) of its time, for a

@@ -620,45 +620,49 @@ START_TEST(test_a_late_chunk_is_no_fixed_cost)
 }
 END_TEST
 
-/* The floor's share: a quarter until three steps' own fits agree on the
- * worth within 1.5x, then a tenth; a step that reads otherwise (a chunk of
- * 1 sample 2 ms late among chunks of 16 at 1 ms a sample: 1.5 samples'
- * worth read as 3.5) sets the quarter back until it is older than three
- * steps, as the fault it is, raised 9x, would have set the floor to 52 of
- * a plan of 256 (a rank slowed 20x worked that as its first chunk). */
-START_TEST(test_the_tenth_where_steps_agree)
+/* The floor's worth: before three steps that determined one, their mean at
+ * a quarter; then the median of the latest three at a tenth.  A step that
+ * reads otherwise (a chunk of 1 sample 2 ms late among chunks of 16 at 1 ms
+ * a sample: 1.5 samples' worth read as 4.2) moves the median nothing; in
+ * the decayed mean at a tenth it set the floor to 24, 21, 18 and 17 of a
+ * plan of 256 in the next four steps, not 14 (a rank slowed 20x works
+ * that as its first chunk). */
+START_TEST(test_the_floor_s_worth_is_a_median)
 {
     const double fa = 0.0015, fb = 0.001;
     ob_chunk_worth m = { 0 };
-    double a, b;
+    double a, b, share = 0.0;
 
-    ck_assert(OB_CHUNK_COST_SHARE_UNSURE == ob_chunk_worth_share(&m));
+    ck_assert(0.0 == ob_chunk_worth_floor(&m, &share));
+    ck_assert(OB_CHUNK_COST_SHARE_UNSURE == share);
     for (int step = 0; step < 7; step++) {
         ob_chunk_cost c = { 0 };
+        double r, mean;
+        long floor, by_mean;
 
         for (int i = 0; i < 15; i++) {
             ob_chunk_cost_add(&c, 16, fa + fb * 16.0);
         }
         ob_chunk_cost_add(&c, 15, fa + fb * 15.0);
-        ob_chunk_cost_add(&c, 1, fa + fb + (3 == step ? 0.002 : 0.0));
+        ob_chunk_cost_add(&c, 1, fa + fb + (2 == step ? 0.002 : 0.0));
         ck_assert_int_eq(ob_chunk_worth_step(&m, &c, 0.75, &a, &b), 1);
-        ck_assert_msg((step < 2 || (step >= 3 && step <= 5) ? OB_CHUNK_COST_SHARE_UNSURE : OB_CHUNK_COST_SHARE)
-                          == ob_chunk_worth_share(&m), "step %d: share %g", step, ob_chunk_worth_share(&m));
-    }
-    /* 14 at 1.5 samples' worth; the late step still weighs in the mean. */
-    ck_assert_int_ge(ob_chunk_cost_floor(a, b, ob_chunk_worth_share(&m), 1, 256), 14);
-    ck_assert_int_le(ob_chunk_cost_floor(a, b, ob_chunk_worth_share(&m), 1, 256), 20);
-    /* No fixed part in all three: they agree. */
-    memset(&m, 0, sizeof m);
-    for (int step = 0; step < 3; step++) {
-        ob_chunk_cost c = { 0 };
-
-        for (long n = 1; n <= 8; n++) {
-            ob_chunk_cost_add(&c, n, fb * (double) n);
+        r = ob_chunk_worth_floor(&m, &share);
+        mean = m.sum / m.w;
+        floor = ob_chunk_cost_floor(r * b, b, share, 1, 256);
+        by_mean = ob_chunk_cost_floor(mean * b, b, OB_CHUNK_COST_SHARE, 1, 256);
+        if (step < 2) {
+            ck_assert(OB_CHUNK_COST_SHARE_UNSURE == share);
+            ck_assert_double_eq_tol(r, fa / fb, 1e-9);
+            ck_assert_int_eq(floor, 5);
+        } else {
+            ck_assert(OB_CHUNK_COST_SHARE == share);
+            ck_assert_double_eq_tol(r, fa / fb, 1e-9);
+            ck_assert_int_eq(floor, 14);
+            if (step < 6) {
+                ck_assert_msg(by_mean >= 17, "step %d: the mean's floor %ld", step, by_mean);
+            }
         }
-        ck_assert_int_eq(ob_chunk_worth_step(&m, &c, 0.75, &a, &b), 1);
     }
-    ck_assert(OB_CHUNK_COST_SHARE == ob_chunk_worth_share(&m));
 }
 END_TEST
 
@@ -718,7 +722,7 @@ static Suite *make_chunk_suite(void)
     tcase_add_test(tc, test_worth_is_each_step_s_own);
     tcase_add_test(tc, test_worth_weighs_the_steps);
     tcase_add_test(tc, test_a_late_chunk_is_no_fixed_cost);
-    tcase_add_test(tc, test_the_tenth_where_steps_agree);
+    tcase_add_test(tc, test_the_floor_s_worth_is_a_median);
     suite_add_tcase(s, tc);
     return s;
 }
