@@ -27,7 +27,8 @@
  * rank's plan: a rank that slows down 20x mid-step holds up one such chunk,
  * about 1.25 of its steps, or the floor where that is larger), at least the
  * floor (api_chunk.c: raised where a chunk's fixed cost would weigh), in
- * granules.  A thief takes
+ * granules, and the rest of the range with it where that is below the
+ * floor.  A thief takes
  * from the rank whose expected time left is the longest (what is left over
  * its rate in the step: what it claimed over the time since it began (its
  * plan, before its first claim), or the thief's rate in proportion to the
@@ -80,11 +81,14 @@ static void ob_words_unpack(const struct ob_chunks *k, int j, uint64_t w, long *
 }
 
 /* The next chunk of a range with \p left samples: half of it, at most the
- * cap on the rank's own range, at least the floor, in granules; never more
- * than is left.  A range taken from another rank was sized to end with its
- * owner's, at the pace the thief has shown in the step: cut in sixteenths
- * of the thief's plan, under jitter a rank worked 20.1 chunks a step (17.7
- * now), each paying the chunk's fixed part. */
+ * cap on the rank's own range, at least the floor, in granules; the whole
+ * range where less than the floor would be left after it.  A range taken
+ * from another rank was sized to end with its owner's, at the pace the
+ * thief has shown in the step: cut in sixteenths of the thief's plan, under
+ * jitter a rank worked 20.1 chunks a step (17.7 then), each paying the
+ * chunk's fixed part.  A rest below the floor on its own paid a whole
+ * chunk's fixed part for a few samples (halves of 9 at a floor of 8: 8 and
+ * 1; a taken 72 at 16: 36, 18, 16 and 2). */
 static long ob_words_size(const struct ob_chunks *k, long left)
 {
     long n = (left + 1) / 2;
@@ -92,7 +96,7 @@ static long ob_words_size(const struct ob_chunks *k, long left)
     n = n > k->cap && k->holder == k->rank ? k->cap : n;
     n = n < k->floor ? k->floor : n;
     n = (n + k->granularity - 1) / k->granularity * k->granularity;
-    return n < left ? n : left;
+    return n < left && left - n >= k->floor ? n : left;
 }
 
 /* Whether this rank's latest chunk ran at less than 1 / OB_WORDS_SLOWER of

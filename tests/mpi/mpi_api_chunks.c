@@ -509,6 +509,44 @@ START_TEST(test_a_slowed_rank_claims_one_granule)
 }
 END_TEST
 
+/* A rest below the floor goes with the chunk before it: each rank alone
+ * (MPI_COMM_SELF, no thief), a plan of 18 at a floor of 8 is worked as 8
+ * and 10, where halving it left 8, 8 and 2, the last paying a whole
+ * chunk's fixed part for 2 samples. */
+START_TEST(test_a_rest_below_the_floor_goes_with_its_chunk)
+{
+    omnibatch_options opt;
+    omnibatch_t ctx;
+    omnibatch_step st;
+    omnibatch_chunk ch;
+    double g = 1.0, s = 0.0;
+
+    chunk_options(&opt);
+    opt.adaptive = 0;
+    opt.chunk_floor = 8;
+    OB_CK_OK(omnibatch_create(MPI_COMM_SELF, 18, 10L * 18, &opt, &ctx));
+    for (int step = 0; step < 3; step++) {
+        long sum = 0, chunks = 0;
+
+        OB_CK_OK(omnibatch_next_step(ctx, &st));
+        for (;;) {
+            OB_CK_OK(omnibatch_next_chunk(ctx, &ch));
+            if (0 == ch.count) {
+                break;
+            }
+            ck_assert_msg(ch.count >= 8, "step %d: a chunk of %ld samples after %ld; expected at least the floor "
+                          "8 (a rest below it goes with the chunk before)", step, ch.count, sum);
+            sum += ch.count;
+            chunks++;
+        }
+        ck_assert_int_eq(sum, 18);
+        ck_assert_int_eq(chunks, 2);
+        OB_CK_OK(omnibatch_allreduce_gradient(ctx, &g, &s, 1, MPI_DOUBLE));
+    }
+    OB_CK_OK(omnibatch_destroy(&ctx));
+}
+END_TEST
+
 /* Chunks that each cost 4 ms beside 0.2 ms a sample: from its chunks' times
  * a rank learns that fixed part, and the automatic floor grows until it is
  * at most a tenth of a chunk's time, 180 samples, at most the plan (128 at
@@ -939,6 +977,7 @@ static Suite *chunks_suite(void)
     tcase_add_test(tc, test_waits_are_not_compute);
     tcase_add_test(tc, test_a_stalled_rank_keeps_little);
     tcase_add_test(tc, test_a_slowed_rank_claims_one_granule);
+    tcase_add_test(tc, test_a_rest_below_the_floor_goes_with_its_chunk);
     tcase_add_test(tc, test_costly_chunks_grow);
     tcase_add_test(tc, test_a_late_first_claim_keeps_its_range);
     tcase_add_test(tc, test_a_slowdown_is_no_fixed_cost);
