@@ -141,9 +141,9 @@ typedef struct ob_chunk_cost {
 
 /* A chunk's fixed part is at most this fraction of its time when its size is from the cost: the
  * most a step with nothing to move pays for its chunks.  At a quarter, three hosts' steps took
- * 1.26x the oracle's with nothing moving (1.07x at a tenth) and a PyTorch CNN's chunked step 1.16x
- * the unchunked one (1.09x); hetsgd's chunks, 1.7 samples' worth each, are then at least 16
- * samples, a sixteenth of its plans (bench/results/chunks.md). */
+ * 1.30x the oracle's with nothing moving (1.07x at a tenth) and hetsgd's under jitter 1.124x
+ * (1.112x); hetsgd's chunks, 1.7 samples' worth each, are then at least 16 samples, a sixteenth
+ * of its plans (bench/results/chunks.md). */
 #define OB_CHUNK_COST_SHARE 0.1
 /* ... of the median of the latest OB_CHUNK_WORTH_STEPS steps' own worths; before as many steps,
  * this fraction of their mean.  A worth misread raises the floor by (1 - share) / share times
