@@ -304,42 +304,49 @@ static ob_chunk_sums ob_chunk_cost_sums(const ob_chunk_cost *c)
     return s;
 }
 
-int ob_chunk_cost_fit(const ob_chunk_cost *c, double *a, double *b)
+/* ob_chunk_cost_fit() on the sums \p s. */
+static int ob_chunk_sums_fit(const ob_chunk_sums *s, double *a, double *b)
 {
-    const ob_chunk_sums s = ob_chunk_cost_sums(c);
     double var, cov, slope, cut;
 
     *a = 0.0;
     *b = 0.0;
-    if (!(s.w > 0.0)) {
+    if (!(s->w > 0.0)) {
         return 0;
     }
     /* Centred: var and cov of (n, t) times w.  Sizes that differ by a
      * thousandth of their mean's square or less determine no slope. */
-    var = s.nn - s.n * s.n / s.w;
-    cov = s.nt - s.n * s.t / s.w;
-    if (!(var > 1e-3 * s.nn / s.w) || !(cov > 0.0)) {
+    var = s->nn - s->n * s->n / s->w;
+    cov = s->nt - s->n * s->t / s->w;
+    if (!(var > 1e-3 * s->nn / s->w) || !(cov > 0.0)) {
         return 0;
     }
     slope = cov / var;
-    cut = (s.t - slope * s.n) / s.w;
+    cut = (s->t - slope * s->n) / s->w;
     if (cut < 0.0) {
         /* No fixed part: the time in proportion to the samples. */
         cut = 0.0;
-        slope = s.nt / s.nn;
+        slope = s->nt / s->nn;
     }
     *a = cut;
     *b = slope;
     return 1;
 }
 
+int ob_chunk_cost_fit(const ob_chunk_cost *c, double *a, double *b)
+{
+    const ob_chunk_sums s = ob_chunk_cost_sums(c);
+
+    return ob_chunk_sums_fit(&s, a, b);
+}
+
 int ob_chunk_worth_step(ob_chunk_worth *m, const ob_chunk_cost *step, double keep, double *a, double *b)
 {
+    const ob_chunk_sums s = ob_chunk_cost_sums(step);
     double fa, fb, r;
 
-    if (ob_chunk_cost_fit(step, &fa, &fb)) {
+    if (ob_chunk_sums_fit(&s, &fa, &fb)) {
         /* Determined: w > 0, and the sizes' centred sum of squares too. */
-        const ob_chunk_sums s = ob_chunk_cost_sums(step);
         const double mean = s.n / s.w;
         const double weight = 1.0 / (1.0 / s.w + mean * mean / (s.nn - s.n * mean));
 
@@ -364,18 +371,15 @@ _Static_assert(3 == OB_CHUNK_WORTH_STEPS, "the floor's worth is a median of thre
 
 double ob_chunk_worth_floor(const ob_chunk_worth *m, double *share)
 {
-    double x, y, z;
+    const double x = m->latest[0], y = m->latest[1], z = m->latest[2];
 
     if (m->steps < OB_CHUNK_WORTH_STEPS) {
         *share = OB_CHUNK_COST_SHARE_UNSURE;
         return m->w > 0.0 ? m->sum / m->w : 0.0;
     }
     *share = OB_CHUNK_COST_SHARE;
-    x = m->latest[0];
-    y = m->latest[1];
-    z = m->latest[2];
-    /* The median of three. */
-    return x < y ? (y < z ? y : (x < z ? z : x)) : (x < z ? x : (y < z ? z : y));
+    /* The median of three: the sum less the least and the most. */
+    return x + y + z - fmin(x, fmin(y, z)) - fmax(x, fmax(y, z));
 }
 
 long ob_chunk_cost_floor(double a, double b, double share, long granularity, long limit)
