@@ -6,16 +6,16 @@
 #
 # Five policies, the same seed, model (hetsgd's MLP), data (Fashion-MNIST)
 # and emulated cluster at each level:
-#   sync-static      hetsgd --policy static: equal shares, 4 ranks
+#   sync-static      hetsgd --policy static: equal shares, 4 ranks (--workers)
 #   sync-omnibatch   hetsgd --policy omnibatch: the synchronous controller, 4 ranks
 #   async-static     hetsgd --mode async --policy static: a parameter server (rank 0)
-#                    and 4 workers with equal batches
+#                    and 4 workers (--workers) with equal batches
 #   async-omnilearn  --mode async --policy omnilearn: OmniLearn's rule on each worker's
 #                    mean compute once per epoch, 20% dead-band, batches in [16, 96]
 #   async-omnibatch  --mode async --policy omnibatch: the server's batch scaling
 #                    (equal push rates)
 # Levels: hl1 hl2 hl4 hl8 (OmniLearn's heterogeneity levels, speeds 12,12,12,12 /
-# 12,12,8,16 / 9,9,6,24 / 6,6,4,32 of the workers), ramp (its dynamic schedule,
+# 12,12,8,16 / 9,9,6,24 / 6,6,4,32 of the workers, repeated for 8), ramp (its dynamic schedule,
 # HL1>2>4>8>4>2>1 over the run), emulated from one cost measured at the start
 # (hetsgd --calibrate, given to every run as --cost); and quota: no emulation,
 # each worker in a cgroup of its own with a real CPU quota (--quota, 0.4,0.4,0.2,0.1
@@ -44,6 +44,9 @@
 #   --repeat N       seeds 1..N (default 3)
 #   --epochs N       epochs of every run (default 3)
 #   --batch B        the global batch, also the async workers' batches' sum (default 256)
+#   --workers N      4 or 8: the synchronous ranks and the asynchronous workers (default 4;
+#                    8 repeats each level's speeds, so its heterogeneity level is the same,
+#                    and doubles the default slowdown; the quota level needs 4)
 #   --max-global-batch N  async omnibatch: the most its workers' batches may sum to where
 #                    a worker at its least batch cannot keep the others' push rate
 #                    (hetsgd --max-global-batch; default 0: --batch)
@@ -52,7 +55,7 @@
 #   --async-momentum X  the asynchronous runs' (default 0.5: asynchrony adds momentum of its
 #                    own, and 0.9 with 4 workers does not train)
 #   --eval-every K   keep the model every K global batches of samples (default 20)
-#   --slowdown X     the emulation's slowdown (default 12 / online processors, at least 1)
+#   --slowdown X     the emulation's slowdown (default 3 x workers / online processors, at least 1)
 #   --quota LIST     the workers' CPU quotas, each in (0, 1] of a core (default 0.4,0.4,0.2,0.1)
 #   --timeout S      seconds each run (and the calibration) may take before it is stopped and
 #                    counted failed (default 1800; tests/mpirun.sh's own default, 120, is a
@@ -74,6 +77,7 @@ policies="sync-static,sync-omnibatch,async-static,async-omnilearn,async-omnibatc
 repeat=3
 epochs=3
 batch=256
+workers=4
 lr=0.1
 momentum=0.9
 amomentum=0.5
@@ -104,6 +108,7 @@ while [ $# -gt 0 ]; do
     --repeat) need "$@"; whole "$1" "$2" 1 99; repeat=$2; shift 2 ;;
     --epochs) need "$@"; whole "$1" "$2" 1 1000; epochs=$2; shift 2 ;;
     --batch) need "$@"; whole "$1" "$2" 16 8192; batch=$2; shift 2 ;;
+    --workers) need "$@"; case $2 in 4|8) workers=$2 ;; *) die "--workers '$2': expected 4 or 8" ;; esac; shift 2 ;;
     --lr) need "$@"; real "$1" "$2" 0.000001 10; lr=$2; shift 2 ;;
     --momentum) need "$@"; real "$1" "$2" 0 0.999; momentum=$2; shift 2 ;;
     --async-momentum) need "$@"; real "$1" "$2" 0 0.999; amomentum=$2; shift 2 ;;
@@ -125,6 +130,9 @@ for p in $(echo "$policies" | tr ',' ' '); do
     *) die "--policies: unknown policy '$p' (expected sync-static,sync-omnibatch,async-static,async-omnilearn,async-omnibatch)" ;;
     esac
 done
+if [ 4 != "$workers" ] && echo ",$levels," | grep -q ',quota,'; then
+    die "--levels quota with --workers $workers: the quota level has 4 workers (--quota gives four quotas)"
+fi
 echo "$quota" | grep -Eq '^(0?\.[0-9]+|1(\.0*)?)(,(0?\.[0-9]+|1(\.0*)?)){3}$' \
     || die "--quota '$quota': expected four numbers in (0, 1] separated by commas (one per worker)"
 builddir=$(cd "$builddir" 2>/dev/null && pwd) || die "--builddir: not a directory"
@@ -137,7 +145,7 @@ mkdir -p "$runs" || die "--out '$out': cannot create it"
 python=${PYTHON:-python3}
 command -v "$python" >/dev/null 2>&1 || die "no $python to build the table (set PYTHON)"
 if [ -z "$slowdown" ]; then
-    slowdown=$(awk -v n="$(getconf _NPROCESSORS_ONLN)" 'BEGIN { s = 12 / n; printf "%g", s < 1 ? 1 : s }')
+    slowdown=$(awk -v n="$(getconf _NPROCESSORS_ONLN)" -v w="$workers" 'BEGIN { s = 3 * w / n; printf "%g", s < 1 ? 1 : s }')
 fi
 data_args=
 if [ yes = "$quick" ]; then
@@ -197,7 +205,7 @@ run_level() {
         while [ "$k" -lt "$n" ]; do
             i=$(( (k + seed - 1) % n + 1 ))
             p=$(echo "$list" | tr -s ' ' '\n' | grep -v '^$' | sed -n "${i}p")
-            case $p in sync-*) np=4 ;; *) np=5 ;; esac
+            case $p in sync-*) np=$workers ;; *) np=$((workers + 1)) ;; esac
             if [ quota = "$level" ]; then
                 quota_run "$p" "$seed" "$np"
             else
@@ -276,15 +284,19 @@ quota_run() {
 }
 
 # ---- the emulated levels -------------------------------------------------------------------
-echo "async: levels $levels, policies $policies, seeds 1..$repeat, $epochs epochs, batch $batch, lr $lr," \
+# speeds LIST: the four workers' speeds, once for 4 workers, twice for 8.
+speeds() {
+    if [ 8 = "$workers" ]; then echo "$1,$1"; else echo "$1"; fi
+}
+echo "async: levels $levels, policies $policies, $workers workers, seeds 1..$repeat, $epochs epochs, batch $batch, lr $lr," \
     "momentum $momentum (sync) / $amomentum (async), the model kept every $every global batches, slowdown $slowdown"
 cost=
 for level in $(echo "$levels" | tr ',' ' '); do
     case $level in
-    hl1) level_args="--speeds 12,12,12,12" ;;
-    hl2) level_args="--speeds 12,12,8,16" ;;
-    hl4) level_args="--speeds 9,9,6,24" ;;
-    hl8) level_args="--speeds 6,6,4,32" ;;
+    hl1) level_args="--speeds $(speeds 12,12,12,12)" ;;
+    hl2) level_args="--speeds $(speeds 12,12,8,16)" ;;
+    hl4) level_args="--speeds $(speeds 9,9,6,24)" ;;
+    hl8) level_args="--speeds $(speeds 6,6,4,32)" ;;
     ramp) level_args="--schedule ramp" ;;
     quota) level_args= ;;
     esac

@@ -129,6 +129,15 @@ class Level:
     def seeds(self, policy):
         return sorted(self.run[policy])
 
+    def label(self):
+        """The workers' speeds as the runs give them (4 or 8 workers), else the level's own."""
+        if self.name.startswith("hl"):
+            for runs in self.run.values():
+                for fields, _ in runs.values():
+                    if "speeds" in fields:
+                        return fields["speeds"]
+        return LABEL.get(self.name, "")
+
     def t_eq(self):
         times = [med(float(f["train_s"]) for f, _ in self.run[p].values()) for p in self.policies()]
         return min(times)
@@ -178,7 +187,7 @@ def paired(level, a, b, key):
 def report_level(level, target, verdicts):
     t_eq = level.t_eq()
     print("== %s (%s): T_eq %.1f s (the shortest median training time)" % (level.name,
-                                                                          LABEL.get(level.name, ""), t_eq))
+                                                                          level.label(), t_eq))
     print("  %-16s  %s  %-20s  %-22s  %s" % ("policy", "  ".join("acc@%.0f%%" % (100 * k) for k in FRACTIONS),
                                               "time_to_%g_s (range)" % target, "acc_at_T_eq (range)",
                                               "train_s"))

@@ -2,8 +2,9 @@
 # bench/hetsgd/async.sh (make bench-async) end to end in --quick mode on a
 # small generated data set, one synchronous and one asynchronous policy at
 # HL8: it must exit 0, print a row per policy, the asynchronous run's
-# staleness line and the targets; the figures are never checked (a few
-# steps on tiny batches mean nothing; the table's arithmetic is
+# staleness line and the targets, with 4 workers and with 8 (--workers 8;
+# a bad count gets one line); the figures are never checked (a few steps
+# on tiny batches mean nothing; the table's arithmetic is
 # check_async_table.sh's).  Then --timeout 1: the calibration is stopped and
 # the runner exits 1 with a line saying so.
 set -eu
@@ -27,6 +28,16 @@ grep -q '^  async-omnibatch  *staleness mean [0-9.,]* p99 [0-9,]*: largest/least
 grep -q "^target: hl8: async-omnibatch's per-worker mean staleness within 1.5x: .*pushes lost: 0$" "$tmp/out" ||
     fail "no staleness target, or a push lost"
 [ "$(wc -l <"$tmp/out.d/runs/summary.txt")" -eq 2 ] || fail "not two runs in the summary"
+# --workers 8: 8 synchronous ranks, a server and 8 workers, each level's speeds twice.
+sh "$srcdir/bench/hetsgd/async.sh" --builddir "$builddir" --quick --data "$tmp/data" --out "$tmp/out.w" \
+    --levels hl8 --policies sync-static,async-omnibatch --workers 8 >"$tmp/out" 2>&1 || fail "--workers 8: the runner exited non-zero"
+grep -q '^== hl8 (6,6,4,32,6,6,4,32): T_eq ' "$tmp/out" || fail "--workers 8: no hl8 table with 8 speeds"
+grep -q 'policy=static ranks=8 speeds=' "$tmp/out.w/runs/summary.txt" || fail "--workers 8: sync-static not on 8 ranks"
+grep -q 'policy=omnibatch ranks=9 workers=8 ' "$tmp/out.w/runs/summary.txt" || fail "--workers 8: async not a server and 8 workers"
+rc=0
+sh "$srcdir/bench/hetsgd/async.sh" --builddir "$builddir" --workers 6 >"$tmp/out" 2>&1 || rc=$?
+[ "$rc" -eq 2 ] && grep -q "^bench/hetsgd/async.sh: --workers '6': expected 4 or 8$" "$tmp/out" ||
+    fail "--workers 6: exit status $rc, or no line naming the option"
 # --timeout reaches every mpirun (tests/mpirun.sh's own 120 s stopped benchmark runs on a
 # loaded machine): one second stops the calibration, and the runner says so.  The
 # launcher starts 5 s late, so that no machine is fast enough to finish within the second

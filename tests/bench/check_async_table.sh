@@ -42,10 +42,12 @@ run hl8 sync-static 2 200 "0:0.1 150:0.86"
 # hl4: a lost push (pushes 100, updates 90, dropped 5), a staleness spread of 2, and equal
 # batches sooner and better.
 run hl4 async-omnibatch 1 50 "0:0.1 10:0.86 50:0.87" "updates=90 pushes=100 dropped=5 updates_per_s=9 busy_fraction=0.2 stale_mean=2,4,3,3 stale_p99=1,1,1,1 stale_max=1,1,1,1"
-run hl4 async-static 1 50 "0:0.1 5:0.86 50:0.9" "updates=100 pushes=100 dropped=0 updates_per_s=9 busy_fraction=0.2 stale_mean=1,1,1,1 stale_p99=1,1,1,1 stale_max=1,1,1,1"
+run hl4 async-static 1 50 "0:0.1 5:0.86 50:0.9" "updates=100 pushes=100 dropped=0 updates_per_s=9 busy_fraction=0.2 stale_mean=1,1,1,1 stale_p99=1,1,1,1 stale_max=1,1,1,1 speeds=9,9,6,24,9,9,6,24"
 
 "$py" "$srcdir/bench/hetsgd/async_table.py" --target 0.85 "$tmp" >"$tmp/table" 2>&1 || fail "the table exited non-zero"
 grep -q '^== hl8 (6,6,4,32): T_eq 100.0 s' "$tmp/table" || fail "hl8: no header with T_eq 100 s"
+# The runs' own speeds where they give them (8 workers, async.sh --workers 8).
+grep -q '^== hl4 (9,9,6,24,9,9,6,24): T_eq 50.0 s' "$tmp/table" || fail "hl4: the header does not give the runs' 8 speeds"
 # Times to 0.85: medians 45, inf (NA), 65, 150; the range of each.
 grep -q '^  async-omnibatch .*  45.0 (40.0-50.0)  0.8750 (0.8700-0.8800)' "$tmp/table" || fail "hl8 async-omnibatch row"
 grep -q '^  async-static .*  NA (80.0-NA)  0.8450 (0.8400-0.8500)' "$tmp/table" || fail "hl8 async-static row"
