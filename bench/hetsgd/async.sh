@@ -39,7 +39,7 @@
 #   --builddir DIR   the build (default: $top_builddir or .)
 #   --out DIR        outputs (default: BUILDDIR/bench/out-async); runs/ is replaced
 #   --data DIR       Fashion-MNIST IDX files (default /usr/share/datasets/fashion-mnist)
-#   --levels LIST    of hl1,hl2,hl4,hl8,ramp,quota (default all)
+#   --levels LIST    of hl1,hl2,hl4,hl8,ramp,quota (default all; with --workers 8 all but quota)
 #   --policies LIST  of the five above (default all)
 #   --repeat N       seeds 1..N (default 3)
 #   --epochs N       epochs of every run (default 3)
@@ -72,7 +72,7 @@ srcdir=$(cd "$here/../.." && pwd)
 builddir=${top_builddir:-.}
 out=
 data=/usr/share/datasets/fashion-mnist
-levels="hl1,hl2,hl4,hl8,ramp,quota"
+levels=
 policies="sync-static,sync-omnibatch,async-static,async-omnilearn,async-omnibatch"
 repeat=3
 epochs=3
@@ -103,7 +103,8 @@ while [ $# -gt 0 ]; do
     --builddir) need "$@"; builddir=$2; shift 2 ;;
     --out) need "$@"; out=$2; shift 2 ;;
     --data) need "$@"; data=$2; shift 2 ;;
-    --levels) need "$@"; levels=$2; shift 2 ;;
+    --levels) need "$@"; [ -n "$2" ] || die "--levels '': expected a list of hl1,hl2,hl4,hl8,ramp,quota"
+        levels=$2; shift 2 ;;
     --policies) need "$@"; policies=$2; shift 2 ;;
     --repeat) need "$@"; whole "$1" "$2" 1 99; repeat=$2; shift 2 ;;
     --epochs) need "$@"; whole "$1" "$2" 1 1000; epochs=$2; shift 2 ;;
@@ -122,6 +123,10 @@ while [ $# -gt 0 ]; do
     *) die "unknown option '$1' (see --help)" ;;
     esac
 done
+if [ -z "$levels" ]; then
+    levels=hl1,hl2,hl4,hl8,ramp,quota
+    [ 4 = "$workers" ] || levels=hl1,hl2,hl4,hl8,ramp
+fi
 for l in $(echo "$levels" | tr ',' ' '); do
     case $l in hl1|hl2|hl4|hl8|ramp|quota) ;; *) die "--levels: unknown level '$l' (expected hl1,hl2,hl4,hl8,ramp,quota)" ;; esac
 done

@@ -38,6 +38,10 @@ rc=0
 sh "$srcdir/bench/hetsgd/async.sh" --builddir "$builddir" --workers 6 >"$tmp/out" 2>&1 || rc=$?
 [ "$rc" -eq 2 ] && grep -q "^bench/hetsgd/async.sh: --workers '6': expected 4 or 8$" "$tmp/out" ||
     fail "--workers 6: exit status $rc, or no line naming the option"
+rc=0
+sh "$srcdir/bench/hetsgd/async.sh" --builddir "$builddir" --workers 8 --levels hl4,quota >"$tmp/out" 2>&1 || rc=$?
+[ "$rc" -eq 2 ] && grep -q "^bench/hetsgd/async.sh: --levels quota with --workers 8: the quota level has 4 workers" "$tmp/out" ||
+    fail "--workers 8 --levels quota: exit status $rc, or no line saying the quota level has 4 workers"
 # --timeout reaches every mpirun (tests/mpirun.sh's own 120 s stopped benchmark runs on a
 # loaded machine): one second stops the calibration, and the runner says so.  The
 # launcher starts 5 s late, so that no machine is fast enough to finish within the second
