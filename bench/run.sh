@@ -54,6 +54,13 @@
 #                    F in [0, 1) of it (default 0.5; 0: at the step's start)
 #   --slowdown X     the emulation's slowdown, the same for every run
 #                    (default 12 / online processors, at least 1: 6 on 2 cores)
+#   --batch N        the global batch of every scenario, 16 to 8192 (default
+#                    1024; --quick 64, the quota scenario's smoke run too): a
+#                    chunk's fixed part weighs less beside a larger plan
+#   --cost A,B,C     with --emulate cost: this cost (seconds per step, per
+#                    sample, per chunk after a step's first, as hetsgd
+#                    --calibrate prints it) for every scenario, no calibration:
+#                    runs of different builds or sessions emulate one cluster
 #   --emulate cost|cpu  what an emulated step's length comes from.  cost (the
 #                    default): a cost per step and per sample measured once per
 #                    scenario (hetsgd --calibrate) and given to every policy's
@@ -89,6 +96,8 @@ quota=yes
 quota_list=0.4,0.4,0.2,0.1
 all_scenarios="headline hl2 hl4 hl8 ramp transient vanish jitter"
 change_at=0.5
+batch=
+fixed_cost=
 NP=4
 
 die() { echo "bench/run.sh: $*" >&2; exit 2; }
@@ -110,6 +119,13 @@ while [ "$#" -gt 0 ]; do
     --change-at) need_value "$@"; change_at=$2; shift 2
         awk -v f="$change_at" 'BEGIN { exit !(f == f + 0 && f + 0 >= 0 && f + 0 < 1) }' ||
             die "--change-at '$change_at': expected a number in [0, 1)" ;;
+    --batch) need_value "$@"; batch=$2; shift 2
+        is_uint "$batch" && [ "$batch" -ge 16 ] && [ "$batch" -le 8192 ] ||
+            die "--batch '$batch': expected an integer from 16 to 8192" ;;
+    --cost) need_value "$@"; fixed_cost=$2; shift 2
+        echo "$fixed_cost" | awk -F, '{ for (i = 1; i <= 3; i++) if (!($i == $i + 0 && $i + 0 >= 0 && $i + 0 < 10)) bad = 1 }
+            END { exit NF != 3 || bad }' ||
+            die "--cost '$fixed_cost': expected A,B,C, three numbers of seconds in [0, 10)" ;;
     --emulate) need_value "$@"; emulate=$2; shift 2
         case $emulate in cost|cpu) ;; *) die "--emulate '$emulate': expected cost or cpu" ;; esac ;;
     --no-overhead) overhead=no; shift ;;
@@ -155,6 +171,7 @@ if [ -n "$only_policies" ]; then
     done
     only_policies=" $list "
 fi
+[ -z "$fixed_cost" ] || [ cost = "$emulate" ] || die "--cost '$fixed_cost': needs --emulate cost (cpu emulates each step's own CPU time)"
 ncpu=$(getconf _NPROCESSORS_ONLN 2>/dev/null || nproc 2>/dev/null || echo 1)
 if [ -n "$slowdown" ]; then
     awk -v s="$slowdown" 'BEGIN { exit !(s == s + 0 && s + 0 >= 1 && s + 0 <= 1000) }' ||
@@ -218,6 +235,11 @@ full)
     quota_periods="100000 10000"
     ;;
 esac
+
+if [ -n "$batch" ]; then
+    common=$(echo "$common" | sed "s/--batch [0-9]*/--batch $batch/")
+    quota_args="$quota_args --batch $batch"
+fi
 
 # scenario_setup NAME: the scenario's hetsgd arguments and policies.
 scenario_setup() {
@@ -314,8 +336,9 @@ rm -f "$out/summary.txt" "$out/table.txt" "$out/overhead.json" "$out/overhead.lo
 start_all=$(date +%s)
 
 echo "bench: $NP ranks (emulated speeds, slowdown $slowdown on $ncpu online processors, step lengths" \
-     "from $([ cost = "$emulate" ] && echo "a cost calibrated once per scenario" || echo "each step's CPU time"))," \
-     "$mode mode," \
+     "from $(if [ -n "$fixed_cost" ]; then echo "the cost given"; elif [ cost = "$emulate" ]; then
+             echo "a cost calibrated once per scenario"; else echo "each step's CPU time"; fi))," \
+     "$mode mode, global batch $(echo "$common" | sed 's/.*--batch \([0-9]*\).*/\1/')," \
      "$repeat repetition(s), scenarios: $(echo $scenarios | tr ' ' ',')"
 echo "bench: data $data; output in $out"
 done_runs=0
@@ -326,7 +349,10 @@ for s in $scenarios; do
         continue
     fi
     cost_args=
-    if [ cost = "$emulate" ]; then
+    if [ -n "$fixed_cost" ]; then
+        cost_args="--cost $fixed_cost"
+        echo "bench: $s: cost $fixed_cost (given: seconds per step, per sample, per chunk after a step's first)"
+    elif [ cost = "$emulate" ]; then
         # One calibration for every policy and repetition of the scenario.
         rc=0
         # shellcheck disable=SC2086

@@ -45,6 +45,9 @@
 #   --hosts N        hosts (namespaces), 2 to 8 (default 3)
 #   --rate R         the slow link's rate, as tc reads it (default 100mbit)
 #   --steps N        hetsgd steps per run (default 60)
+#   --batch N        hetsgd's global batch, from the hosts' number to the data's
+#                    4096 samples (default 256; --smoke: 64, of 512): beside a
+#                    larger plan a chunk's fixed part weighs less
 #   --cases LIST     of equal,slowcpu,slowlink (default all)
 #   --repeat N       pairs of runs per case, 1 to 20 (default 3; --smoke: 2)
 #   --chunk-floor N  OMNIBATCH_CHUNK_FLOOR of the chunked step's runs: least samples
@@ -75,6 +78,7 @@ builddir=${top_builddir:-.}
 hosts=3
 rate=100mbit
 steps=60
+batch=
 cases="equal,slowcpu,slowlink"
 repeat=
 smoke=no
@@ -89,6 +93,7 @@ while [ $# -gt 0 ]; do
     --hosts) need_value "$@"; hosts=$2; shift 2 ;;
     --rate) need_value "$@"; rate=$2; shift 2 ;;
     --steps) need_value "$@"; steps=$2; shift 2 ;;
+    --batch) need_value "$@"; batch=$2; shift 2 ;;
     --cases) need_value "$@"; cases=$2; shift 2 ;;
     --repeat) need_value "$@"; repeat=$2; shift 2 ;;
     --smoke) smoke=yes; shift ;;
@@ -114,6 +119,13 @@ case $steps in
 ''|*[!0-9]*) die "--steps '$steps': expected an integer from 20 to 100000" ;;
 esac
 [ "$steps" -ge 20 ] && [ "$steps" -le 100000 ] || die "--steps '$steps': expected an integer from 20 to 100000"
+subset=4096
+[ yes = "$smoke" ] && subset=512
+[ -n "$batch" ] || { [ yes = "$smoke" ] && batch=64 || batch=256; }
+case $batch in
+''|*[!0-9]*) die "--batch '$batch': expected an integer from $hosts to $subset" ;;
+esac
+[ "$batch" -ge "$hosts" ] && [ "$batch" -le "$subset" ] || die "--batch '$batch': expected an integer from $hosts to $subset"
 case $chunk_floor in
 ''|*[!0-9]*) die "--chunk-floor '$chunk_floor': expected an integer from 0 to the global batch" ;;
 esac
@@ -189,10 +201,10 @@ fast_link() {
 # ------------------------------------------------------------- the runs
 if [ yes = "$smoke" ]; then
     steps=20
-    targs="--subset 512 --batch 64 --max-steps $steps --warmup 5 --slowdown $slowdown"
+    targs="--subset $subset --batch $batch --max-steps $steps --warmup 5 --slowdown $slowdown"
     ssteps=24
 else
-    targs="--subset 4096 --batch 256 --max-steps $steps --warmup $((steps / 4)) --slowdown $slowdown"
+    targs="--subset $subset --batch $batch --max-steps $steps --warmup $((steps / 4)) --slowdown $slowdown"
     ssteps=$((steps * 2))
 fi
 [ -n "$out" ] && { mkdir -p "$out" || die "--out '$out': cannot create it"; }
@@ -363,7 +375,8 @@ for c in $(echo "$cases" | tr ',' ' '); do
 done
 fast_link
 echo "bench-hosts: $hosts hosts (network namespaces obhost0..obhost$last on $subnet.0/24, Open MPI over TCP);" \
-    "slow CPU: obhost$last at half speed; slow link: obhost$last at $rate both ways; hetsgd slowdown $slowdown;" \
+    "slow CPU: obhost$last at half speed; slow link: obhost$last at $rate both ways; hetsgd slowdown $slowdown," \
+    "global batch $batch;" \
     "$repeat pair(s) per case, interleaved: medians, ratio = median of omnibatch/static per pair"
 cat "$work/table"
 if [ "$(wc -l < "$work/chunks")" -gt 1 ]; then

@@ -126,6 +126,18 @@ grep -q "^traces (CSV per run), logs and summaries: $tmp/out.d/runs$" "$tmp/out"
 [ -s "$tmp/out.d/runs/ramp.chunks.r1.csv" ] || fail "no ramp chunks trace"
 [ -s "$tmp/out.d/runs/headline.omnibatch.r1.csv" ] || fail "no headline omnibatch trace"
 
+# --cost and --batch: that cost for every run (no calibration), that global batch.
+sh "$runner" --builddir "$builddir" --quick --data "$tmp/data" --out "$tmp/given.d" --scenarios ramp \
+    --policies oracle,chunks --batch 96 --cost 0,2e-05,3e-05 --no-overhead --no-simulate --no-quota \
+    >"$tmp/out" 2>&1 || fail "the runner with --cost and --batch exited non-zero"
+grep -q "^bench: ramp: cost 0,2e-05,3e-05 (given: seconds per step, per sample, per chunk after a step's first)$" \
+    "$tmp/out" || fail "--cost: no line of the cost given"
+grep -q '^bench: 4 ranks .*from the cost given), quick mode, global batch 96, ' "$tmp/out" ||
+    fail "--batch: not in the header"
+[ ! -e "$tmp/given.d/runs/ramp.calibrate.log" ] || fail "--cost: a calibration ran"
+[ "$(grep -c ' batch=96 .* chunk_cost_s=3e-05 .* emulate=cost$' "$tmp/given.d/summary.txt")" -eq 2 ] ||
+    fail "--cost, --batch: the runs did not get them"
+
 # A failed run names its command and shows its output; the exit is non-zero.
 rm "$tmp/data/t10k-labels-idx1-ubyte.gz"
 printf 'not an IDX file' | gzip >"$tmp/data/t10k-labels-idx1-ubyte.gz"
@@ -144,7 +156,8 @@ done
 
 # Nonsense options: one line, exit 2, nothing run.
 for bad in "--repeat 0" "--scenarios hl3" "--quick --full" "--slowdown 0.5" "--emulate both" "--change-at 1" \
-    "--policies fastest" "--quick --scenarios jitter --policies omnilearn" "--frobnicate"; do
+    "--policies fastest" "--quick --scenarios jitter --policies omnilearn" "--batch 8" "--batch 9000" "--cost 1,2" \
+    "--cost 0,1e-5,2e-5 --emulate cpu" "--frobnicate"; do
     rc=0
     # shellcheck disable=SC2086
     sh "$runner" --builddir "$builddir" --out "$tmp/bad.d" $bad >"$tmp/out" 2>&1 || rc=$?

@@ -31,9 +31,13 @@ rc=0
 sh "$srcdir/bench/hosts/run.sh" --builddir "$builddir" --cost 0.001,2e-5 >"$tmp/out" 2>&1 || rc=$?
 [ 2 -eq "$rc" ] || fail "--cost 0.001,2e-5: exit $rc, expected 2"
 grep -q "^bench-hosts: --cost '0.001,2e-5': expected three numbers" "$tmp/out" || fail "no line naming --cost"
+rc=0
+sh "$srcdir/bench/hosts/run.sh" --builddir "$builddir" --smoke --batch 600 >"$tmp/out" 2>&1 || rc=$?
+[ 2 -eq "$rc" ] || fail "--smoke --batch 600: exit $rc, expected 2"
+grep -q "^bench-hosts: --batch '600': expected an integer from 3 to 512$" "$tmp/out" || fail "no line naming --batch"
 before=$(ip netns list 2>/dev/null | grep -c '^obh' || true)
 rc=0
-sh "$srcdir/bench/hosts/run.sh" --builddir "$builddir" --smoke --data "$tmp/data" --out "$tmp/runs" \
+sh "$srcdir/bench/hosts/run.sh" --builddir "$builddir" --smoke --batch 96 --data "$tmp/data" --out "$tmp/runs" \
     >"$tmp/out" 2>&1 || rc=$?
 [ 77 -eq "$rc" ] && { cat "$tmp/out"; exit 77; }
 [ 0 -eq "$rc" ] || fail "bench/hosts/run.sh --smoke exited $rc"
@@ -61,6 +65,8 @@ for k in 1 2; do
         || fail "no row $k of the chunked step's table"
 done
 grep -q '^bench-hosts: slow CPU, the chunked step .*--cost [0-9]' "$tmp/out" || fail "no calibrated cost named"
+grep -q '^bench-hosts: 3 hosts .* global batch 96;' "$tmp/out" || fail "--batch 96: not in the header"
+grep -q ' batch=96 ' "$tmp/runs/slowcpu-chunks.1.summary" || fail "--batch 96: the runs did not get it"
 grep -Eq '^median +[0-9.]+ ' "$tmp/out" || fail "no median row of the chunked step's table"
 grep -Eq '^chunks/oracle: median [0-9.]+ \(range [0-9.]+-[0-9.]+\) over 2 repetition\(s\): target <= 1.05: (met|MISSED); samples moved across hosts in (every|NOT every) run' \
     "$tmp/out" || fail "no target line of the chunked step"
