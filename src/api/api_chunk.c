@@ -236,7 +236,13 @@ OMNIBATCH_EXPORT int omnibatch_next_chunk(omnibatch_t ctx, omnibatch_chunk *chun
  * the floor rose to 103, and a rank worked its whole range in one or two
  * chunks, 0-7 times a run, once a 5.1x step where it was slow.  And a rank
  * slowed 20x between steps read its times of both speeds as a fixed part of
- * most of its plan (it did one chunk of 120 at 1/20 of its speed). */
+ * most of its plan (it did one chunk of 120 at 1/20 of its speed).  A floor
+ * that takes the whole range is read again after a while
+ * (ob_chunk_whole_floor()): one chunk a step fits no worth, and the slowest
+ * rank of hetsgd's ramp at B = 4096, its worth misread at a change of speed
+ * inside a step, worked its range in one chunk for the 87 steps left; at
+ * the next two changes no thief could take any of it, and those steps ran
+ * 1.30x and 1.50x the oracle's. */
 static void ob_chunk_step_floor(struct omnibatch_context *c, struct ob_chunks *k)
 {
     double a, b;
@@ -252,6 +258,10 @@ static void ob_chunk_step_floor(struct omnibatch_context *c, struct ob_chunks *k
         k->floor_cost = ob_chunk_cost_floor(worth * b, b, share, k->granularity, k->plan[k->me]);
     }
     memset(&k->cost, 0, sizeof k->cost);
+    if (k->floor_auto) {
+        k->floor_cost = ob_chunk_whole_floor(&k->worth, &k->whole, k->floor_cost, k->plan[k->me], k->floor_set,
+                                             k->granularity);
+    }
     k->floor = k->floor_set;
     if (k->floor_auto && k->floor_cost > k->floor) {
         k->floor = k->floor_cost;

@@ -67,6 +67,7 @@ struct ob_chunks {
     double fixed_s;              /* that fixed part (seconds; 0: none measured) at the last step's speed */
     double fixed_b;              /* and the seconds a sample there */
     long floor_cost;             /* the floor that part asked for at the last fit (0: none yet) */
+    int whole;                   /* steps in a row that floor took the whole range (ob_chunk_whole_floor()) */
     double quota;                /* the CPU quota this rank is planned on, in cores (0: none) */
     uint64_t cpu_begin_ns;       /* under it, the process's CPU time as the step began */
     uint64_t wall_begin_ns;      /* and the time */

@@ -403,6 +403,31 @@ long ob_chunk_cost_floor(double a, double b, double share, long granularity, lon
     return n < top ? n : top;
 }
 
+long ob_chunk_whole_floor(ob_chunk_worth *m, int *whole, long floor_cost, long range, long least, long granularity)
+{
+    const long g = granularity > 0 ? granularity : 1;
+    const long probe = ((long) ceil((double) range * OB_CHUNK_WHOLE_PROBE) + g - 1) / g * g;
+    double worth;
+
+    if (floor_cost < range || range < OB_CHUNK_WHOLE_LEAST * (least > g ? least : g)) {
+        *whole = 0;
+        return floor_cost;
+    }
+    if (++*whole <= OB_CHUNK_WHOLE_STEPS) {
+        return floor_cost;
+    }
+    *whole = 0;
+    /* The worth whose floor is the probe: n = r (1 - s) / s. */
+    worth = (double) probe * OB_CHUNK_COST_SHARE / (1.0 - OB_CHUNK_COST_SHARE);
+    for (int i = 0; i < OB_CHUNK_WORTH_STEPS; i++) {
+        m->latest[i] = worth;
+    }
+    m->steps = OB_CHUNK_WORTH_STEPS;
+    m->w = m->w > 0.0 ? m->w : 1.0;
+    m->sum = worth * m->w;
+    return probe;
+}
+
 int ob_chunk_slower(long n, double seconds, long before, long chunks, double before_s, double a, double fit_b,
                     double factor)
 {

@@ -195,6 +195,28 @@ int ob_chunk_worth_step(ob_chunk_worth *m, const ob_chunk_cost *step, double kee
  */
 double ob_chunk_worth_floor(const ob_chunk_worth *m, double *share);
 
+/* Steps in a row whose whole range the cost's floor made one chunk before the worth is read
+ * again (ob_chunk_whole_floor()). */
+#define OB_CHUNK_WHOLE_STEPS 8
+/* ... then the floor at this fraction of the range: chunks of two fifths and three fifths, two
+ * sizes for a fit (equal sizes, as quarters of a range of 4 k, determine none). */
+#define OB_CHUNK_WHOLE_PROBE 0.4
+/* ... where the range is at least this many least floors long. */
+#define OB_CHUNK_WHOLE_LEAST 4
+
+/**
+ * \brief The floor \p floor_cost (ob_chunk_cost_floor() of the worth \p m) for a rank's range of
+ *        \p range samples, unless it has taken the whole range OB_CHUNK_WHOLE_STEPS steps in a row
+ *        (counted in \p *whole), the range at least OB_CHUNK_WHOLE_LEAST floors \p least long.
+ *        A step worked in one chunk has one size, which determines no fit
+ *        (ob_chunk_worth_step()): a worth misread once (a change of speed inside a step) then
+ *        held the floor at the whole range for good, and no thief could take any of it.  Then
+ *        the worth is forgotten for the one whose floor (at OB_CHUNK_COST_SHARE) is
+ *        OB_CHUNK_WHOLE_PROBE of the range, in granules, and that floor is returned: the next
+ *        steps' chunks fit the worth anew.  \p granularity: as ob_chunk_cost_floor()'s.
+ */
+long ob_chunk_whole_floor(ob_chunk_worth *m, int *whole, long floor_cost, long range, long least, long granularity);
+
 /**
  * \brief The least chunk whose fixed part is at most \p share (in (0, 1)) of its time, for a
  *        fit (ob_chunk_cost_fit()) of \p a seconds a chunk and \p b seconds a sample:

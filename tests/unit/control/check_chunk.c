@@ -666,6 +666,61 @@ START_TEST(test_the_floor_s_worth_is_a_median)
 }
 END_TEST
 
+/* A worth misread as 100 samples' worth (1.5 true) floors a range of 640
+ * at all of it: one chunk a step, one size, no fit, and without a limit
+ * the floor stays there for good (hetsgd's ramp at B = 4096: 87 steps).
+ * After OB_CHUNK_WHOLE_STEPS such steps the floor is two fifths of the
+ * range; its two sizes fit the true worth, and two steps later the floor
+ * is the true one.  A range under four least floors keeps its one chunk. */
+static long whole_step(ob_chunk_worth *m, int *whole, long range, long least, long first)
+{
+    const double fa = 0.0015, fb = 0.001;
+    ob_chunk_cost c = { 0 };
+    double a, b, share;
+
+    for (long left = range, n = first; left > 0; left -= n, n = left) {
+        ob_chunk_cost_add(&c, n, fa + fb * (double) n);
+    }
+    ck_assert_int_eq(ob_chunk_worth_step(m, &c, 0.75, &a, &b), 1);
+    const double r = ob_chunk_worth_floor(m, &share);
+    return ob_chunk_whole_floor(m, whole, ob_chunk_cost_floor(r * b, b, share, 1, range), range, least, 1);
+}
+
+START_TEST(test_a_whole_range_floor_is_read_again)
+{
+    ob_chunk_worth m = { 0 }, small;
+    int whole = 0, small_whole = 0;
+    long floor = 0;
+
+    for (int i = 0; i < OB_CHUNK_WORTH_STEPS; i++) {
+        ob_chunk_cost c = { 0 };
+        double a, b;
+
+        ob_chunk_cost_add(&c, 10, 0.001 * (100.0 + 10.0));
+        ob_chunk_cost_add(&c, 20, 0.001 * (100.0 + 20.0));
+        ck_assert_int_eq(ob_chunk_worth_step(&m, &c, 0.75, &a, &b), 1);
+    }
+    small = m;
+    for (int step = 1; step <= OB_CHUNK_WHOLE_STEPS; step++) {
+        floor = whole_step(&m, &whole, 640, 8, 640);
+        ck_assert_msg(640 == floor, "step %d: floor %ld", step, floor);
+        ck_assert_int_eq(whole, step);
+    }
+    floor = whole_step(&m, &whole, 640, 8, 640);
+    ck_assert_int_eq(floor, 256);
+    ck_assert_int_eq(whole, 0);
+    /* Chunks of 256 and 384: a fit of the true worth, outvoted once. */
+    ck_assert_int_eq(whole_step(&m, &whole, 640, 8, floor), 256);
+    floor = whole_step(&m, &whole, 640, 8, 256);
+    ck_assert_int_eq(floor, 14);
+    ck_assert_int_eq(whole, 0);
+    for (int step = 0; step < 3 * OB_CHUNK_WHOLE_STEPS; step++) {
+        ck_assert_int_eq(whole_step(&small, &small_whole, 31, 8, 31), 31);
+        ck_assert_int_eq(small_whole, 0);
+    }
+}
+END_TEST
+
 /* Steps weigh by how well their chunks determine the fixed part: many
  * sizes far apart more than two close ones; a step that determines none
  * (one size, nothing) adds nothing and, without a worth, gives none. */
@@ -723,6 +778,7 @@ static Suite *make_chunk_suite(void)
     tcase_add_test(tc, test_worth_weighs_the_steps);
     tcase_add_test(tc, test_a_late_chunk_is_no_fixed_cost);
     tcase_add_test(tc, test_the_floor_s_worth_is_a_median);
+    tcase_add_test(tc, test_a_whole_range_floor_is_read_again);
     suite_add_tcase(s, tc);
     return s;
 }
