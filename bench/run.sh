@@ -200,7 +200,8 @@ comparegp=$srcdir/bench/hetsgd/compare.gp
 case $mode in
 quick)
     timeout=120
-    common="--batch 64 --lr 0.1"
+    mode_batch=64
+    common="--lr 0.1"
     head_args="--epochs 2 --subset 512 --eval-every 2 --target 0.5"
     level_args="--max-steps 8 --subset 256 --warmup 2"
     dyn_args="--max-steps 14 --subset 512 --warmup 2"
@@ -212,7 +213,8 @@ quick)
     ;;
 default)
     timeout=600
-    common="--batch 1024"
+    mode_batch=1024
+    common=
     head_args="--epochs 4 --max-steps 200 --eval-every 10"
     level_args="--epochs 16 --max-steps 80 --subset 5120 --warmup 20"
     dyn_args="--max-steps 105 --warmup 0"
@@ -224,7 +226,8 @@ default)
     ;;
 full)
     timeout=1800
-    common="--batch 1024"
+    mode_batch=1024
+    common=
     head_args="--epochs 8 --eval-every 10"
     level_args="--max-steps 120 --subset 10240 --warmup 30"
     dyn_args="--max-steps 210 --warmup 0"
@@ -236,10 +239,9 @@ full)
     ;;
 esac
 
-if [ -n "$batch" ]; then
-    common=$(echo "$common" | sed "s/--batch [0-9]*/--batch $batch/")
-    quota_args="$quota_args --batch $batch"
-fi
+[ -z "$batch" ] || quota_args="$quota_args --batch $batch"
+batch=${batch:-$mode_batch}
+common="--batch $batch $common"
 
 # scenario_setup NAME: the scenario's hetsgd arguments and policies.
 scenario_setup() {
@@ -338,7 +340,7 @@ start_all=$(date +%s)
 echo "bench: $NP ranks (emulated speeds, slowdown $slowdown on $ncpu online processors, step lengths" \
      "from $(if [ -n "$fixed_cost" ]; then echo "the cost given"; elif [ cost = "$emulate" ]; then
              echo "a cost calibrated once per scenario"; else echo "each step's CPU time"; fi))," \
-     "$mode mode, global batch $(echo "$common" | sed 's/.*--batch \([0-9]*\).*/\1/')," \
+     "$mode mode, global batch $batch," \
      "$repeat repetition(s), scenarios: $(echo $scenarios | tr ' ' ',')"
 echo "bench: data $data; output in $out"
 done_runs=0
