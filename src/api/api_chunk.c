@@ -173,6 +173,8 @@ static void ob_chunk_timed(struct ob_chunks *k, uint64_t now)
     if (k->slowed && (k->floor_cost > 0 || k->last >= k->prev)) {
         memset(&k->cost, 0, sizeof k->cost);
         k->changed = 1;
+    } else if (k->last > 0 && now > k->last_ns && 1 == k->chunks) {
+        ob_chunk_cost_add_first(&k->cost, k->last, (double) (now - k->last_ns) * 1e-9);
     } else if (k->last > 0 && now > k->last_ns) {
         ob_chunk_cost_add(&k->cost, k->last, (double) (now - k->last_ns) * 1e-9);
     }

@@ -256,7 +256,9 @@ long ob_chunk_share(const ob_chunk_policy *p, long tail, long excess, long quota
 
 /* ---- the cost of a chunk ------------------------------------------------- */
 
-void ob_chunk_cost_add(ob_chunk_cost *c, long n, double seconds)
+/* A chunk into \p c; \p first: the step's first, whose time stands for its
+ * size only while no later chunk of that size has come (ob_chunk_cost). */
+static void ob_chunk_cost_put(ob_chunk_cost *c, long n, double seconds, int first)
 {
     int i = 0;
 
@@ -277,9 +279,24 @@ void ob_chunk_cost_add(ob_chunk_cost *c, long n, double seconds)
         c->size[i] = n;
         c->count[i] = 0;
         c->least[i] = seconds;
+        c->first[i] = (char) first;
+    } else if (c->first[i] && !first) {
+        c->least[i] = seconds;
+        c->first[i] = 0;
+    } else if (!first) {
+        c->least[i] = seconds < c->least[i] ? seconds : c->least[i];
     }
     c->count[i]++;
-    c->least[i] = seconds < c->least[i] ? seconds : c->least[i];
+}
+
+void ob_chunk_cost_add(ob_chunk_cost *c, long n, double seconds)
+{
+    ob_chunk_cost_put(c, n, seconds, 0);
+}
+
+void ob_chunk_cost_add_first(ob_chunk_cost *c, long n, double seconds)
+{
+    ob_chunk_cost_put(c, n, seconds, 1);
 }
 
 /* The fit's sums over the chunks of the sizes kept, each chunk's time the
@@ -352,9 +369,11 @@ int ob_chunk_worth_step(ob_chunk_worth *m, const ob_chunk_cost *step, double kee
 
         m->sum = m->sum * keep + weight * fa / fb;
         m->w = m->w * keep + weight;
-        memmove(&m->latest[1], &m->latest[0], (OB_CHUNK_WORTH_STEPS - 1) * sizeof m->latest[0]);
-        m->latest[0] = fa / fb;
-        m->steps += m->steps < OB_CHUNK_WORTH_STEPS;
+        if (weight >= OB_CHUNK_WORTH_WEIGHT) {
+            memmove(&m->latest[1], &m->latest[0], (OB_CHUNK_WORTH_STEPS - 1) * sizeof m->latest[0]);
+            m->latest[0] = fa / fb;
+            m->steps += m->steps < OB_CHUNK_WORTH_STEPS;
+        }
     }
     *a = 0.0;
     *b = 0.0;

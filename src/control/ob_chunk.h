@@ -128,8 +128,14 @@ long ob_chunk_share(const ob_chunk_policy *p, long tail, long excess, long quota
  * size's in the step: a delay (a late wake-up, a neighbour's burst) only ever lengthens a
  * chunk, and one chunk of 8 delayed 4 ms among fifteen of 16 (1.5 ms + 1 ms a sample, beside
  * two busy loops on 2 cores) read as a fixed part of 7.9 samples' worth, not 1.5, and the
- * floor rose fivefold.  The sums \p w, \p n and \p t are of every chunk; the fit is of the
- * first OB_CHUNK_COST_SIZES sizes' chunks.
+ * floor rose fivefold.  A step's first chunk differs from the chunks after it (it carries what
+ * the step's start leaves, caches cold after the reduction, or none of a chunk's fixed part where
+ * the step pays that part once): its time stands for its size only until a later chunk of that
+ * size comes.  As the least of its size, a first chunk 1.5 ms quicker than its fourteen
+ * followers of 69 samples, beside one of 60, read as a fixed part of 15 samples' worth, not 1.9,
+ * and the floor rose from 32 to 123 (hetsgd transient at B = 4096, where the emulation charges a
+ * step's first chunk no chunk's fixed part).  The sums \p w, \p n and \p t are of every chunk;
+ * the fit is of the first OB_CHUNK_COST_SIZES sizes' chunks.
  */
 typedef struct ob_chunk_cost {
     double w, n, t;              /**< chunks, their samples and seconds */
@@ -137,6 +143,7 @@ typedef struct ob_chunk_cost {
     long size[OB_CHUNK_COST_SIZES];
     long count[OB_CHUNK_COST_SIZES];   /**< chunks of each size */
     double least[OB_CHUNK_COST_SIZES]; /**< the least seconds of a chunk of each size */
+    char first[OB_CHUNK_COST_SIZES];   /**< whether that least is the step's first chunk's alone */
 } ob_chunk_cost;
 
 /* A chunk's fixed part is at most this fraction of its time when its size is from the cost: the
@@ -153,9 +160,21 @@ typedef struct ob_chunk_cost {
  * loops on 2 cores). */
 #define OB_CHUNK_COST_SHARE_UNSURE 0.25
 #define OB_CHUNK_WORTH_STEPS 3
+/* ... the latest of those whose chunks determine the fit at least this well (the weight of
+ * ob_chunk_worth, 1 / (1 / w + mean^2 / Sxx): the intercept's standard error at most 1 / sqrt of
+ * it times a chunk's noise); the rest count in the mean alone.  Steps of chunks of two sizes
+ * 13% apart weigh 0.02-0.03 (their intercept's error 6-7 times a chunk's noise; 13 chunks of 78
+ * and 2 of 68 read 3.4 samples' worth where the steps around them read 1.7; 14 of 69 and one
+ * of 60, 0.016), a whole range's probe in two fifths and three fifths (ob_chunk_whole_floor())
+ * 0.077, steps of sixteenths of the plan and two halves of the floor 0.3-0.5. */
+#define OB_CHUNK_WORTH_WEIGHT 0.05
 
 /** \brief Count a chunk of \p n samples (> 0) that took \p seconds (>= 0); others are ignored. */
 void ob_chunk_cost_add(ob_chunk_cost *c, long n, double seconds);
+
+/** \brief ob_chunk_cost_add() for the step's first chunk: its time is its size's least only until
+ *  a later chunk of that size is counted. */
+void ob_chunk_cost_add_first(ob_chunk_cost *c, long n, double seconds);
 
 /**
  * \brief The fit: *a (seconds, >= 0) and *b (seconds a sample, > 0).
@@ -174,7 +193,8 @@ int ob_chunk_cost_fit(const ob_chunk_cost *c, double *a, double *b);
 typedef struct ob_chunk_worth {
     double sum;                  /**< the weighted worths, decayed */
     double w;                    /**< their weights, decayed (0: none yet) */
-    double latest[OB_CHUNK_WORTH_STEPS]; /**< the latest steps' own worths, the newest first */
+    double latest[OB_CHUNK_WORTH_STEPS]; /**< the latest steps' own worths of weight at least
+                                              OB_CHUNK_WORTH_WEIGHT, the newest first */
     int steps;                   /**< of them known */
 } ob_chunk_worth;
 
@@ -190,8 +210,9 @@ int ob_chunk_worth_step(ob_chunk_worth *m, const ob_chunk_cost *step, double kee
 /**
  * \brief The worth to size the floor by (ob_chunk_cost_floor()), and in \p share the share of a
  *        chunk's time its fixed part may be: the median of the latest OB_CHUNK_WORTH_STEPS steps
- *        that determined a worth, at OB_CHUNK_COST_SHARE; before as many steps, their weighted
- *        mean at OB_CHUNK_COST_SHARE_UNSURE; 0 before any.
+ *        that determined a worth with at least OB_CHUNK_WORTH_WEIGHT, at OB_CHUNK_COST_SHARE;
+ *        before as many such steps, the weighted mean of every step's at
+ *        OB_CHUNK_COST_SHARE_UNSURE; 0 before any.
  */
 double ob_chunk_worth_floor(const ob_chunk_worth *m, double *share);
 

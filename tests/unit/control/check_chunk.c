@@ -11,6 +11,7 @@
 #include "config.h"
 
 #include <check.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -666,6 +667,80 @@ START_TEST(test_the_floor_s_worth_is_a_median)
 }
 END_TEST
 
+/* A step's first chunk, charged none of a chunk's fixed part (hetsgd's
+ * emulation: the step pays it once), is 1.5 ms quicker than its fourteen
+ * followers of 69 samples; taken as the least of its size beside one chunk
+ * of 60 it made a fixed part of 15 samples' worth, not 1.5.  Its time stands
+ * for its size only until a later chunk of that size comes; alone of its
+ * size it still counts. */
+START_TEST(test_a_first_chunk_stands_alone)
+{
+    const double fa = 0.0015, fb = 0.001;
+    ob_chunk_cost c = { 0 }, alone = { 0 };
+    double a, b;
+
+    ob_chunk_cost_add_first(&c, 69, fb * 69.0);
+    for (int i = 0; i < 14; i++) {
+        ob_chunk_cost_add(&c, 69, fa + fb * 69.0);
+    }
+    ob_chunk_cost_add(&c, 60, fa + fb * 60.0);
+    ck_assert_int_eq(ob_chunk_cost_fit(&c, &a, &b), 1);
+    ck_assert_msg(fabs(a / b - fa / fb) < 1e-6, "a fixed part of %.3g samples' worth, not %.3g", a / b, fa / fb);
+    ck_assert(16.0 == c.w);
+    /* A slower first chunk (caches cold) is outrun by its followers as before. */
+    memset(&c, 0, sizeof c);
+    ob_chunk_cost_add_first(&c, 64, 0.01 + fa + fb * 64.0);
+    ob_chunk_cost_add(&c, 64, fa + fb * 64.0);
+    ob_chunk_cost_add(&c, 32, fa + fb * 32.0);
+    ck_assert_int_eq(ob_chunk_cost_fit(&c, &a, &b), 1);
+    ck_assert_double_eq_tol(a, fa, 1e-12);
+    /* Alone of its size, its time is the size's. */
+    ob_chunk_cost_add_first(&alone, 64, fa + fb * 64.0);
+    ob_chunk_cost_add(&alone, 32, fa + fb * 32.0);
+    ck_assert_int_eq(ob_chunk_cost_fit(&alone, &a, &b), 1);
+    ck_assert_double_eq_tol(a, fa, 1e-12);
+}
+END_TEST
+
+/* Two steps of chunks of two sizes close together (fourteen of 69 and one
+ * of 60, that one 1.2 ms late: a late wake-up), read 12 samples' worth where
+ * the three steps before them, sixteenths of the plan and two halves of the
+ * floor, read 1.5; the median of the latest three then took the misreading
+ * and the floor rose 8x.  Such steps (weight under OB_CHUNK_WORTH_WEIGHT)
+ * count in the weighted mean alone, and the floor's worth stays 1.5. */
+START_TEST(test_a_poorly_determined_step_is_no_median)
+{
+    const double fa = 0.0015, fb = 0.001;
+    ob_chunk_worth m = { 0 };
+    double a, b, share;
+
+    for (int step = 0; step < OB_CHUNK_WORTH_STEPS; step++) {
+        ob_chunk_cost c = { 0 };
+
+        for (int i = 0; i < 15; i++) {
+            ob_chunk_cost_add(&c, 64, fa + fb * 64.0);
+        }
+        ob_chunk_cost_add(&c, 32, fa + fb * 32.0);
+        ob_chunk_cost_add(&c, 32, fa + fb * 32.0);
+        ck_assert_int_eq(ob_chunk_worth_step(&m, &c, 0.75, &a, &b), 1);
+    }
+    ck_assert_double_eq_tol(ob_chunk_worth_floor(&m, &share), fa / fb, 1e-9);
+    for (int step = 0; step < 2; step++) {
+        ob_chunk_cost c = { 0 };
+
+        for (int i = 0; i < 14; i++) {
+            ob_chunk_cost_add(&c, 69, fa + fb * 69.0);
+        }
+        ob_chunk_cost_add(&c, 60, fa + fb * 60.0 + 0.0012);
+        ck_assert_int_eq(ob_chunk_cost_fit(&c, &a, &b), 1);
+        ck_assert_msg(a / b > 10.0, "the close sizes read %.3g samples' worth", a / b);
+        ck_assert_int_eq(ob_chunk_worth_step(&m, &c, 0.75, &a, &b), 1);
+    }
+    ck_assert_double_eq_tol(ob_chunk_worth_floor(&m, &share), fa / fb, 1e-9);
+    ck_assert(OB_CHUNK_COST_SHARE == share);
+}
+END_TEST
+
 /* A worth misread as 100 samples' worth (1.5 true) floors a range of 640
  * at all of it: one chunk a step, one size, no fit, and without a limit
  * the floor stays there for good (hetsgd's ramp at B = 4096: 87 steps).
@@ -779,6 +854,8 @@ static Suite *make_chunk_suite(void)
     tcase_add_test(tc, test_a_late_chunk_is_no_fixed_cost);
     tcase_add_test(tc, test_the_floor_s_worth_is_a_median);
     tcase_add_test(tc, test_a_whole_range_floor_is_read_again);
+    tcase_add_test(tc, test_a_first_chunk_stands_alone);
+    tcase_add_test(tc, test_a_poorly_determined_step_is_no_median);
     suite_add_tcase(s, tc);
     return s;
 }
