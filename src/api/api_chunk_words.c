@@ -41,8 +41,9 @@
  * step (the chunks' fixed part counted, ob_chunk_slower()) claims one
  * granule: a rank that slows down 20x mid-step then holds up the rest of
  * the chunk it was in and one granule, no full chunk more.  A rank less
- * than half as fast as its node's mean claims by the time the node's
- * ranges are expected done (ob_words_by_time()).
+ * than half as fast as its node's mean, any rank on a range it took, and
+ * a rank whose range would take it longer than the node's, claims by the
+ * time the node's ranges are expected done (ob_words_by_time()).
  */
 #include "config.h"
 
@@ -56,6 +57,12 @@
  * has slowed down; a thief takes a whole tail below the floor from a rank
  * this many times slower than itself. */
 #define OB_WORDS_SLOWER 2.0
+/* A thief's least share under the automatic floor, in chunks' fixed parts
+ * (ob_words_least()): that part at most a quarter of the share's time. */
+#define OB_WORDS_LEAST_WORTHS 3.0
+/* A rank whose own range would take it this many times as long as the
+ * node's ranges are expected to take claims by time (ob_words_by_time()). */
+#define OB_WORDS_BEHIND 1.25
 
 static uint64_t ob_words_pack(uint64_t gen, long next, long end)
 {
@@ -160,34 +167,67 @@ static double ob_words_rate_seen(const struct ob_chunks *k, int j, uint64_t now,
     return seen > 0.0 ? seen : ob_words_planned(k, j, self);
 }
 
-/* The most a rank less than 1 / OB_WORDS_SLOWER as fast as its node's
- * mean claims: half of what it can do, at its rate in the step, before the
- * node's ranges are expected done (what they hold over their owners' rates
- * summed), at least one granule; LONG_MAX for any other rank (its chunks
- * end before the others', or with them: every rank's chunks cut by time
- * cost the steady step of vanish 1%), before it has a rate, or under a
- * quota (a busy rank's chunks are sized to its periods).  A chunk in
- * flight is the one thing no thief can take: under jitter a rank 10x
- * slower than the rest in a step kept claiming a sixteenth of its plan,
- * and the others waited for its last one (0.10 s of a 0.66 s step). */
-static long ob_words_by_time(const struct ob_chunks *k)
+/* What the node's words hold, in \p left, and its ranks' rates summed, in
+ * \p rates (this rank's its rate as a thief, \p self): the node's ranges
+ * are expected done in left / rates. */
+static void ob_words_node_left(const struct ob_chunks *k, uint64_t now, const ob_chunk_thief *self, double *left,
+                               double *rates)
 {
-    const uint64_t now = ob_now_ns();
-    const ob_chunk_thief self = ob_words_thief(k, now);
-    double left = 0.0, rates = 0.0, can;
-    long n;
-
-    if (k->busy || !(self.rate > 0.0)) {
-        return LONG_MAX;
-    }
+    *left = 0.0;
+    *rates = 0.0;
     for (int j = 0; j < k->nnode; j++) {
         long next, end;
 
         ob_words_unpack(k, j, __atomic_load_n(&k->slot[j].range, __ATOMIC_ACQUIRE), &next, &end);
-        left += end > next ? (double) (end - next) : 0.0;
-        rates += j == k->me ? self.rate : ob_words_rate_seen(k, j, now, &self);
+        *left += end > next ? (double) (end - next) : 0.0;
+        *rates += j == k->me ? self->rate : ob_words_rate_seen(k, j, now, self);
     }
-    if (!(rates > 0.0) || !(rates < 1e200) || !(OB_WORDS_SLOWER * self.rate * (double) k->nnode < rates)) {
+}
+
+static long ob_words_least(const struct ob_chunks *k);
+
+/* The most a rank claims by time: half of what it can do, at its rate in
+ * the step, before the node's ranges are expected done (what they hold over
+ * their owners' rates summed), at least one granule; LONG_MAX where that
+ * does not apply.  It applies to a rank less than 1 / OB_WORDS_SLOWER as
+ * fast as its node's mean, on any range; and, at least the least share a
+ * thief takes (ob_words_least()), to a rank on a range it took, and to one
+ * whose own range would take it OB_WORDS_BEHIND times as long as the
+ * node's (its plan too large for its speed); not on another rank's own
+ * range (its chunks end before the others', or with them: every rank's
+ * chunks cut by time cost the steady step of vanish 1%), before it has a
+ * rate, or under a quota (a busy rank's chunks are sized to its periods).
+ * A chunk in flight is the one thing no thief can take: under jitter a rank
+ * 10x slower than the rest in a step kept claiming a sixteenth of its plan,
+ * and the others waited for its last one (0.10 s of a 0.66 s step); a thief
+ * that took a slowed rank's tail sized for the two of them alone (589 of
+ * its 700 left at 1/4 of the speed, three ranks free) worked half of it in
+ * one chunk of 295 while the other two took the rest from it in pieces,
+ * and the step ended with that chunk 0.07 s after them; and a rank slowed
+ * to two thirds of its speed, its plan not yet following, claimed halves
+ * of its range at most a sixteenth of that plan, and its last, 62 samples
+ * in 0.23 s, ended the step 0.11 s after the others (hetsgd transient and
+ * ramp at B = 4096: the steps after a change 1.06-1.08x the oracle's). */
+static long ob_words_by_time(const struct ob_chunks *k)
+{
+    const uint64_t now = ob_now_ns();
+    const ob_chunk_thief self = ob_words_thief(k, now);
+    const int taken = k->holder != k->rank;
+    double left = 0.0, rates = 0.0, can;
+    long n, next, end;
+    int slow, behind;
+
+    if (k->busy || !(self.rate > 0.0)) {
+        return LONG_MAX;
+    }
+    ob_words_node_left(k, now, &self, &left, &rates);
+    if (!(rates > 0.0) || !(rates < 1e200)) {
+        return LONG_MAX;
+    }
+    ob_words_unpack(k, k->me, __atomic_load_n(&k->slot[k->me].range, __ATOMIC_ACQUIRE), &next, &end);
+    slow = OB_WORDS_SLOWER * self.rate * (double) k->nnode < rates;
+    behind = (double) (end - next) / self.rate > OB_WORDS_BEHIND * left / rates;
+    if (!slow && !taken && !behind) {
         return LONG_MAX;
     }
     can = self.rate * left / rates / 2.0;
@@ -195,7 +235,13 @@ static long ob_words_by_time(const struct ob_chunks *k)
         return LONG_MAX;
     }
     n = ((long) ceil(can) + k->granularity - 1) / k->granularity * k->granularity;
-    return n > k->granularity ? n : k->granularity;
+    n = n > k->granularity ? n : k->granularity;
+    if (!slow) {
+        const long least = ob_words_least(k);
+
+        n = n < least ? least : n;
+    }
+    return n;
 }
 
 long ob_words_claim(struct ob_chunks *k, long *start)
@@ -307,24 +353,76 @@ static double ob_words_pending(const struct ob_chunks *k, int j, uint64_t now, d
 
 /* The share of a tail of \p left samples, its owner's rate \p r and \p
  * pending samples of its chunk in hand still to do, for \p thief: what
- * makes both expect to finish together, in granules, when that reaches the
- * floor; below it, the whole tail when the owner is less than 1 /
+ * makes both expect to finish together, at most \p most (ob_words_most()),
+ * in granules, when that reaches \p least (ob_words_least(); the floor for
+ * a thief of another node); below it, the whole tail when the owner is less than 1 /
  * OB_WORDS_SLOWER as fast as the thief (a rank stalled inside its chunk
  * would do those last samples at its own pace, after it), else 0.  The
  * chunk in hand counted: shared as if the owner had only its range left,
  * under jitter the owner ended later than its thieves by what it held. */
 static long ob_words_share(const struct ob_chunks *k, const ob_chunk_thief *thief, long left, double r,
-                           double pending)
+                           double pending, double most, long least)
 {
     double want = ((double) left + pending) * (thief->rate / (thief->rate + r));
     long x;
 
     want = want < (double) left ? want : (double) left;
+    want = want < most ? want : most;
     x = (long) want / k->granularity * k->granularity;
-    if (x >= k->floor && !thief->quota_bound) {
+    if (x >= least && !thief->quota_bound) {
         return x < left ? x : left;
     }
     return OB_WORDS_SLOWER * r < thief->rate ? left : 0;
+}
+
+/* The least share a thief of this node takes: the floor, or under the
+ * automatic floor OB_WORDS_LEAST_WORTHS times the chunk's fixed part in
+ * samples (where it is known; in granules, at most the floor).  The floor
+ * sizes a rank's chunks so that their fixed parts weigh little in its
+ * step; a thief that has done its range and every share it found is idle
+ * until the step ends, and a share's fixed part costs only that idle time.
+ * With the floor as the least share the step's last rank kept a tail below
+ * two floors to itself beside its chunk in hand: 3-4% of a step of 32
+ * samples a chunk (hetsgd transient at B = 4096, 37 of 1024: the others
+ * idle 0.04 s of a 0.64 s step). */
+static long ob_words_least(const struct ob_chunks *k)
+{
+    const long g = k->granularity;
+    double worth;
+    long n;
+
+    if (!k->floor_auto || !(k->fixed_s > 0.0) || !(k->fixed_b > 0.0)) {
+        return k->floor;
+    }
+    worth = OB_WORDS_LEAST_WORTHS * k->fixed_s / k->fixed_b;
+    if (!(worth < (double) k->floor)) {
+        return k->floor;
+    }
+    n = ((long) ceil(worth) + g - 1) / g * g;
+    return n < k->floor ? n : k->floor;
+}
+
+/* The most \p thief takes: what it can do at its rate before the node's
+ * ranges are expected done (ob_words_node_left(), the thief's rate added
+ * where it is of another node, \p remote).  The share above makes the
+ * thief and its victim expect to end together, as if no one else were
+ * free: a rank at a quarter of its speed that had done its own range took
+ * a floor's chunk of 32 from a rank at full speed and did it in 0.117 s,
+ * where the two ranks free beside it would have done it in 0.03 s, and a
+ * rank at full speed took the 32 left to a slowed rank while two others
+ * were free; each time the step ended with that chunk, 0.03-0.06 s after
+ * the others (hetsgd transient at B = 4096). */
+static double ob_words_most(const struct ob_chunks *k, const ob_chunk_thief *thief, int remote, uint64_t now)
+{
+    const ob_chunk_thief self = remote ? ob_words_thief(k, now) : *thief;
+    double left, rates;
+
+    ob_words_node_left(k, now, &self, &left, &rates);
+    rates += remote ? thief->rate : 0.0;
+    if (!(rates > 0.0) || !(rates < 1e200)) {
+        return 1e300;
+    }
+    return thief->rate * left / rates;
 }
 
 /* The node rank most behind (the longest expected time left, not \p skip)
@@ -333,6 +431,9 @@ static int ob_words_victim(const struct ob_chunks *k, const ob_chunk_thief *thie
                            uint64_t *seen)
 {
     const uint64_t now = ob_now_ns();
+    const double most = ob_words_most(k, thief, skip < 0, now);
+    /* A thief of another node pays the wire's round trip besides: the floor. */
+    const long least = skip < 0 ? k->floor : ob_words_least(k);
     double worst = 0.0;
     int victim = -1;
 
@@ -352,7 +453,7 @@ static int ob_words_victim(const struct ob_chunks *k, const ob_chunk_thief *thie
         r = ob_words_rate(k, j, now, thief);
         pending = ob_words_pending(k, j, now, r);
         left_s = r > 0.0 ? ((double) (end - next) + pending) / r : 1e300;
-        x = ob_words_share(k, thief, end - next, r, pending);
+        x = ob_words_share(k, thief, end - next, r, pending, most, least);
         if (left_s > worst && x > 0) {
             worst = left_s;
             victim = j;

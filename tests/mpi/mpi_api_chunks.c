@@ -457,6 +457,68 @@ START_TEST(test_a_stalled_rank_keeps_little)
 }
 END_TEST
 
+/* A rank stalls in its first chunk with the rest of its range in its word;
+ * the others, at one speed, do their ranges and share its tail.  Each takes
+ * at most what it can do before the node's ranges are expected done, and
+ * works a taken range in chunks of at most half that: no chunk of a taken
+ * range is a third of the tail.  (Each thief took a share sized for itself
+ * and the stalled rank alone, the first nearly the whole tail, and worked
+ * half of it in one chunk that no one could share: in hetsgd a step ended
+ * with such a chunk 0.07 s after the others.) */
+#define SHARE_B 960
+START_TEST(test_thieves_share_a_stalled_tail)
+{
+    const int P = mpi_size();
+    const int sleeper = P - 1 == mpi_rank();
+    omnibatch_options opt;
+    omnibatch_t ctx;
+    omnibatch_step st;
+    omnibatch_chunk ch;
+    long done = 0, first = 0, largest = 0, largest_all = 0, all = 0, plan;
+    double g = 1.0, s = 0.0;
+
+    /* The thieves share the tail through the node's words; with one thief
+     * there is no one to share with. */
+    if (!on_one_node("thieves sharing a tail")) {
+        return;
+    }
+    if (P < 3) {
+        if (0 == mpi_rank()) {
+            printf("%d ranks: one thief shares with no one, not judged here\n", P);
+        }
+        return;
+    }
+    chunk_options(&opt);
+    opt.adaptive = 0;
+    opt.chunk_floor = 4;
+    OB_CK_OK(omnibatch_create(MPI_COMM_WORLD, SHARE_B, 10 * SHARE_B, &opt, &ctx));
+    OB_CK_OK(omnibatch_next_step(ctx, &st));
+    do {
+        OB_CK_OK(omnibatch_next_chunk(ctx, &ch));
+        done += ch.count;
+        if (sleeper && 0 == first && ch.count > 0) {
+            first = ch.count;
+            mpi_sleep_ns(400000000L); /* stalled in its first chunk */
+        } else if (!sleeper && ch.count > 0) {
+            mpi_sleep_ns(50000L * ch.count);
+            largest = ch.owner != mpi_rank() && ch.count > largest ? ch.count : largest;
+        }
+    } while (ch.count > 0);
+    OB_CK_OK(omnibatch_allreduce_gradient(ctx, &g, &s, 1, MPI_DOUBLE));
+    OB_CK_OK(omnibatch_destroy(&ctx));
+    MPI_Allreduce(&done, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    ck_assert_int_eq(all, st.total);
+    MPI_Allreduce(&largest, &largest_all, 1, MPI_LONG, MPI_MAX, MPI_COMM_WORLD);
+    plan = st.count;
+    MPI_Bcast(&first, 1, MPI_LONG, P - 1, MPI_COMM_WORLD);
+    MPI_Bcast(&plan, 1, MPI_LONG, P - 1, MPI_COMM_WORLD);
+    ck_assert_msg(largest_all > 0, "no rank took any of the stalled rank's tail");
+    ck_assert_msg(3 * largest_all <= plan - first,
+                  "a thief worked %ld samples of a taken range in one chunk; the stalled rank's tail was %ld, "
+                  "shared by %d thieves", largest_all, plan - first, P - 1);
+}
+END_TEST
+
 /* A rank whose chunk ran far slower than its step before it claims one
  * granule next, below the floor, not a full chunk: a rank that slowed down
  * inside the step holds the step up with as little as it can.  Its next chunk, at its
@@ -977,6 +1039,7 @@ static Suite *chunks_suite(void)
     tcase_add_test(tc, test_waits_are_not_compute);
     tcase_add_test(tc, test_a_stalled_rank_keeps_little);
     tcase_add_test(tc, test_a_slowed_rank_claims_one_granule);
+    tcase_add_test(tc, test_thieves_share_a_stalled_tail);
     tcase_add_test(tc, test_a_rest_below_the_floor_goes_with_its_chunk);
     tcase_add_test(tc, test_costly_chunks_grow);
     tcase_add_test(tc, test_a_late_first_claim_keeps_its_range);
