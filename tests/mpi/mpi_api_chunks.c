@@ -404,6 +404,34 @@ START_TEST(test_waits_are_not_compute)
 }
 END_TEST
 
+/* One step of a context with chunks, plans kept equal (\p batch a step,
+ * ten steps' data) and the floor \p least: the context, its step in \p st. */
+static omnibatch_t equal_step(long batch, long least, omnibatch_step *st)
+{
+    omnibatch_options opt;
+    omnibatch_t ctx;
+
+    chunk_options(&opt);
+    opt.adaptive = 0;
+    opt.chunk_floor = least;
+    OB_CK_OK(omnibatch_create(MPI_COMM_WORLD, batch, 10 * batch, &opt, &ctx));
+    OB_CK_OK(omnibatch_next_step(ctx, st));
+    return ctx;
+}
+
+/* The step's one reduction, the context gone, and every sample of the step
+ * done once: the ranks' counts \p done sum to \p total. */
+static void close_exact(omnibatch_t *ctx, long done, long total)
+{
+    double g = 1.0, s = 0.0;
+    long all = 0;
+
+    OB_CK_OK(omnibatch_allreduce_gradient(*ctx, &g, &s, 1, MPI_DOUBLE));
+    OB_CK_OK(omnibatch_destroy(ctx));
+    MPI_Allreduce(&done, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    ck_assert_int_eq(all, total);
+}
+
 /* A rank that stalls inside a chunk half-way through its range, after
  * claiming its first half at full speed: the others, arriving while it is
  * stalled, take all the rest, the last samples below the floor included,
@@ -415,22 +443,17 @@ START_TEST(test_a_stalled_rank_keeps_little)
 {
     const int P = mpi_size();
     const int sleeper = P - 1 == mpi_rank();
-    omnibatch_options opt;
+    const long least = STALL_B / 20 / P;
     omnibatch_t ctx;
     omnibatch_step st;
     omnibatch_chunk ch;
-    long done = 0, after = -1, floor_all = 0;
-    double g = 1.0, s = 0.0;
+    long done = 0, after = -1;
 
     /* The others take the stalled rank's tail through its node's words. */
     if (!on_one_node("a stalled rank's tail")) {
         return;
     }
-    chunk_options(&opt);
-    opt.adaptive = 0;
-    opt.chunk_floor = STALL_B / 20 / P;
-    OB_CK_OK(omnibatch_create(MPI_COMM_WORLD, STALL_B, 10 * STALL_B, &opt, &ctx));
-    OB_CK_OK(omnibatch_next_step(ctx, &st));
+    ctx = equal_step(STALL_B, least, &st);
     if (!sleeper) {
         mpi_sleep_ns(300000000L); /* arrive while the sleeper is stalled */
     }
@@ -444,16 +467,13 @@ START_TEST(test_a_stalled_rank_keeps_little)
             mpi_sleep_ns(600000000L); /* stalled inside this chunk */
         }
     } while (ch.count > 0);
-    OB_CK_OK(omnibatch_allreduce_gradient(ctx, &g, &s, 1, MPI_DOUBLE));
-    OB_CK_OK(omnibatch_destroy(&ctx));
-    MPI_Allreduce(&done, &floor_all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
-    ck_assert_int_eq(floor_all, st.total);
+    close_exact(&ctx, done, st.total);
     /* Every rank judges the sleeper's figures, so that all fail alike. */
     MPI_Bcast(&after, 1, MPI_LONG, P - 1, MPI_COMM_WORLD);
     MPI_Bcast(&done, 1, MPI_LONG, P - 1, MPI_COMM_WORLD);
     ck_assert_msg(after >= 0, "rank %d never reached half of its %ld samples (did %ld)", P - 1, st.count, done);
     ck_assert_msg(0 == after, "rank %d, stalled, did %ld samples after the stall; expected 0 (floor %ld, plan %ld)",
-                  P - 1, after, opt.chunk_floor, st.count);
+                  P - 1, after, least, st.count);
 }
 END_TEST
 
@@ -470,12 +490,10 @@ START_TEST(test_thieves_share_a_stalled_tail)
 {
     const int P = mpi_size();
     const int sleeper = P - 1 == mpi_rank();
-    omnibatch_options opt;
     omnibatch_t ctx;
     omnibatch_step st;
     omnibatch_chunk ch;
-    long done = 0, first = 0, largest = 0, largest_all = 0, all = 0, plan;
-    double g = 1.0, s = 0.0;
+    long done = 0, first = 0, largest = 0, largest_all = 0, plan;
 
     /* The thieves share the tail through the node's words; with one thief
      * there is no one to share with. */
@@ -488,11 +506,7 @@ START_TEST(test_thieves_share_a_stalled_tail)
         }
         return;
     }
-    chunk_options(&opt);
-    opt.adaptive = 0;
-    opt.chunk_floor = 4;
-    OB_CK_OK(omnibatch_create(MPI_COMM_WORLD, SHARE_B, 10 * SHARE_B, &opt, &ctx));
-    OB_CK_OK(omnibatch_next_step(ctx, &st));
+    ctx = equal_step(SHARE_B, 4, &st);
     do {
         OB_CK_OK(omnibatch_next_chunk(ctx, &ch));
         done += ch.count;
@@ -504,10 +518,7 @@ START_TEST(test_thieves_share_a_stalled_tail)
             largest = ch.owner != mpi_rank() && ch.count > largest ? ch.count : largest;
         }
     } while (ch.count > 0);
-    OB_CK_OK(omnibatch_allreduce_gradient(ctx, &g, &s, 1, MPI_DOUBLE));
-    OB_CK_OK(omnibatch_destroy(&ctx));
-    MPI_Allreduce(&done, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
-    ck_assert_int_eq(all, st.total);
+    close_exact(&ctx, done, st.total);
     MPI_Allreduce(&largest, &largest_all, 1, MPI_LONG, MPI_MAX, MPI_COMM_WORLD);
     plan = st.count;
     MPI_Bcast(&first, 1, MPI_LONG, P - 1, MPI_COMM_WORLD);
