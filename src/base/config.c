@@ -129,7 +129,8 @@ static const ob_var ob_vars[] = {
                  "(B / (32 P)), at least the granularity, raised on each rank so that a chunk's "
                  "fixed cost (measured: its time as a + b x samples) is at most a tenth of its "
                  "time (by the median of the latest three steps' fits; a quarter before), at most the "
-                 "rank's plan." },
+                 "rank's plan; a rank with nothing left of its own then takes shares below it, down to "
+                 "three chunks' fixed parts." },
     { .name = "OMNIBATCH_WARMUP", .default_value = OB_STR(OB_DEFAULT_WARMUP),
       .kind = OB_VAR_LONG, .offset = OB_OFF(warmup), .min = 0, .max = OB_CONFIG_STEPS_LIMIT,
       .meaning = "First steps not measured (cold caches, lazy initialisation)." },
