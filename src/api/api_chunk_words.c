@@ -87,6 +87,12 @@ static void ob_words_unpack(const struct ob_chunks *k, int j, uint64_t w, long *
     }
 }
 
+/* \p n samples rounded up to whole granules. */
+static long ob_words_granules(const struct ob_chunks *k, long n)
+{
+    return (n + k->granularity - 1) / k->granularity * k->granularity;
+}
+
 /* The next chunk of a range with \p left samples: half of it, at most the
  * cap on the rank's own range, at least the floor, in granules; the whole
  * range where less than the floor would be left after it.  A range taken
@@ -102,7 +108,7 @@ static long ob_words_size(const struct ob_chunks *k, long left)
 
     n = n > k->cap && k->holder == k->rank ? k->cap : n;
     n = n < k->floor ? k->floor : n;
-    n = (n + k->granularity - 1) / k->granularity * k->granularity;
+    n = ob_words_granules(k, n);
     return n < left && left - n >= k->floor ? n : left;
 }
 
@@ -234,7 +240,7 @@ static long ob_words_by_time(const struct ob_chunks *k)
     if (!(can < (double) LONG_MAX / 2)) {
         return LONG_MAX;
     }
-    n = ((long) ceil(can) + k->granularity - 1) / k->granularity * k->granularity;
+    n = ob_words_granules(k, (long) ceil(can));
     n = n > k->granularity ? n : k->granularity;
     if (!slow) {
         const long least = ob_words_least(k);
@@ -387,7 +393,6 @@ static long ob_words_share(const struct ob_chunks *k, const ob_chunk_thief *thie
  * idle 0.04 s of a 0.64 s step). */
 static long ob_words_least(const struct ob_chunks *k)
 {
-    const long g = k->granularity;
     double worth;
     long n;
 
@@ -398,7 +403,7 @@ static long ob_words_least(const struct ob_chunks *k)
     if (!(worth < (double) k->floor)) {
         return k->floor;
     }
-    n = ((long) ceil(worth) + g - 1) / g * g;
+    n = ob_words_granules(k, (long) ceil(worth));
     return n < k->floor ? n : k->floor;
 }
 

@@ -280,11 +280,9 @@ static void ob_chunk_cost_put(ob_chunk_cost *c, long n, double seconds, int firs
         c->count[i] = 0;
         c->least[i] = seconds;
         c->first[i] = (char) first;
-    } else if (c->first[i] && !first) {
-        c->least[i] = seconds;
-        c->first[i] = 0;
     } else if (!first) {
-        c->least[i] = seconds < c->least[i] ? seconds : c->least[i];
+        c->least[i] = c->first[i] || seconds < c->least[i] ? seconds : c->least[i];
+        c->first[i] = 0;
     }
     c->count[i]++;
 }
