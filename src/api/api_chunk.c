@@ -316,6 +316,20 @@ static void ob_chunk_busy(struct ob_chunks *k, double quota)
     k->wall_begin_ns = now;
 }
 
+/* The largest chunk of this rank's own range: a sixteenth of its plan for
+ * a whole step, \p whole (a rank slowed 20x inside such a chunk holds the
+ * step up by about 1.25 steps), in granules.  Of the whole step's plan,
+ * not of the step's range: an epoch's short last step cut in sixteenths
+ * of its ranges paid as many chunks' fixed parts as a whole step for 65%
+ * of its samples (hetsgd transient at B = 4096, the step of 2656 after
+ * the slowed rank came back: 16-20 chunks a rank, 1.06x the oracle's). */
+static long ob_chunk_cap(const struct ob_chunks *k, long whole)
+{
+    const long plan = whole > k->plan[k->me] ? whole : k->plan[k->me];
+
+    return (plan / OB_CHUNK_FIRST_SHARE + k->granularity - 1) / k->granularity * k->granularity;
+}
+
 int ob_chunk_begin(struct omnibatch_context *c)
 {
     struct ob_chunks *k = c->chunks;
@@ -341,7 +355,7 @@ int ob_chunk_begin(struct omnibatch_context *c)
     k->base = c->step.step * c->global_batch;
     ob_chunk_step_floor(c, k);
     ob_chunk_busy(k, c->cpu.plan && c->cpu.quota > 0.0 ? c->cpu.quota : 0.0);
-    k->cap = (k->plan[k->me] / OB_CHUNK_FIRST_SHARE + k->granularity - 1) / k->granularity * k->granularity;
+    k->cap = ob_chunk_cap(k, c->ctl.plan[c->rank]);
     k->cap = k->cap > k->floor ? k->cap : k->floor;
     k->cap = k->busy && k->plan[k->me] > k->cap ? k->plan[k->me] : k->cap;
     k->holder = k->rank;

@@ -530,11 +530,15 @@ START_TEST(test_thieves_share_a_stalled_tail)
 }
 END_TEST
 
-/* A rank whose chunk ran far slower than its step before it claims one
- * granule next, below the floor, not a full chunk: a rank that slowed down
- * inside the step holds the step up with as little as it can.  Its next chunk, at its
- * speed again, is a full one.  The others arrive after it is done. */
-START_TEST(test_a_slowed_rank_claims_one_granule)
+/* A rank whose chunk ran far slower than its step before it has slowed
+ * down, and claims by the time its node's ranges are expected done, at
+ * that chunk's pace (ob_words_by_time()): with the others' ranges still
+ * whole (they arrive after it is done), a full chunk again, not one
+ * granule.  One granule at a time whatever was left, a rank at a quarter
+ * of its speed paid a chunk's fixed part on every sample (hetsgd transient
+ * at B = 4096: 47 chunks in the step, 1.059x the oracle's).  Its last
+ * chunk near the step's end stays small: test_a_slow_rank_s_last_chunk_is_small. */
+START_TEST(test_a_slowed_rank_claims_by_time)
 {
     const int P = mpi_size();
     const int sleeper = P - 1 == mpi_rank();
@@ -576,9 +580,50 @@ START_TEST(test_a_slowed_rank_claims_one_granule)
     /* Every rank judges the sleeper's chunks, so that all fail alike. */
     MPI_Bcast(sizes, 3, MPI_LONG, P - 1, MPI_COMM_WORLD);
     MPI_Bcast(&cap, 1, MPI_LONG, P - 1, MPI_COMM_WORLD);
-    ck_assert_msg(sizes[0] == cap && sizes[1] == opt.granularity && sizes[2] == cap,
-                  "rank %d: chunks %ld (slow), %ld, %ld; expected %ld, one granule (%ld; floor %ld), then %ld "
-                  "again", P - 1, sizes[0], sizes[1], sizes[2], cap, opt.granularity, opt.chunk_floor, cap);
+    ck_assert_msg(sizes[0] == cap && sizes[1] == cap && sizes[2] == cap,
+                  "rank %d: chunks %ld (slow), %ld, %ld; expected %ld each (the node's ranges far from done; "
+                  "granule %ld, floor %ld)", P - 1, sizes[0], sizes[1], sizes[2], cap, opt.granularity,
+                  opt.chunk_floor);
+}
+END_TEST
+
+/* An epoch's short last step is cut in chunks of a sixteenth of the whole
+ * step's plan, not of its range: in sixteenths of a range of 65% of a
+ * whole step's, it paid as many chunks' fixed parts (hetsgd transient at
+ * B = 4096, the step of 2656 after a rank came back: 16-20 chunks a rank,
+ * 1.06x the oracle's).  One rank alone (no thief), a step of 320, then the
+ * epoch's last of 80: chunks of 20 in both (of 5 in the short one before). */
+START_TEST(test_a_short_step_s_chunks_are_a_whole_step_s)
+{
+    omnibatch_options opt;
+    omnibatch_t ctx;
+    omnibatch_step st;
+    omnibatch_chunk ch;
+    long first[2] = { 0, 0 }, counts[2] = { 0, 0 };
+    double g = 1.0, s = 0.0;
+
+    chunk_options(&opt);
+    opt.adaptive = 0;
+    opt.chunk_floor = 1;
+    OB_CK_OK(omnibatch_create(MPI_COMM_SELF, 320, 400, &opt, &ctx));
+    for (int step = 0; step < 2; step++) {
+        OB_CK_OK(omnibatch_next_step(ctx, &st));
+        ck_assert_int_eq(st.count, 0 == step ? 320 : 80);
+        for (;;) {
+            OB_CK_OK(omnibatch_next_chunk(ctx, &ch));
+            if (0 == ch.count) {
+                break;
+            }
+            first[step] = 0 == first[step] ? ch.count : first[step];
+            counts[step]++;
+        }
+        OB_CK_OK(omnibatch_allreduce_gradient(ctx, &g, &s, 1, MPI_DOUBLE));
+    }
+    OB_CK_OK(omnibatch_destroy(&ctx));
+    ck_assert_msg(20 == first[0] && 20 == first[1], "first chunks %ld (step of 320) and %ld (the epoch's last, of "
+                  "80); expected 20 (320 / 16) in both", first[0], first[1]);
+    ck_assert_msg(counts[1] < counts[0] / 2, "%ld chunks in the step of 80, %ld in the step of 320", counts[1],
+                  counts[0]);
 }
 END_TEST
 
@@ -1049,7 +1094,8 @@ static Suite *chunks_suite(void)
     tcase_add_test(tc, test_parked_rank_takes_part);
     tcase_add_test(tc, test_waits_are_not_compute);
     tcase_add_test(tc, test_a_stalled_rank_keeps_little);
-    tcase_add_test(tc, test_a_slowed_rank_claims_one_granule);
+    tcase_add_test(tc, test_a_slowed_rank_claims_by_time);
+    tcase_add_test(tc, test_a_short_step_s_chunks_are_a_whole_step_s);
     tcase_add_test(tc, test_thieves_share_a_stalled_tail);
     tcase_add_test(tc, test_a_rest_below_the_floor_goes_with_its_chunk);
     tcase_add_test(tc, test_costly_chunks_grow);
