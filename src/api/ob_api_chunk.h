@@ -87,6 +87,12 @@ struct ob_chunks {
     long prev;                   /* samples of the claim before it in the step (0: none) */
     int slowed;                  /* the latest claim ran slower than the step before it (ob_words_slowed()) */
     int changed;                 /* a claim of the step was slowed by more than its fixed part */
+    long first_done;             /* samples of the step's first claim, once done */
+    uint64_t first_ns;           /* when it was done */
+    int sped;                    /* a claim of the step ran faster than the step before it (ob_words_faster()) */
+    long sped_done;              /* the samples claimed before that claim */
+    uint64_t sped_ns;            /* when it was made */
+    uint64_t end_ns;             /* when the latest claim was done */
     uint64_t last_ns;            /* when it made it */
     int over;                    /* count 0 answered in the step */
     int asleep;                  /* OMNIBATCH_WAIT=sleep: nap while waiting on the wire */
@@ -111,6 +117,11 @@ typedef struct ob_chunk_thief {
  *        before the step's second chunk.
  */
 int ob_words_slowed(const struct ob_chunks *k, uint64_t now);
+
+/** \brief Whether this rank's latest claim, done at \p now, ran at more than OB_WORDS_SLOWER
+ *        times its pace in the step before it, its first claim not counted (ob_chunk_faster()):
+ *        it sped up inside the step. */
+int ob_words_faster(const struct ob_chunks *k, uint64_t now);
 
 /** \brief A chunk from the front of this rank's word (by time when k->slowed: ob_words_by_time()): its size, 0
  *  when the word is empty. */

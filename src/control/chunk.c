@@ -445,13 +445,15 @@ long ob_chunk_whole_floor(ob_chunk_worth *m, int *whole, long floor_cost, long r
     return probe;
 }
 
-int ob_chunk_slower(long n, double seconds, long before, long chunks, double before_s, double a, double fit_b,
-                    double factor)
+/* The time a chunk of \p n samples would take at the pace of the \p
+ * before samples in \p chunks chunks that took \p before_s (ob_chunk_slower());
+ * -1 where there is no measure. */
+static double ob_chunk_expected(long n, long before, long chunks, double before_s, double a, double fit_b)
 {
     double b;
 
-    if (n <= 0 || before <= 0 || chunks <= 0 || !(before_s > 0.0) || !(seconds > 0.0)) {
-        return 0;
+    if (n <= 0 || before <= 0 || chunks <= 0 || !(before_s > 0.0)) {
+        return -1.0;
     }
     a = a > 0.0 ? a : 0.0;
     if (a > 0.0 && fit_b > 0.0) {
@@ -469,7 +471,23 @@ int ob_chunk_slower(long n, double seconds, long before, long chunks, double bef
         /* The fixed parts are all the time before: judge by them alone. */
         b = 0.0;
     }
-    return seconds > factor * (a + (double) n * b);
+    return a + (double) n * b;
+}
+
+int ob_chunk_slower(long n, double seconds, long before, long chunks, double before_s, double a, double fit_b,
+                    double factor)
+{
+    const double expected = ob_chunk_expected(n, before, chunks, before_s, a, fit_b);
+
+    return expected >= 0.0 && seconds > 0.0 && seconds > factor * expected;
+}
+
+int ob_chunk_faster(long n, double seconds, long before, long chunks, double before_s, double a, double fit_b,
+                    double factor)
+{
+    const double expected = ob_chunk_expected(n, before, chunks, before_s, a, fit_b);
+
+    return expected > 0.0 && seconds > 0.0 && factor * seconds < expected;
 }
 
 /* ---- whom to ask ---------------------------------------------------------- */

@@ -258,6 +258,14 @@ long ob_chunk_cost_floor(double a, double b, double share, long granularity, lon
 int ob_chunk_slower(long n, double seconds, long before, long chunks, double before_s, double a, double fit_b,
                     double factor);
 
+/**
+ * \brief Whether a chunk of \p n samples that took \p seconds ran at more than \p factor times
+ *        the pace of the chunks before it, judged as ob_chunk_slower() judges (factor seconds <
+ *        a + n b): the rank sped up inside the step.
+ */
+int ob_chunk_faster(long n, double seconds, long before, long chunks, double before_s, double a, double fit_b,
+                    double factor);
+
 
 
 /** Where ranks are: numbered node by node, \p per_node to a node (the last may hold fewer). */

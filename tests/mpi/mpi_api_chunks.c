@@ -960,6 +960,75 @@ START_TEST(test_a_slowed_rank_s_plan_follows)
 }
 END_TEST
 
+/* A rank 4x slower than the others (every chunk: SPED_C_NS and SPED_B_NS a
+ * sample, 4x both) comes back to their speed half-way into its step
+ * SPED_AT.  That step's time, at the count the others left it, is of two
+ * speeds: learnt at its whole pace it read 2.3x faster than the model,
+ * beside the next step's 4x confirmed a change of 3.1x, the model 27% slow,
+ * and the plan stayed at 777 of 1024 for three more steps (hetsgd
+ * transient at B = 4096).  Learnt at the pace of its chunks since it sped
+ * up (ob_chunk_sample()), the rank's plan is its share again from step
+ * SPED_AT + 3 on.  SPED_AT steps first, so that two samples 2x off confirm
+ * a change (OB_EST_CONFIRM_MIN_DOF; with three their median was right
+ * either way); before, the plan was 75-80% of the share in those steps at
+ * 2, 3 and 4 ranks. */
+#define SPED_PLAN 256L
+#define SPED_AT 14
+#define SPED_STEPS 20
+#define SPED_C_NS 600000L
+#define SPED_B_NS 400000L
+START_TEST(test_a_rank_back_to_speed_is_learnt_at_its_new_pace)
+{
+    const int P = mpi_size();
+    const int sleeper = P - 1 == mpi_rank();
+    omnibatch_options opt;
+    omnibatch_t ctx;
+    omnibatch_step st;
+    omnibatch_chunk ch;
+    long least = SPED_PLAN * P, plans[SPED_STEPS];
+    double g = 1.0, s = 0.0;
+
+    if (!on_one_node("a rank back to speed")) {
+        return;
+    }
+    chunk_options(&opt);
+    opt.chunk_floor = 16;
+    OB_CK_OK(omnibatch_create(MPI_COMM_WORLD, SPED_PLAN * P, 10L * SPED_PLAN * P, &opt, &ctx));
+    for (int step = 0; step < SPED_STEPS; step++) {
+        long done = 0;
+
+        OB_CK_OK(omnibatch_next_step(ctx, &st));
+        plans[step] = st.count;
+        for (;;) {
+            long slow;
+
+            OB_CK_OK(omnibatch_next_chunk(ctx, &ch));
+            if (0 == ch.count) {
+                break;
+            }
+            /* The sleeper's samples before its step SPED_AT's half run 4x long. */
+            slow = !sleeper || step > SPED_AT ? 0 : step < SPED_AT ? ch.count
+                   : done >= st.count / 2 ? 0 : done + ch.count <= st.count / 2 ? ch.count : st.count / 2 - done;
+            mpi_sleep_ns((slow == ch.count ? 4 : 1) * SPED_C_NS + (ch.count + 3 * slow) * SPED_B_NS);
+            done += ch.count;
+        }
+        OB_CK_OK(omnibatch_allreduce_gradient(ctx, &g, &s, 1, MPI_DOUBLE));
+    }
+    OB_CK_OK(omnibatch_destroy(&ctx));
+    for (int step = SPED_AT + 4; step < SPED_STEPS; step++) {
+        least = plans[step] < least ? plans[step] : least;
+    }
+    /* Every rank judges the sleeper's plans, so that all fail alike. */
+    MPI_Bcast(&least, 1, MPI_LONG, P - 1, MPI_COMM_WORLD);
+    MPI_Bcast(plans, SPED_STEPS, MPI_LONG, P - 1, MPI_COMM_WORLD);
+    ck_assert_msg(100 * least >= 85 * SPED_PLAN, "rank %d, back to the others' speed half-way into step %d, had "
+                  "plans %ld, %ld, %ld, %ld, %ld, %ld (steps %d-%d); expected at least 85%% of its share %ld from "
+                  "step %d on", P - 1, SPED_AT, plans[SPED_AT], plans[SPED_AT + 1], plans[SPED_AT + 2],
+                  plans[SPED_AT + 3], plans[SPED_AT + 4], plans[SPED_AT + 5], SPED_AT, SPED_AT + 5, SPED_PLAN,
+                  SPED_AT + 4);
+}
+END_TEST
+
 /* A rank that has begun the step but not yet claimed its first chunk (its
  * code between omnibatch_next_step and its first omnibatch_next_chunk, or
  * descheduled there on a crowded node) keeps its range from the first
@@ -1104,6 +1173,7 @@ static Suite *chunks_suite(void)
     tcase_add_test(tc, test_a_slowdown_between_steps_is_no_fixed_cost);
     tcase_add_test(tc, test_a_step_of_two_speeds_is_not_learnt);
     tcase_add_test(tc, test_a_slowed_rank_s_plan_follows);
+    tcase_add_test(tc, test_a_rank_back_to_speed_is_learnt_at_its_new_pace);
     tcase_add_test(tc, test_a_slow_rank_s_last_chunk_is_small);
     suite_add_tcase(s, tc);
     return s;

@@ -520,6 +520,26 @@ START_TEST(test_slower_counts_the_fixed_part)
 }
 END_TEST
 
+/* The same pace judged the other way (ob_chunk_faster()): 12 samples in 3
+ * chunks took 12 ms, 3 x 2 ms of it fixed (0.5 ms a sample): a chunk of 4
+ * expects 4 ms, and ran faster than that pace below 2 ms; a chunk of 1
+ * expects 2.5 ms, below 1.25 ms.  A rank back to its speed from a quarter
+ * of it (a and b both 4x less) is faster; a small chunk at the same pace
+ * is not. */
+START_TEST(test_faster_counts_the_fixed_part)
+{
+    ck_assert_int_eq(ob_chunk_faster(4, 0.0021, 12, 3, 0.012, 0.002, 0.0, 2.0), 0);
+    ck_assert_int_eq(ob_chunk_faster(4, 0.0019, 12, 3, 0.012, 0.002, 0.0, 2.0), 1);
+    ck_assert_int_eq(ob_chunk_faster(1, 0.0026, 12, 3, 0.012, 0.002, 0.0, 2.0), 0);
+    ck_assert_int_eq(ob_chunk_faster(1, 0.0013, 12, 3, 0.012, 0.002, 0.0, 2.0), 0);
+    ck_assert_int_eq(ob_chunk_faster(1, 0.0012, 12, 3, 0.012, 0.002, 0.0, 2.0), 1);
+    ck_assert_int_eq(ob_chunk_faster(4, (0.002 + 4.0 * 0.0005) / 4.0, 12, 3, 0.012, 0.002, 0.0, 2.0), 1);
+    /* Nothing to judge by. */
+    ck_assert_int_eq(ob_chunk_faster(1, 0.0001, 0, 0, 0.0, 0.0, 0.0, 2.0), 0);
+    ck_assert_int_eq(ob_chunk_faster(1, 0.0, 12, 3, 0.012, 0.0, 0.0, 2.0), 0);
+}
+END_TEST
+
 /* A rank slowed 20x before its step began: its fit (1.5 ms a chunk, 0.9 ms
  * a sample) is of the old speed, and a chunk of 16 took 0.29 s.  Its chunk
  * of 1 after it, 20 x (1.5 + 0.9) ms = 48 ms, is no slow-down, as a chunk of
@@ -848,6 +868,7 @@ static Suite *make_chunk_suite(void)
     tcase_add_test(tc, test_cost_fit_finds_the_fixed_part);
     tcase_add_test(tc, test_cost_fit_undetermined);
     tcase_add_test(tc, test_slower_counts_the_fixed_part);
+    tcase_add_test(tc, test_faster_counts_the_fixed_part);
     tcase_add_test(tc, test_slower_scales_the_fixed_part_of_a_slow_step);
     tcase_add_test(tc, test_worth_is_each_step_s_own);
     tcase_add_test(tc, test_worth_weighs_the_steps);
