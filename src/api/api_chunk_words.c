@@ -38,12 +38,12 @@
  * to finish together, when that is at least the floor;
  * below the floor, the whole tail of a rank less than half as fast as the
  * thief.  A rank whose latest chunk ran at less than half its pace in the
- * step (the chunks' fixed part counted, ob_chunk_slower()) has slowed
- * down.  It, a rank less than half as fast as its node's mean, any rank
- * on a range it took, and a rank whose range would take it longer than the
- * node's, claim by the time the node's ranges are expected done
- * (ob_words_by_time()): a rank that slows down 20x mid-step then holds up
- * the rest of the chunk it was in and a last chunk of a few granules.
+ * step (the chunks' fixed part counted, ob_chunk_slower()) claims one
+ * granule: a rank that slows down 20x mid-step then holds up the rest of
+ * the chunk it was in and one granule, no full chunk more.  A rank less
+ * than half as fast as its node's mean, any rank on a range it took, and
+ * a rank whose range would take it longer than the node's, claims by the
+ * time the node's ranges are expected done (ob_words_by_time()).
  */
 #include "config.h"
 
@@ -114,10 +114,10 @@ static long ob_words_size(const struct ob_chunks *k, long left)
 
 /* Whether this rank's latest chunk ran at less than 1 / OB_WORDS_SLOWER of
  * its rate in the step before it: it slowed down inside the step, and its
- * next chunk is sized by time at that chunk's pace (ob_words_by_time()),
- * below the floor if need be: at 1/20 of its speed a floor's chunk would
- * cost the step as much as the chunk it was in.  No measure before the
- * step's second chunk. */
+ * next chunk is one granule, the least it can hold up the step with (the
+ * others take what it leaves), below the floor: at 1/20 of its speed a
+ * floor's chunk would cost the step as much as the chunk it was in.  No
+ * measure before the step's second chunk. */
 int ob_words_slowed(const struct ob_chunks *k, uint64_t now)
 {
     const uint64_t begin = k->slot[k->me].begin_ns;
@@ -208,13 +208,7 @@ static long ob_words_least(const struct ob_chunks *k);
 /* The most a rank claims by time: half of what it can do, at its rate in
  * the step, before the node's ranges are expected done (what they hold over
  * their owners' rates summed), at least one granule; LONG_MAX where that
- * does not apply.  It applies to a rank that slowed down inside the step
- * (k->slowed), at its latest chunk's pace: it claimed one granule at a
- * time before, whatever the others had left, paid a chunk's fixed part on
- * each sample, and at a quarter of its speed did 1/11 of its old pace (47
- * chunks in the step; the others did that much more, the step 1.059x the
- * oracle's; by time 16 chunks, 1.047x: hetsgd transient at B = 4096).  To
- * a rank less than 1 / OB_WORDS_SLOWER as
+ * does not apply.  It applies to a rank less than 1 / OB_WORDS_SLOWER as
  * fast as its node's mean, on any range; and, at least the least share a
  * thief takes (ob_words_least()), to a rank on a range it took, and to one
  * whose own range would take it OB_WORDS_BEHIND times as long as the
@@ -236,7 +230,7 @@ static long ob_words_least(const struct ob_chunks *k);
 static long ob_words_by_time(const struct ob_chunks *k)
 {
     const uint64_t now = ob_now_ns();
-    ob_chunk_thief self = ob_words_thief(k, now);
+    const ob_chunk_thief self = ob_words_thief(k, now);
     const int taken = k->holder != k->rank;
     double left = 0.0, rates = 0.0, can;
     long n, next, end;
@@ -249,16 +243,8 @@ static long ob_words_by_time(const struct ob_chunks *k)
     if (!(rates > 0.0) || !(rates < 1e200)) {
         return LONG_MAX;
     }
-    if (k->slowed) {
-        /* Its latest chunk's pace, not the step's, most of it at the old
-         * speed. */
-        const double lately = ob_words_rate_now(k, k->me, now);
-
-        rates -= lately < self.rate ? self.rate - lately : 0.0;
-        self.rate = lately < self.rate ? lately : self.rate;
-    }
     ob_words_unpack(k, k->me, __atomic_load_n(&k->slot[k->me].range, __ATOMIC_ACQUIRE), &next, &end);
-    slow = k->slowed || OB_WORDS_SLOWER * self.rate * (double) k->nnode < rates;
+    slow = OB_WORDS_SLOWER * self.rate * (double) k->nnode < rates;
     behind = (double) (end - next) / self.rate > OB_WORDS_BEHIND * left / rates;
     if (!slow && !taken && !behind) {
         return LONG_MAX;
@@ -292,6 +278,7 @@ long ob_words_claim(struct ob_chunks *k, long *start)
         }
         n = ob_words_size(k, end - next);
         n = n > by_time ? by_time : n;
+        n = k->slowed && n > k->granularity ? k->granularity : n;
         if (__atomic_compare_exchange_n(word, &w, ob_words_pack(k->gen, next + n, end), 0, __ATOMIC_ACQ_REL,
                                         __ATOMIC_ACQUIRE)) {
             k->prev = k->last;

@@ -123,7 +123,7 @@ int ob_words_slowed(const struct ob_chunks *k, uint64_t now);
  *        it sped up inside the step. */
 int ob_words_faster(const struct ob_chunks *k, uint64_t now);
 
-/** \brief A chunk from the front of this rank's word (by time when k->slowed: ob_words_by_time()): its size, 0
+/** \brief A chunk from the front of this rank's word (one granule when k->slowed): its size, 0
  *  when the word is empty. */
 long ob_words_claim(struct ob_chunks *k, long *start);
 

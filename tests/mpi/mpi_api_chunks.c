@@ -530,15 +530,11 @@ START_TEST(test_thieves_share_a_stalled_tail)
 }
 END_TEST
 
-/* A rank whose chunk ran far slower than its step before it has slowed
- * down, and claims by the time its node's ranges are expected done, at
- * that chunk's pace (ob_words_by_time()): with the others' ranges still
- * whole (they arrive after it is done), a full chunk again, not one
- * granule.  One granule at a time whatever was left, a rank at a quarter
- * of its speed paid a chunk's fixed part on every sample (hetsgd transient
- * at B = 4096: 47 chunks in the step, 1.059x the oracle's).  Its last
- * chunk near the step's end stays small: test_a_slow_rank_s_last_chunk_is_small. */
-START_TEST(test_a_slowed_rank_claims_by_time)
+/* A rank whose chunk ran far slower than its step before it claims one
+ * granule next, below the floor, not a full chunk: a rank that slowed down
+ * inside the step holds the step up with as little as it can.  Its next chunk, at its
+ * speed again, is a full one.  The others arrive after it is done. */
+START_TEST(test_a_slowed_rank_claims_one_granule)
 {
     const int P = mpi_size();
     const int sleeper = P - 1 == mpi_rank();
@@ -580,10 +576,9 @@ START_TEST(test_a_slowed_rank_claims_by_time)
     /* Every rank judges the sleeper's chunks, so that all fail alike. */
     MPI_Bcast(sizes, 3, MPI_LONG, P - 1, MPI_COMM_WORLD);
     MPI_Bcast(&cap, 1, MPI_LONG, P - 1, MPI_COMM_WORLD);
-    ck_assert_msg(sizes[0] == cap && sizes[1] == cap && sizes[2] == cap,
-                  "rank %d: chunks %ld (slow), %ld, %ld; expected %ld each (the node's ranges far from done; "
-                  "granule %ld, floor %ld)", P - 1, sizes[0], sizes[1], sizes[2], cap, opt.granularity,
-                  opt.chunk_floor);
+    ck_assert_msg(sizes[0] == cap && sizes[1] == opt.granularity && sizes[2] == cap,
+                  "rank %d: chunks %ld (slow), %ld, %ld; expected %ld, one granule (%ld; floor %ld), then %ld "
+                  "again", P - 1, sizes[0], sizes[1], sizes[2], cap, opt.granularity, opt.chunk_floor, cap);
 }
 END_TEST
 
@@ -1163,7 +1158,7 @@ static Suite *chunks_suite(void)
     tcase_add_test(tc, test_parked_rank_takes_part);
     tcase_add_test(tc, test_waits_are_not_compute);
     tcase_add_test(tc, test_a_stalled_rank_keeps_little);
-    tcase_add_test(tc, test_a_slowed_rank_claims_by_time);
+    tcase_add_test(tc, test_a_slowed_rank_claims_one_granule);
     tcase_add_test(tc, test_a_short_step_s_chunks_are_a_whole_step_s);
     tcase_add_test(tc, test_thieves_share_a_stalled_tail);
     tcase_add_test(tc, test_a_rest_below_the_floor_goes_with_its_chunk);
