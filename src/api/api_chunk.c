@@ -338,7 +338,7 @@ static long ob_chunk_cap(const struct ob_chunks *k, long whole)
 {
     const long plan = whole > k->plan[k->me] ? whole : k->plan[k->me];
 
-    return (plan / OB_CHUNK_FIRST_SHARE + k->granularity - 1) / k->granularity * k->granularity;
+    return ob_words_granules(k, plan / OB_CHUNK_FIRST_SHARE);
 }
 
 int ob_chunk_begin(struct omnibatch_context *c)
@@ -430,7 +430,7 @@ void ob_chunk_sample(const struct omnibatch_context *c, double *batch, double *c
         return;
     }
     done = k->done;
-    if (k->sped && k->done > k->sped_done && k->end_ns > k->sped_ns && k->sped_ns > k->slot[k->me].begin_ns) {
+    if (k->sped && k->done > k->sped_done && k->end_ns > k->sped_ns) {
         /* Its part since it sped up, at the new pace alone. */
         *compute *= (double) (k->end_ns - k->sped_ns) / (double) (k->end_ns - k->slot[k->me].begin_ns);
         done = k->done - k->sped_done;

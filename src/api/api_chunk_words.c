@@ -87,8 +87,7 @@ static void ob_words_unpack(const struct ob_chunks *k, int j, uint64_t w, long *
     }
 }
 
-/* \p n samples rounded up to whole granules. */
-static long ob_words_granules(const struct ob_chunks *k, long n)
+long ob_words_granules(const struct ob_chunks *k, long n)
 {
     return (n + k->granularity - 1) / k->granularity * k->granularity;
 }

@@ -123,6 +123,9 @@ int ob_words_slowed(const struct ob_chunks *k, uint64_t now);
  *        it sped up inside the step. */
 int ob_words_faster(const struct ob_chunks *k, uint64_t now);
 
+/** \brief \p n samples rounded up to whole granules. */
+long ob_words_granules(const struct ob_chunks *k, long n);
+
 /** \brief A chunk from the front of this rank's word (one granule when k->slowed): its size, 0
  *  when the word is empty. */
 long ob_words_claim(struct ob_chunks *k, long *start);
