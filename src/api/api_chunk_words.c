@@ -185,30 +185,20 @@ static double ob_words_rate_seen(const struct ob_chunks *k, int j, uint64_t now,
     return seen > 0.0 ? seen : ob_words_planned(k, j, self);
 }
 
-static double ob_words_pending(const struct ob_chunks *k, int j, uint64_t now, double r);
-
-/* What the node's words hold, in \p left (with \p in_hand, and what the
- * other ranks' chunks in hand have yet to do, ob_words_pending()), and its
- * ranks' rates summed, in \p rates (this rank's its rate as a thief, \p
- * self): the node's ranges are expected done in left / rates. */
-static void ob_words_node_left(const struct ob_chunks *k, uint64_t now, const ob_chunk_thief *self, int in_hand,
-                               double *left, double *rates)
+/* What the node's words hold, in \p left, and its ranks' rates summed, in
+ * \p rates (this rank's its rate as a thief, \p self): the node's ranges
+ * are expected done in left / rates. */
+static void ob_words_node_left(const struct ob_chunks *k, uint64_t now, const ob_chunk_thief *self, double *left,
+                               double *rates)
 {
     *left = 0.0;
     *rates = 0.0;
     for (int j = 0; j < k->nnode; j++) {
         long next, end;
-        double r;
 
         ob_words_unpack(k, j, __atomic_load_n(&k->slot[j].range, __ATOMIC_ACQUIRE), &next, &end);
         *left += end > next ? (double) (end - next) : 0.0;
-        if (j == k->me) {
-            *rates += self->rate;
-            continue;
-        }
-        r = ob_words_rate_seen(k, j, now, self);
-        *rates += r;
-        *left += in_hand ? ob_words_pending(k, j, now, r) : 0.0;
+        *rates += j == k->me ? self->rate : ob_words_rate_seen(k, j, now, self);
     }
 }
 
@@ -248,7 +238,7 @@ static long ob_words_by_time(const struct ob_chunks *k)
     if (k->busy || !(self.rate > 0.0)) {
         return LONG_MAX;
     }
-    ob_words_node_left(k, now, &self, 0, &left, &rates);
+    ob_words_node_left(k, now, &self, &left, &rates);
     if (!(rates > 0.0) || !(rates < 1e200)) {
         return LONG_MAX;
     }
@@ -438,22 +428,13 @@ static long ob_words_least(const struct ob_chunks *k)
  * where the two ranks free beside it would have done it in 0.03 s, and a
  * rank at full speed took the 32 left to a slowed rank while two others
  * were free; each time the step ended with that chunk, 0.03-0.06 s after
- * the others (hetsgd transient at B = 4096).  The others' chunks in hand
- * count: of the words alone the step's end read as near while they were
- * still on their last chunks, and a free rank's share of a tail fell below
- * the least share, so that no one took it (hetsgd ramp at B = 4096, the
- * steps after the plan had followed its fifth change: a rank planned 1.5%
- * above its share gave nothing and ended 60-90 ms after the others, a free
- * rank beside it, 1.05x the oracle's step up to five times in a row).  Not
- * in the time a rank's own claims are cut by (ob_words_by_time()): a rank
- * behind its plan then claimed larger last chunks and ended as late (the
- * ramp's first change, 1.06x twice). */
+ * the others (hetsgd transient at B = 4096). */
 static double ob_words_most(const struct ob_chunks *k, const ob_chunk_thief *thief, int remote, uint64_t now)
 {
     const ob_chunk_thief self = remote ? ob_words_thief(k, now) : *thief;
     double left, rates;
 
-    ob_words_node_left(k, now, &self, 1, &left, &rates);
+    ob_words_node_left(k, now, &self, &left, &rates);
     rates += remote ? thief->rate : 0.0;
     if (!(rates > 0.0) || !(rates < 1e200)) {
         return 1e300;
