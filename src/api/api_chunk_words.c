@@ -266,7 +266,8 @@ long ob_words_claim(struct ob_chunks *k, long *start)
 {
     uint64_t *word = &k->slot[k->me].range;
     uint64_t w = __atomic_load_n(word, __ATOMIC_ACQUIRE);
-    const long by_time = ob_words_by_time(k);
+    /* A slowed rank one granule (by time it would be at least that). */
+    const long most = k->slowed ? k->granularity : ob_words_by_time(k);
 
     for (;;) {
         long next, end, n;
@@ -276,8 +277,7 @@ long ob_words_claim(struct ob_chunks *k, long *start)
             return 0;
         }
         n = ob_words_size(k, end - next);
-        n = n > by_time ? by_time : n;
-        n = k->slowed && n > k->granularity ? k->granularity : n;
+        n = n > most ? most : n;
         if (__atomic_compare_exchange_n(word, &w, ob_words_pack(k->gen, next + n, end), 0, __ATOMIC_ACQ_REL,
                                         __ATOMIC_ACQUIRE)) {
             k->prev = k->last;

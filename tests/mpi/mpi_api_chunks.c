@@ -531,9 +531,10 @@ START_TEST(test_thieves_share_a_stalled_tail)
 END_TEST
 
 /* A rank whose chunk ran far slower than its step before it claims one
- * granule next, below the floor, not a full chunk: a rank that slowed down
- * inside the step holds the step up with as little as it can.  Its next chunk, at its
- * speed again, is a full one.  The others arrive after it is done. */
+ * granule next, below the floor, not a full chunk: a rank that slowed
+ * down inside the step holds the step up with as little as it can.  Its
+ * next chunk, at its speed again, is a full one.  The others arrive after
+ * it is done. */
 START_TEST(test_a_slowed_rank_claims_one_granule)
 {
     const int P = mpi_size();
