@@ -588,7 +588,10 @@ END_TEST
  * whole step's, it paid as many chunks' fixed parts (hetsgd transient at
  * B = 4096, the step of 2656 after a rank came back: 16-20 chunks a rank,
  * 1.06x the oracle's).  One rank alone (no thief), a step of 320, then the
- * epoch's last of 80: chunks of 20 in both (of 5 in the short one before). */
+ * epoch's last of 80: chunks of 20 in both (of 5 in the short one before).
+ * Each sample takes 1 ms: chunks of no work timed only the machine's
+ * noise, a chunk read as a slow-down claimed one granule next, and the
+ * step of 80 ran in 10 chunks once (CI, three namespace hosts). */
 START_TEST(test_a_short_step_s_chunks_are_a_whole_step_s)
 {
     omnibatch_options opt;
@@ -612,6 +615,7 @@ START_TEST(test_a_short_step_s_chunks_are_a_whole_step_s)
             }
             first[step] = 0 == first[step] ? ch.count : first[step];
             counts[step]++;
+            mpi_sleep_ns(1000000L * ch.count);
         }
         OB_CK_OK(omnibatch_allreduce_gradient(ctx, &g, &s, 1, MPI_DOUBLE));
     }
