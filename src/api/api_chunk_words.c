@@ -35,9 +35,11 @@
  * plans before it has begun, and
  * at most its latest claim over the time since it made it; what it has yet
  * to do of the chunk it holds counted), the share that makes both expect
- * to finish together, when that is at least the floor;
- * below the floor, the whole tail of a rank less than half as fast as the
- * thief.  A rank whose latest chunk ran at less than half its pace in the
+ * to finish together, at most what the thief can do before the node's
+ * ranges are expected done, when that is at least the least share
+ * (ob_words_least()); below it, the whole tail of a rank less than half as
+ * fast as the thief, or the least share where the two alone would share at
+ * least that.  A rank whose latest chunk ran at less than half its pace in the
  * step (the chunks' fixed part counted, ob_chunk_slower()) claims one
  * granule: a rank that slows down 20x mid-step then holds up the rest of
  * the chunk it was in and one granule, no full chunk more.  A rank less
@@ -375,22 +377,42 @@ static double ob_words_pending(const struct ob_chunks *k, int j, uint64_t now, d
  * in granules, when that reaches \p least (ob_words_least(); the floor for
  * a thief of another node); below it, the whole tail when the owner is less than 1 /
  * OB_WORDS_SLOWER as fast as the thief (a rank stalled inside its chunk
- * would do those last samples at its own pace, after it), else 0.  The
+ * would do those last samples at its own pace, after it), else \p least
+ * where the two of them alone would share at least that, else 0.  The
  * chunk in hand counted: shared as if the owner had only its range left,
- * under jitter the owner ended later than its thieves by what it held. */
+ * under jitter the owner ended later than its thieves by what it held.
+ * The least share where the bound by the node's end is below it: that
+ * bound reads the end from the ranges alone, as if the ranks still on
+ * their last chunks were free to help, and a rank that held a chunk and a
+ * tail of a few chunks' worth kept them while the others idled (hetsgd
+ * ramp at B = 4096, the steps after the plan had followed its fifth
+ * change: a rank planned 1.5% above its share gave nothing and ended 60-90
+ * ms after the others, 1.05x the oracle's step up to five times in a row).
+ * A thief that takes it ends before its owner would have (at most half of
+ * what the two have), its owner ends sooner, and the next free rank takes
+ * the next such share.  (The other ranks' chunks in hand counted in the
+ * node's end instead, tried: a thief's chunks of a stalled rank's tail
+ * grew past what test_thieves_share_a_stalled_tail allows, under MPICH.) */
 static long ob_words_share(const struct ob_chunks *k, const ob_chunk_thief *thief, long left, double r,
                            double pending, double most, long least)
 {
-    double want = ((double) left + pending) * (thief->rate / (thief->rate + r));
+    double pair = ((double) left + pending) * (thief->rate / (thief->rate + r));
+    double want;
     long x;
 
-    want = want < (double) left ? want : (double) left;
-    want = want < most ? want : most;
+    pair = pair < (double) left ? pair : (double) left;
+    want = pair < most ? pair : most;
     x = (long) want / k->granularity * k->granularity;
-    if (x >= least && !thief->quota_bound) {
+    if (thief->quota_bound) {
+        return OB_WORDS_SLOWER * r < thief->rate ? left : 0;
+    }
+    if (x >= least) {
         return x < left ? x : left;
     }
-    return OB_WORDS_SLOWER * r < thief->rate ? left : 0;
+    if (OB_WORDS_SLOWER * r < thief->rate) {
+        return left;
+    }
+    return pair >= (double) least ? least : 0;
 }
 
 /* The least share a thief of this node takes: the floor, or under the
