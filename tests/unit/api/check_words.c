@@ -96,6 +96,17 @@ static void step_end(long tail, long in_hand)
     slot_is(3, now, PLAN, 16, 20 * MS, 0);
 }
 
+/* What this rank, free at 900 samples a second, takes (ob_words_take()). */
+static int take(long *start, long *count, int *from)
+{
+    const ob_chunk_thief thief = { 900.0, PLAN, 0 };
+
+    *start = -1;
+    *count = 0;
+    *from = -1;
+    return ob_words_take(&k, &thief, k.me, start, count, from);
+}
+
 /* Rank 1's tail of 20 and its chunk of 32 in hand (about 23 still to do at
  * 900 a second) take it 48 ms, while the three others are free.  Of the
  * words alone the node's work read as 20 samples, a free rank's share of
@@ -106,12 +117,11 @@ static void step_end(long tail, long in_hand)
  * free rank takes the least share; the next one another. */
 START_TEST(test_a_tail_behind_a_chunk_in_hand_is_taken_in_least_shares)
 {
-    const ob_chunk_thief thief = { 900.0, PLAN, 0 };
-    long start = -1, count = 0;
-    int from = -1;
+    long start, count;
+    int from;
 
     step_end(20, 32);
-    ck_assert_msg(ob_words_take(&k, &thief, k.me, &start, &count, &from),
+    ck_assert_msg(take(&start, &count, &from),
                   "a free rank took nothing of a 20-sample tail whose owner still holds a chunk of 32");
     ck_assert_int_eq(from, 1);
     ck_assert_msg(6 == count, "took %ld of the tail of 20: expected the least share, 6", count);
@@ -121,7 +131,7 @@ START_TEST(test_a_tail_behind_a_chunk_in_hand_is_taken_in_least_shares)
     k.me = 3;
     k.rank = 3;
     k.holder = 3;
-    ck_assert_msg(ob_words_take(&k, &thief, k.me, &start, &count, &from), "a second free rank took nothing of 14");
+    ck_assert_msg(take(&start, &count, &from), "a second free rank took nothing of 14");
     ck_assert_int_eq(count, 6);
     ck_assert_uint_eq(slots[1].range, range_word(2 * PLAN - 20, 2 * PLAN - 12));
 }
@@ -133,12 +143,11 @@ END_TEST
  * owner keeps it. */
 START_TEST(test_a_tail_below_two_least_shares_stays)
 {
-    const ob_chunk_thief thief = { 900.0, PLAN, 0 };
-    long start = -1, count = 0;
-    int from = -1;
+    long start, count;
+    int from;
 
     step_end(10, 8);
-    ck_assert_msg(!ob_words_take(&k, &thief, k.me, &start, &count, &from),
+    ck_assert_msg(!take(&start, &count, &from),
                   "a free rank took %ld of a 10-sample tail from node rank %d, its owner holding nothing", count,
                   from);
     ck_assert_uint_eq(slots[1].range, range_word(2 * PLAN - 10, 2 * PLAN));
@@ -150,12 +159,11 @@ END_TEST
  * its rate: about 50), not the least share alone. */
 START_TEST(test_a_large_tail_is_shared_by_the_node_s_end)
 {
-    const ob_chunk_thief thief = { 900.0, PLAN, 0 };
-    long start = -1, count = 0;
-    int from = -1;
+    long start, count;
+    int from;
 
     step_end(200, 8);
-    ck_assert(ob_words_take(&k, &thief, k.me, &start, &count, &from));
+    ck_assert(take(&start, &count, &from));
     ck_assert_int_eq(from, 1);
     ck_assert_msg(count > 6 && count <= 60, "took %ld of a tail of 200: expected its share by the node's end, "
                   "about 50", count);
