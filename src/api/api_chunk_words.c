@@ -403,16 +403,13 @@ static long ob_words_share(const struct ob_chunks *k, const ob_chunk_thief *thie
     pair = pair < (double) left ? pair : (double) left;
     want = pair < most ? pair : most;
     x = (long) want / k->granularity * k->granularity;
-    if (thief->quota_bound) {
-        return OB_WORDS_SLOWER * r < thief->rate ? left : 0;
-    }
-    if (x >= least) {
+    if (x >= least && !thief->quota_bound) {
         return x < left ? x : left;
     }
     if (OB_WORDS_SLOWER * r < thief->rate) {
         return left;
     }
-    return pair >= (double) least ? least : 0;
+    return pair >= (double) least && !thief->quota_bound ? least : 0;
 }
 
 /* The least share a thief of this node takes: the floor, or under the
